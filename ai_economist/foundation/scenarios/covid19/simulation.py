@@ -1,0 +1,272 @@
+"""Batched numpy COVID-19 & economy simulator: ``num_envs`` environments stepped at once.
+
+This is the array-level model that the Foundation env (``covid19_env.py``), the CPU backend
+of ``FoundationEnvWrapper`` and the benchmarks use; the GPU kernels mirror its ``step``
+function by function.  All state arrays have shape ``(num_envs, num_agents)`` (or a trailing
+axis more); ``step`` takes integer actions and returns the rewards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19.params import CovidParams
+
+
+@dataclass
+class ComponentParams:
+    """Constants of the three COVID-19 components (see ``covid19_components.py``)."""
+
+    action_cooldown_period: int = 28
+    num_subsidy_levels: int = 20
+    subsidy_interval: int = 90
+    max_daily_subsidy_per_state: np.ndarray | None = None  # (A,) $
+    first_delivery_step: int = 0
+    delivery_interval: int = 1
+    num_vaccines_per_delivery: np.ndarray | None = None  # (A,)
+
+
+def component_params_from_config(
+    params: CovidParams,
+    *,
+    action_cooldown_period: int = 28,
+    num_subsidy_levels: int = 20,
+    subsidy_interval: int = 90,
+    max_annual_subsidy_per_person: float = 20000.0,
+    daily_vaccines_per_million_people: float = 4500.0,
+    delivery_interval: int = 1,
+    vaccine_delivery_start_date: str = "2020-12-22",
+) -> ComponentParams:
+    """Derive the component constants the same way the Foundation components do."""
+    from ai_economist.foundation.scenarios.covid19.params import parse_date
+
+    start = parse_date(vaccine_delivery_start_date, "%Y-%m-%d", "vaccine_delivery_start_date")
+    return ComponentParams(
+        action_cooldown_period=action_cooldown_period,
+        num_subsidy_levels=num_subsidy_levels,
+        subsidy_interval=subsidy_interval,
+        max_daily_subsidy_per_state=params.population * max_annual_subsidy_per_person / 365.0,
+        first_delivery_step=(start - params.start_date).days,
+        delivery_interval=delivery_interval,
+        num_vaccines_per_delivery=np.floor(
+            delivery_interval * params.population / 1e6 * daily_vaccines_per_million_people
+        ),
+    )
+
+
+def real_world_subsidy_levels(
+    params: CovidParams, num_subsidy_levels: int, subsidy_interval: int, max_annual_subsidy_per_person: float
+) -> np.ndarray:
+    """Subsidy level of every step 0..episode_length in real-world-policy mode.
+
+    Each real payment becomes round(amount / amount_per_level) levels, applied with the
+    original's one-day lag and spread over the next ``subsidy_interval`` days; overlapping
+    payments add up.
+    """
+    amount_per_level = (
+        params.us_population * max_annual_subsidy_per_person / num_subsidy_levels * subsidy_interval / 365.0
+    )
+    levels = np.zeros(params.episode_length + 1, dtype=np.int64)
+    for row in np.nonzero(params.real_subsidy)[0]:
+        first_step = row - params.start_date_index + 1
+        lo, hi = max(first_step, 1), min(first_step + subsidy_interval, params.episode_length + 1)
+        if lo < hi:
+            levels[lo:hi] += int(np.round(params.real_subsidy[row] / amount_per_level))
+    return levels
+
+
+class CovidSimulation:
+    """``num_envs`` COVID-19 & economy environments with the agent axis last."""
+
+    def __init__(
+        self,
+        params: CovidParams,
+        components: ComponentParams,
+        num_envs: int = 1,
+        use_real_world_policies: bool = False,
+        real_world_subsidy_levels: np.ndarray | None = None,
+    ) -> None:
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.params, self.components, self.num_envs = params, components, num_envs
+        self.use_real_world_policies = use_real_world_policies
+        self.real_subsidy_levels = real_world_subsidy_levels
+        self.beta_intercept_modulation = np.ones((num_envs, 1))
+        self.beta_slope_modulation = np.ones((num_envs, 1))
+        self.unemployment_modulation = np.ones((num_envs, 1))
+        self.reset()
+
+    # ------------------------------------------------------------------ reset
+    def reset(self) -> None:
+        """Every env back to the real-world state of ``start_date``."""
+        p, e, a = self.params, self.num_envs, self.params.num_agents
+        row = p.start_date_index
+        real = p.real_world_data
+
+        def from_data(key: str) -> np.ndarray:
+            return np.broadcast_to(np.asarray(real[key][row], dtype=np.float64), (e, a)).copy()
+
+        self.timestep = np.zeros(e, dtype=np.int64)
+        self.susceptible, self.infected = from_data("susceptible"), from_data("infected")
+        self.recovered, self.vaccinated = from_data("recovered"), from_data("vaccinated")
+        self.unemployed = from_data("unemployed")
+        self.deaths = p.death_rate * self.recovered
+        history = p.initial_stringency_history()  # rows start-filter_len .. start
+        self.history = np.zeros((e, p.history_len, a), dtype=np.int64)
+        slots = np.arange(-p.filter_len, 1) % p.history_len
+        self.history[:, slots] = history
+        self.filter_state = np.broadcast_to(
+            dynamics_filter(history, p.conv_lambdas), (e, a, p.num_filters)
+        ).copy()
+        self.stringency_level = np.broadcast_to(history[-1], (e, a)).copy()
+        self.cooldown_until = np.zeros((e, a), dtype=np.int64)
+        self.subsidy_level = np.zeros(e, dtype=np.int64)
+        self.subsidy = np.zeros((e, a))
+        self.productivity = np.zeros((e, a))
+        self.postsubsidy_productivity = np.zeros((e, a))
+        self.health_index = np.zeros((e, a))
+        self.economic_index = np.zeros((e, a))
+        self.planner_health_index = np.zeros(e)
+        self.planner_economic_index = np.zeros(e)
+        self.beta_intercept_modulation[:] = 1.0
+        self.beta_slope_modulation[:] = 1.0
+        self.unemployment_modulation[:] = 1.0
+
+    def history_row(self, row: np.ndarray) -> np.ndarray:
+        """Stringency levels (E, A) of global row ``row`` (per env) from the ring buffer."""
+        slot = np.asarray(row) % self.params.history_len
+        return self.history[np.arange(self.num_envs), slot]
+
+    # ------------------------------------------------------------------ step
+    def step_components(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> np.ndarray:
+        """Open/close, subsidy and vaccination components; returns the vaccines delivered."""
+        p, c, t = self.params, self.components, self.timestep
+        if self.use_real_world_policies:
+            self.stringency_level = p.real_policy_row(p.start_date_index + t - 1)
+            self.subsidy_level = self.real_subsidy_levels[t]
+        else:
+            self.stringency_level, self.cooldown_until = dynamics.open_close_step(
+                agent_actions,
+                self.stringency_level,
+                self.cooldown_until,
+                t,
+                c.action_cooldown_period,
+                p.num_stringency_levels,
+            )
+            self.subsidy_level = dynamics.subsidy_step(
+                planner_actions, self.subsidy_level, t, c.subsidy_interval
+            )
+        self.subsidy = dynamics.subsidy_amounts(
+            self.subsidy_level, c.num_subsidy_levels, c.max_daily_subsidy_per_state
+        )
+        return dynamics.vaccination_step(
+            t, c.first_delivery_step, c.delivery_interval, c.num_vaccines_per_delivery
+        )
+
+    def step_scenario(self, vaccines_available: np.ndarray) -> None:
+        """SIR, unemployment and economy for step ``self.timestep``."""
+        p, t = self.params, self.timestep
+        lagged = self.history_row(t - p.beta_delay)
+        (
+            self.susceptible,
+            self.infected,
+            self.recovered,
+            self.vaccinated,
+            new_deaths_total,
+            self.beta,
+        ) = dynamics.sir_step(
+            self.susceptible,
+            self.infected,
+            self.recovered,
+            self.vaccinated,
+            vaccines_available,
+            lagged,
+            p.beta_intercepts,
+            p.beta_slopes,
+            self.beta_intercept_modulation,
+            self.beta_slope_modulation,
+            p.population,
+            p.gamma,
+            p.death_rate,
+        )
+        self.previous_deaths, self.deaths = self.deaths, new_deaths_total
+        dropped = self.history_row(t - p.filter_len) - self.history_row(t - p.filter_len - 1)
+        new_delta = self.stringency_level - self.history_row(t - 1)
+        self.history[np.arange(self.num_envs), t % p.history_len] = self.stringency_level
+        self.filter_state = dynamics.unemployment_filter_update(
+            self.filter_state, new_delta, dropped, p.filter_decay, p.window_decay
+        )
+        self.unemployed = dynamics.unemployment_step(
+            self.filter_state,
+            p.filter_weights,
+            p.unemployment_bias,
+            self.unemployment_modulation,
+            p.population,
+        )
+        self.productivity = dynamics.economy_step(
+            p.population,
+            self.infected,
+            self.deaths,
+            self.unemployed,
+            p.infection_too_sick_to_work_rate,
+            p.pop_between_age_18_65,
+            p.daily_production_per_worker,
+        )
+        self.postsubsidy_productivity = self.productivity + self.subsidy
+
+    def compute_rewards(self) -> tuple[np.ndarray, np.ndarray]:
+        """Agent rewards (E, A) and planner rewards (E,) of the step just taken."""
+        p = self.params
+        new_deaths = self.deaths - self.previous_deaths
+        health, economic = dynamics.agent_indices(
+            new_deaths,
+            self.postsubsidy_productivity,
+            p.value_of_life,
+            p.agents_health_norm,
+            p.agents_economic_norm,
+            p.economic_reward_crra_eta,
+            p.min_agent_health,
+            p.max_agent_health,
+            p.min_agent_economic,
+            p.max_agent_economic,
+        )
+        planner_health, planner_economic = dynamics.planner_indices(
+            new_deaths,
+            self.postsubsidy_productivity,
+            self.subsidy,
+            p.value_of_life,
+            p.risk_free_interest_rate,
+            p.planner_health_norm,
+            p.planner_economic_norm,
+            p.economic_reward_crra_eta,
+            p.min_planner_health,
+            p.max_planner_health,
+            p.min_planner_economic,
+            p.max_planner_economic,
+        )
+        self.health_index += health
+        self.economic_index += economic
+        self.planner_health_index += planner_health
+        self.planner_economic_index += planner_economic
+        agent_rewards = dynamics.get_rew(health, economic, p.agent_health_weightage)
+        planner_rewards = dynamics.get_rew(planner_health, planner_economic, p.planner_health_weightage)
+        return (
+            agent_rewards / p.reward_normalization_factor,
+            planner_rewards / p.reward_normalization_factor,
+        )
+
+    def step(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Advance every env by one day. Returns (agent_rewards (E, A), planner_rewards (E,))."""
+        self.timestep = self.timestep + 1
+        vaccines = self.step_components(agent_actions, planner_actions)
+        self.step_scenario(vaccines)
+        return self.compute_rewards()
+
+
+def dynamics_filter(history: np.ndarray, conv_lambdas: np.ndarray) -> np.ndarray:
+    from ai_economist.foundation.scenarios.covid19.params import exact_filter_state
+
+    return exact_filter_state(history, conv_lambdas)
