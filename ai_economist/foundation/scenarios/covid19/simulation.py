@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19 import dynamics, observations
 from ai_economist.foundation.scenarios.covid19.params import CovidParams
 
 
@@ -27,6 +27,8 @@ class ComponentParams:
     first_delivery_step: int = 0
     delivery_interval: int = 1
     num_vaccines_per_delivery: np.ndarray | None = None  # (A,)
+    daily_vaccines_per_million_people: float = 4500.0
+    observe_rate: bool = False
 
 
 def component_params_from_config(
@@ -39,6 +41,7 @@ def component_params_from_config(
     daily_vaccines_per_million_people: float = 4500.0,
     delivery_interval: int = 1,
     vaccine_delivery_start_date: str = "2020-12-22",
+    observe_rate: bool = False,
 ) -> ComponentParams:
     """Derive the component constants the same way the Foundation components do."""
     from ai_economist.foundation.scenarios.covid19.params import parse_date
@@ -54,6 +57,8 @@ def component_params_from_config(
         num_vaccines_per_delivery=np.floor(
             delivery_interval * params.population / 1e6 * daily_vaccines_per_million_people
         ),
+        daily_vaccines_per_million_people=daily_vaccines_per_million_people,
+        observe_rate=observe_rate,
     )
 
 
@@ -125,6 +130,8 @@ class CovidSimulation:
         self.cooldown_until = np.zeros((e, a), dtype=np.int64)
         self.subsidy_level = np.zeros(e, dtype=np.int64)
         self.subsidy = np.zeros((e, a))
+        self.vaccines_available = np.zeros((e, a))
+        self.new_deaths = np.zeros((e, a))
         self.productivity = np.zeros((e, a))
         self.postsubsidy_productivity = np.zeros((e, a))
         self.health_index = np.zeros((e, a))
@@ -141,34 +148,62 @@ class CovidSimulation:
         return self.history[np.arange(self.num_envs), slot]
 
     # ------------------------------------------------------------------ step
-    def step_components(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> np.ndarray:
-        """Open/close, subsidy and vaccination components; returns the vaccines delivered."""
-        p, c, t = self.params, self.components, self.timestep
-        if self.use_real_world_policies:
+    def step_open_close(self, agent_actions: np.ndarray, action_cooldown_period: int) -> None:
+        """``ControlUSStateOpenCloseStatus``: set each state's stringency level for this step."""
+        p, t = self.params, self.timestep
+        if self.use_real_world_policies:  # the original applies the real policy one day late
             self.stringency_level = p.real_policy_row(p.start_date_index + t - 1)
-            self.subsidy_level = self.real_subsidy_levels[t]
-        else:
-            self.stringency_level, self.cooldown_until = dynamics.open_close_step(
-                agent_actions,
-                self.stringency_level,
-                self.cooldown_until,
-                t,
-                c.action_cooldown_period,
-                p.num_stringency_levels,
-            )
-            self.subsidy_level = dynamics.subsidy_step(
-                planner_actions, self.subsidy_level, t, c.subsidy_interval
-            )
-        self.subsidy = dynamics.subsidy_amounts(
-            self.subsidy_level, c.num_subsidy_levels, c.max_daily_subsidy_per_state
-        )
-        return dynamics.vaccination_step(
-            t, c.first_delivery_step, c.delivery_interval, c.num_vaccines_per_delivery
+            return
+        self.stringency_level, self.cooldown_until = dynamics.open_close_step(
+            agent_actions,
+            self.stringency_level,
+            self.cooldown_until,
+            t,
+            action_cooldown_period,
+            p.num_stringency_levels,
         )
 
-    def step_scenario(self, vaccines_available: np.ndarray) -> None:
-        """SIR, unemployment and economy for step ``self.timestep``."""
+    def step_subsidy(
+        self,
+        planner_actions: np.ndarray,
+        subsidy_interval: int,
+        num_subsidy_levels: int,
+        max_daily_subsidy_per_state: np.ndarray,
+    ) -> None:
+        """``FederalGovernmentSubsidy``: the planner's level and each state's subsidy today."""
+        if self.use_real_world_policies:
+            self.subsidy_level = self.real_subsidy_levels[self.timestep]
+        else:
+            self.subsidy_level = dynamics.subsidy_step(
+                planner_actions, self.subsidy_level, self.timestep, subsidy_interval
+            )
+        self.subsidy = dynamics.subsidy_amounts(
+            self.subsidy_level, num_subsidy_levels, max_daily_subsidy_per_state
+        )
+
+    def step_vaccination(
+        self, first_delivery_step: int, delivery_interval: int, num_vaccines_per_delivery: np.ndarray
+    ) -> None:
+        """``VaccinationCampaign``: deliver today's vaccines into ``vaccines_available``."""
+        self.vaccines_available = self.vaccines_available + dynamics.vaccination_step(
+            self.timestep, first_delivery_step, delivery_interval, num_vaccines_per_delivery
+        )
+
+    def step_components(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> None:
+        """The three components in the order of the published configuration."""
+        c = self.components
+        self.step_open_close(agent_actions, c.action_cooldown_period)
+        self.step_subsidy(
+            planner_actions, c.subsidy_interval, c.num_subsidy_levels, c.max_daily_subsidy_per_state
+        )
+        self.step_vaccination(c.first_delivery_step, c.delivery_interval, c.num_vaccines_per_delivery)
+
+    def step_scenario(self) -> None:
+        """SIR, unemployment and economy for step ``self.timestep`` (uses up the vaccines)."""
         p, t = self.params, self.timestep
+        vaccines_available, self.vaccines_available = self.vaccines_available, np.zeros_like(
+            self.vaccines_available
+        )
         lagged = self.history_row(t - p.beta_delay)
         (
             self.susceptible,
@@ -192,7 +227,8 @@ class CovidSimulation:
             p.gamma,
             p.death_rate,
         )
-        self.previous_deaths, self.deaths = self.deaths, new_deaths_total
+        self.new_deaths = new_deaths_total - self.deaths
+        self.deaths = new_deaths_total
         dropped = self.history_row(t - p.filter_len) - self.history_row(t - p.filter_len - 1)
         new_delta = self.stringency_level - self.history_row(t - 1)
         self.history[np.arange(self.num_envs), t % p.history_len] = self.stringency_level
@@ -220,7 +256,7 @@ class CovidSimulation:
     def compute_rewards(self) -> tuple[np.ndarray, np.ndarray]:
         """Agent rewards (E, A) and planner rewards (E,) of the step just taken."""
         p = self.params
-        new_deaths = self.deaths - self.previous_deaths
+        new_deaths = self.new_deaths
         health, economic = dynamics.agent_indices(
             new_deaths,
             self.postsubsidy_productivity,
@@ -261,9 +297,41 @@ class CovidSimulation:
     def step(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Advance every env by one day. Returns (agent_rewards (E, A), planner_rewards (E,))."""
         self.timestep = self.timestep + 1
-        vaccines = self.step_components(agent_actions, planner_actions)
-        self.step_scenario(vaccines)
+        self.step_components(agent_actions, planner_actions)
+        self.step_scenario()
         return self.compute_rewards()
+
+
+    # ------------------------------------------------------------------ observations
+    def observation_fields(self) -> dict[str, np.ndarray]:
+        """Every observation field of the published configuration, batched over envs."""
+        c = self.components
+        fields = observations.scenario_observation_fields(self)
+        fields.update(observations.open_close_observation_fields(self))
+        fields.update(
+            observations.subsidy_observation_fields(self, c.subsidy_interval, c.num_subsidy_levels)
+        )
+        fields.update(
+            observations.vaccination_observation_fields(
+                self,
+                c.first_delivery_step,
+                c.delivery_interval,
+                c.daily_vaccines_per_million_people,
+                c.observe_rate,
+            )
+        )
+        return fields
+
+    def action_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Flat action masks with the NO-OP column first: agents (E, A, 1 + levels), planner (E, 1, 1 + levels)."""
+        p, c, t = self.params, self.components, self.timestep
+        e, a = self.num_envs, p.num_agents
+        agent = np.ones((e, a, 1 + p.num_stringency_levels), dtype=np.float32)
+        if not self.use_real_world_policies:
+            agent[:, :, 1:] = dynamics.open_close_action_mask(t, self.cooldown_until)[..., None]
+        planner = np.ones((e, 1, 1 + c.num_subsidy_levels), dtype=np.float32)
+        planner[:, 0, 1:] = dynamics.subsidy_action_mask(t, c.subsidy_interval)[:, None]
+        return agent, planner
 
 
 def dynamics_filter(history: np.ndarray, conv_lambdas: np.ndarray) -> np.ndarray:
