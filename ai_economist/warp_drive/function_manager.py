@@ -1,0 +1,421 @@
+"""Compile, cache, load and launch environment kernels (pycuda CUDA C, or numba @cuda.jit).
+
+Launch convention: one block per environment and one thread per agent, i.e. grid =
+``(num_envs, 1, 1)`` and block = ``(num_agents, 1, 1)`` unless a launch overrides them.
+
+CUDA C sources are compiled with ``nvcc -cubin -arch=sm_XY`` for the device's own
+architecture and cached in ``${AI_ECONOMIST_CACHE_DIR:-~/.cache/ai_economist}/cuda/<key>.cubin``
+where the key is the sha256 of the source text (every ``#include "..."`` file included), the
+``-D`` defines, the architecture, the flags and the nvcc version. pycuda is initialised with
+``pycuda.autoprimaryctx``, so it shares torch's primary context and kernels operate directly on
+torch tensors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ai_economist.warp_drive.data_manager import close_matches_message
+from ai_economist.warp_drive.errors import (
+    GPURuntimeError,
+    UnknownNameError,
+    cudasim_enabled,
+    find_nvcc,
+    nvcc_version,
+    require_cuda_device,
+    require_numba_cuda,
+    require_pycuda,
+)
+from ai_economist.warp_drive.state import numba_arg, pycuda_arg
+
+MAX_THREADS_PER_BLOCK = 1024
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def cache_dir() -> Path:
+    """``${AI_ECONOMIST_CACHE_DIR:-~/.cache/ai_economist}/cuda``."""
+    root = os.environ.get("AI_ECONOMIST_CACHE_DIR") or "~/.cache/ai_economist"
+    return Path(root).expanduser() / "cuda"
+
+
+def normalize_arch(arch: str | int | tuple[int, int]) -> str:
+    """``"sm_90"`` from ``"sm_90"``, ``"90"``, ``90`` or ``(9, 0)``."""
+    if isinstance(arch, tuple):
+        return f"sm_{arch[0]}{arch[1]}"
+    text = str(arch).strip()
+    if re.fullmatch(r"\d{2,3}a?", text):
+        return f"sm_{text}"
+    if re.fullmatch(r"sm_\d{2,3}a?", text):
+        return text
+    raise ValueError(f"Unrecognised GPU architecture {arch!r}; use e.g. 'sm_90' or (9, 0).")
+
+
+def device_arch(device_index: int | None = None) -> str:
+    """The ``sm_XY`` architecture of a visible GPU (``sm_90`` on an H200)."""
+    device = require_cuda_device(device_index)
+    import torch
+
+    return normalize_arch(tuple(torch.cuda.get_device_capability(device)))
+
+
+def format_define(name: str, value: int | float | bool | str) -> str:
+    """``-DNAME=value``; floats become exact float32 literals (``0.1f``)."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ValueError(f"Define name {name!r} is not a valid C identifier.")
+    if isinstance(value, (bool, np.bool_)):
+        text = str(int(value))
+    elif isinstance(value, (int, np.integer)):
+        text = str(int(value))
+    elif isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ValueError(f"Define {name}={value} is not finite.")
+        text = repr(float(np.float32(value))) + "f"
+    elif isinstance(value, str):
+        text = value
+    else:
+        raise TypeError(f"Define {name}: unsupported value type {type(value).__name__}.")
+    return f"-D{name}={text}"
+
+
+def collect_sources(source_path: str | os.PathLike, include_dirs: Iterable = ()) -> list[Path]:
+    """The source file and every file it includes that exists under its folder or
+    ``include_dirs`` (recursively, each once, in discovery order; system headers skipped)."""
+    include_dirs = [Path(d) for d in include_dirs]
+    seen: list[Path] = []
+    stack = [Path(source_path).resolve()]
+    while stack:
+        path = stack.pop(0)
+        if path in seen:
+            continue
+        seen.append(path)
+        for kind, name in _INCLUDE_RE.findall(path.read_text(errors="replace")):
+            roots = ([path.parent] if kind == '"' else []) + include_dirs
+            for root in roots:
+                cand = (root / name).resolve()
+                if cand.is_file():
+                    stack.append(cand)
+                    break
+    return seen
+
+
+def _build_command(
+    nvcc: Path, source: Path, out: Path, arch: str, defines: Mapping, include_dirs, fast_math, extra
+) -> list[str]:
+    cmd = [str(nvcc), "-cubin", f"-arch={arch}", "-o", str(out), str(source)]
+    for d in include_dirs:
+        cmd += ["-I", str(d)]
+    cmd += [format_define(k, v) for k, v in sorted(defines.items())]
+    if fast_math:
+        cmd += ["-O3", "--use_fast_math"]
+    return cmd + list(extra)
+
+
+def compile_cuda_source(
+    source_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    arch: str | int | tuple[int, int] = "sm_90",
+    defines: Mapping[str, int | float] | None = None,
+    include_dirs: Iterable[str | os.PathLike] = (),
+    *,
+    fast_math: bool = False,
+    nvcc: str | os.PathLike | None = None,
+    extra_flags: Iterable[str] = (),
+) -> Path:
+    """Compile a ``.cu`` file to a cubin with nvcc; needs no GPU (usable in CI).
+
+    Raises ``GPURuntimeError`` with nvcc's output when compilation fails.
+    """
+    source = Path(source_path)
+    if not source.is_file():
+        raise FileNotFoundError(f"CUDA source {source} does not exist.")
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = _build_command(
+        find_nvcc(nvcc), source, out, normalize_arch(arch), dict(defines or {}),
+        list(include_dirs), fast_math, list(extra_flags),
+    )  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise GPURuntimeError(
+            f"nvcc failed to compile {source} (exit {proc.returncode}).\ncommand: {' '.join(cmd)}\n"
+            f"{proc.stderr.strip() or proc.stdout.strip()}"
+        )
+    return out
+
+
+def cubin_cache_key(
+    source_path, arch, defines=None, include_dirs=(), *, fast_math=False, nvcc=None, extra_flags=()
+) -> str:
+    """sha256 of the sources' text, the defines, the architecture, the flags and nvcc's version."""
+    h = hashlib.sha256()
+    for path in collect_sources(source_path, include_dirs):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    options = [format_define(k, v) for k, v in sorted(dict(defines or {}).items())]
+    options += [normalize_arch(arch), f"fast_math={bool(fast_math)}", *extra_flags]
+    h.update("\0".join(options).encode() + b"\0" + nvcc_version(nvcc).encode())
+    return h.hexdigest()
+
+
+def compile_cuda_cached(
+    source_path, arch, defines=None, include_dirs=(), *, fast_math=False, nvcc=None, extra_flags=()
+) -> Path:
+    """The cached cubin for these inputs, compiled (atomically) when missing."""
+    key = cubin_cache_key(
+        source_path, arch, defines, include_dirs,
+        fast_math=fast_math, nvcc=nvcc, extra_flags=tuple(extra_flags),
+    )  # fmt: skip
+    target = cache_dir() / f"{key}.cubin"
+    if not target.is_file():
+        tmp = target.with_name(f"{key}.{os.getpid()}.tmp.cubin")
+        try:
+            compile_cuda_source(
+                source_path, tmp, arch, defines, include_dirs,
+                fast_math=fast_math, nvcc=nvcc, extra_flags=extra_flags,
+            )  # fmt: skip
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return target
+
+
+def _check_launch_shape(num_agents: int, num_envs: int, max_threads: int = MAX_THREADS_PER_BLOCK):
+    for label, value in (("num_agents", num_agents), ("num_envs", num_envs)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise ValueError(f"{label} must be a positive integer, got {value!r}.")
+    if num_agents > max_threads:
+        raise ValueError(
+            f"num_agents={num_agents} needs {num_agents} threads per block (one per agent) but the "
+            f"device allows at most {max_threads}; use fewer agents per environment."
+        )
+
+
+def _threads(block) -> int:
+    return int(np.prod(block)) if isinstance(block, tuple) else int(block)
+
+
+def _check_block(block, max_threads: int) -> None:
+    if _threads(block) > max_threads:
+        raise ValueError(f"A block of {block} has {_threads(block)} threads; the device allows {max_threads}.")
+
+
+_SCALAR_CODES = {np.dtype(np.uintp): "P"}
+
+
+class CUDAFunctionManager:
+    """Loads CUDA C kernels through pycuda and launches them on torch tensors.
+
+    Args:
+        num_agents: threads per block (one per agent), 1..1024.
+        num_envs: blocks (one per environment).
+        process_id: recorded for multi-process setups.
+    """
+
+    def __init__(self, num_agents: int, num_envs: int, process_id: int = 0) -> None:
+        _check_launch_shape(num_agents, num_envs)
+        self.num_agents, self.num_envs, self.process_id = int(num_agents), int(num_envs), process_id
+        self.grid = (self.num_envs, 1, 1)
+        self.block = (self.num_agents, 1, 1)
+        self.cubin_path: Path | None = None
+        self._module = None
+        self._functions: dict[str, Any] = {}
+        self._prepared: dict[str, str] = {}
+        self._declared: list[str] = []
+
+    def compile_and_load_cuda(
+        self,
+        source_path: str | os.PathLike,
+        defines: Mapping[str, int | float] | None = None,
+        include_dirs: Iterable[str | os.PathLike] = (),
+        arch: str | int | tuple[int, int] | None = None,
+        *,
+        fast_math: bool = False,
+        nvcc: str | os.PathLike | None = None,
+        extra_flags: Iterable[str] = (),
+    ) -> Path:
+        """Compile ``source_path`` (cached) for this GPU and load it; returns the cubin path."""
+        require_cuda_device()
+        require_pycuda()
+        arch = normalize_arch(arch) if arch is not None else device_arch()
+        cubin = compile_cuda_cached(
+            source_path, arch, defines, include_dirs,
+            fast_math=fast_math, nvcc=nvcc, extra_flags=tuple(extra_flags),
+        )  # fmt: skip
+        names = collect_sources(source_path, include_dirs)
+        text = "\n".join(p.read_text(errors="replace") for p in names)
+        self._declared = re.findall(r"__global__\s+void\s+(\w+)\s*\(", text)
+        self.load_cubin(cubin)
+        return cubin
+
+    def load_cubin(self, cubin_path: str | os.PathLike) -> None:
+        """Load a compiled cubin into torch's primary context."""
+        drv = require_pycuda()
+        import pycuda.autoprimaryctx  # noqa: F401  (shares torch's context; never autoinit)
+
+        max_threads = drv.Context.get_device().get_attribute(
+            drv.device_attribute.MAX_THREADS_PER_BLOCK
+        )
+        _check_launch_shape(self.num_agents, self.num_envs, max_threads)
+        self._module = drv.module_from_file(str(cubin_path))
+        self.cubin_path = Path(cubin_path)
+        self._functions.clear()
+        self._prepared.clear()
+
+    def initialize_functions(self, names: Iterable[str]) -> None:
+        """Look up kernels by name (``extern "C"`` names) so launches need no lookup."""
+        if self._module is None:
+            raise GPURuntimeError("No CUDA module loaded; call compile_and_load_cuda first.")
+        drv = require_pycuda()
+        for name in names:
+            try:
+                self._functions[name] = self._module.get_function(name)
+            except drv.LogicError:
+                raise UnknownNameError(
+                    close_matches_message(name, self._declared, "CUDA kernel")
+                    + ' (kernels must be declared extern "C").'
+                ) from None
+
+    def get_function(self, name: str):
+        """The pycuda ``Function`` of an initialised kernel."""
+        if name not in self._functions:
+            self.initialize_functions([name])
+        return self._functions[name]
+
+    def prepare_args(self, *args: Any) -> tuple:
+        """Convert arguments once (tensors -> pointers, Python scalars -> int32/float32)."""
+        return tuple(pycuda_arg(a) for a in args)
+
+    def launch(self, name: str, *args: Any, grid=None, block=None) -> None:
+        """Launch kernel ``name`` on the current stream (asynchronous)."""
+        func = self.get_function(name)
+        args = self.prepare_args(*args)
+        codes = "".join(_SCALAR_CODES.get(a.dtype, a.dtype.char) for a in args)
+        if self._prepared.get(name) != codes:
+            func.prepare(codes)
+            self._prepared[name] = codes
+        grid = self.grid if grid is None else grid
+        block = self.block if block is None else block
+        _check_block(block, MAX_THREADS_PER_BLOCK)
+        func.prepared_call(grid, block, *args)
+
+    def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
+        """A zero-argument launcher with converted arguments, for the lowest per-step overhead."""
+        args = self.prepare_args(*args)
+        return lambda: self.launch(name, *args, grid=grid, block=block)
+
+
+def _is_numba_kernel(obj: Any) -> bool:
+    cls = type(obj)
+    return cls.__name__ in ("CUDADispatcher", "FakeCUDAKernel") and hasattr(obj, "py_func")
+
+
+def _import_module(module_path: str | os.PathLike) -> ModuleType:
+    text = str(module_path)
+    if text.endswith(".py") or os.sep in text:
+        path = Path(text).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"Numba kernel module {path} does not exist.")
+        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+        mod_name = f"_ai_economist_numba_{path.stem}_{digest}"
+        if mod_name in sys.modules:
+            return sys.modules[mod_name]
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(text)
+
+
+class NumbaFunctionManager:
+    """Loads a module of numba ``@cuda.jit`` kernels and launches them.
+
+    Each (kernel, grid, block) is configured once and cached, and torch tensors are converted
+    to numba arrays once per distinct tensor, so a launch costs little Python work. Under
+    ``NUMBA_ENABLE_CUDASIM=1`` kernels run in Numba's simulator on CPU tensors.
+    """
+
+    def __init__(self, num_agents: int, num_envs: int) -> None:
+        _check_launch_shape(num_agents, num_envs)
+        self.num_agents, self.num_envs = int(num_agents), int(num_envs)
+        self.grid, self.block = self.num_envs, self.num_agents
+        self.module: ModuleType | None = None
+        self._kernels: dict[str, Any] = {}
+        self._configured: dict[tuple, Any] = {}
+        self._arg_cache: dict[tuple, Any] = {}
+
+    def load_module(self, module_path: str | os.PathLike) -> ModuleType:
+        """Import a module (dotted name or ``.py`` path) and register its ``@cuda.jit`` kernels."""
+        nb_cuda = require_numba_cuda()
+        if not cudasim_enabled():
+            if not nb_cuda.is_available():
+                require_cuda_device()  # raises with the CPU hint
+            max_threads = nb_cuda.get_current_device().MAX_THREADS_PER_BLOCK
+            _check_launch_shape(self.num_agents, self.num_envs, max_threads)
+        module = _import_module(module_path)
+        kernels = {n: o for n, o in vars(module).items() if _is_numba_kernel(o)}
+        if not kernels:
+            raise ValueError(f"Module {module_path} defines no numba @cuda.jit kernels.")
+        self.module = module
+        self._kernels.update(kernels)
+        self._configured.clear()
+        return module
+
+    def initialize_functions(self, names: Iterable[str]) -> None:
+        """Check that every kernel in ``names`` exists (WarpDrive API parity)."""
+        for name in names:
+            self.get_function(name)
+
+    def get_function(self, name: str):
+        """The numba kernel (dispatcher) called ``name``."""
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise UnknownNameError(close_matches_message(name, self._kernels, "numba kernel")) from None
+
+    def _convert(self, arg: Any) -> Any:
+        if not hasattr(arg, "data_ptr"):
+            return arg
+        key = (arg.data_ptr(), tuple(arg.shape), arg.stride(), arg.dtype, arg.device)
+        conv = self._arg_cache.get(key)
+        if conv is None:
+            if len(self._arg_cache) > 4096:
+                self._arg_cache.clear()
+            conv = self._arg_cache[key] = (numba_arg(arg), arg)  # keep the tensor alive
+        return conv[0]
+
+    def prepare_args(self, *args: Any) -> tuple:
+        """Convert tensors to numba arrays (zero copy)."""
+        return tuple(self._convert(a) for a in args)
+
+    def configured(self, name: str, grid=None, block=None):
+        """``kernel[grid, block]``, configured once and cached."""
+        grid = self.grid if grid is None else grid
+        block = self.block if block is None else block
+        key = (name, grid, block)
+        launcher = self._configured.get(key)
+        if launcher is None:
+            _check_block(block, MAX_THREADS_PER_BLOCK)
+            launcher = self._configured[key] = self.get_function(name)[grid, block]
+        return launcher
+
+    def launch(self, name: str, *args: Any, grid=None, block=None) -> None:
+        """Launch kernel ``name`` (default grid ``num_envs``, block ``num_agents``)."""
+        self.configured(name, grid, block)(*self.prepare_args(*args))
+
+    def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
+        """A zero-argument launcher with converted arguments, for the lowest per-step overhead."""
+        launcher, args = self.configured(name, grid, block), self.prepare_args(*args)
+        return lambda: launcher(*args)

@@ -1,0 +1,437 @@
+"""Declare an environment's GPU state once: allocation, kernel arguments and C signatures.
+
+A ``StateSpec`` is an ordered list of ``StateField``s.  The same declaration
+
+* allocates the arrays in a ``CUDADataManager`` (per-env fields replicated ``num_envs`` times,
+  constants stored once, reset behaviour set per field),
+* builds the kernel argument list in declaration order for pycuda (``np.uintp`` pointers),
+  numba (device arrays, or numpy views under ``NUMBA_ENABLE_CUDASIM=1``) or torch, and
+* emits the matching C parameter list, so tests can check a CUDA kernel's signature against it.
+
+Scalar constants (shape ``()``, ``per_env=False``) are passed either as typed by-value kernel
+arguments (``scalars="args"``) or as ``-D`` compile-time constants (``scalars="defines"``,
+see ``StateSpec.defines``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from ai_economist.warp_drive.data_manager import DataFeed, close_matches_message
+from ai_economist.warp_drive.errors import (
+    UnknownNameError,
+    cudasim_enabled,
+    require_numba_cuda,
+)
+
+ResetMode = Literal["snapshot", "zeros", "none"]
+Backend = Literal["pycuda", "numba", "torch"]
+ScalarMode = Literal["args", "defines"]
+
+C_TYPES: dict[np.dtype, str] = {
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+    np.dtype(np.int32): "int",
+    np.dtype(np.int64): "long long",
+    np.dtype(np.int16): "short",
+    np.dtype(np.int8): "signed char",
+    np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.bool_): "bool",
+}
+
+_BINOPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__}
+_BINOPS[ast.FloorDiv] = int.__floordiv__
+
+
+def _eval_dim(expr: str, dims: Mapping[str, int]) -> int:
+    """Evaluate a symbolic dimension such as ``"num_agents"`` or ``"episode_length + 1"``."""
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in dims:
+                raise UnknownNameError(close_matches_message(node.id, dims, "dimension"))
+            return int(dims[node.id])
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise ValueError(f"Unsupported dimension expression {expr!r} (use names, ints, + - * //).")
+
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"Invalid dimension expression {expr!r}: {exc}") from None
+    return ev(tree)
+
+
+@dataclass(frozen=True)
+class StateField:
+    """One named GPU array or scalar constant.
+
+    Attributes:
+        name: data-manager name (and default C parameter name).
+        dtype: numpy dtype (one of ``C_TYPES``).
+        shape: one environment's shape; ints or symbolic dims (``"num_agents"``,
+            ``"episode_length + 1"``) resolved by ``StateSpec.resolve``. ``()`` is a scalar.
+        per_env: one copy per environment (leading ``num_envs`` dim on the device) or a constant
+            stored once. Constants are never reset.
+        reset: ``"snapshot"`` restores the initial value for done envs, ``"zeros"`` zeroes it,
+            ``"none"`` leaves it alone (scratch arrays).
+        kernel_arg: include the field in ``kernel_args`` / ``c_declarations``.
+        doc: free text.
+        c_name: kernel parameter / ``-D`` name when it differs from ``name``.
+    """
+
+    name: str
+    dtype: Any
+    shape: tuple[int | str, ...] = ()
+    per_env: bool = True
+    reset: ResetMode = "snapshot"
+    kernel_arg: bool = True
+    doc: str = ""
+    c_name: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"StateField names must be non-empty strings, got {self.name!r}.")
+        dtype = np.dtype(self.dtype)
+        if dtype not in C_TYPES:
+            raise TypeError(
+                f"StateField {self.name!r}: dtype {dtype} has no kernel type; use one of "
+                + ", ".join(str(d) for d in C_TYPES)
+            )
+        object.__setattr__(self, "dtype", dtype)
+        shape = self.shape if isinstance(self.shape, tuple) else (
+            (self.shape,) if isinstance(self.shape, (int, str)) else tuple(self.shape)
+        )
+        object.__setattr__(self, "shape", shape)
+        if self.reset not in ("snapshot", "zeros", "none"):
+            raise ValueError(
+                f"StateField {self.name!r}: reset must be 'snapshot', 'zeros' or 'none', "
+                f"got {self.reset!r}."
+            )
+        if not self.per_env:
+            if self.reset == "zeros":
+                raise ValueError(f"StateField {self.name!r}: constants (per_env=False) are never reset.")
+            object.__setattr__(self, "reset", "none")
+        cname = self.c_name or self.name
+        if not re.fullmatch(r"[A-Za-z_]\w*", cname):
+            raise ValueError(f"StateField {self.name!r}: {cname!r} is not a valid C identifier.")
+
+    @property
+    def cname(self) -> str:
+        """The C parameter / define name."""
+        return self.c_name or self.name
+
+    @property
+    def is_resolved(self) -> bool:
+        """True when every dimension is an int."""
+        return all(isinstance(d, (int, np.integer)) for d in self.shape)
+
+    @property
+    def is_scalar_constant(self) -> bool:
+        """Shape ``()`` and ``per_env=False``: passed by value or as a ``-D`` constant."""
+        return not self.per_env and self.shape == ()
+
+    @property
+    def c_type(self) -> str:
+        """The C element type (``float``, ``int``, ...)."""
+        return C_TYPES[self.dtype]
+
+    def resolve(self, dims: Mapping[str, int]) -> StateField:
+        """A copy with every symbolic dimension evaluated against ``dims``."""
+        shape = tuple(d if isinstance(d, (int, np.integer)) else _eval_dim(d, dims) for d in self.shape)
+        for d in shape:
+            if d < 0:
+                raise ValueError(f"StateField {self.name!r}: negative dimension in {shape}.")
+        return replace(self, shape=tuple(int(d) for d in shape))
+
+    def c_declaration(self) -> str:
+        """``"float* x"``, ``"const float* k"`` (constant array) or ``"const int k"`` (scalar)."""
+        if self.is_scalar_constant:
+            return f"const {self.c_type} {self.cname}"
+        const = "" if self.per_env else "const "
+        return f"{const}{self.c_type}* {self.cname}"
+
+
+def _to_numpy_scalar(value: Any) -> Any:
+    if isinstance(value, bool):
+        return np.int32(value)
+    if isinstance(value, int):
+        return np.int32(value)
+    if isinstance(value, float):
+        return np.float32(value)
+    return value
+
+
+def pycuda_arg(x: Any) -> Any:
+    """Convert a kernel argument for pycuda: CUDA tensor -> ``np.uintp`` pointer, Python
+    int/bool -> ``np.int32``, float -> ``np.float32``; numpy scalars pass through."""
+    if hasattr(x, "data_ptr") and hasattr(x, "is_cuda"):
+        if not x.is_cuda:
+            raise TypeError(
+                f"pycuda kernels need CUDA tensors, got a tensor on {x.device}; create the data "
+                "manager with device='cuda'."
+            )
+        if not x.is_contiguous():
+            raise ValueError("pycuda kernel arguments must be contiguous tensors.")
+        return np.uintp(x.data_ptr())
+    if isinstance(x, np.ndarray):
+        raise TypeError("pass device tensors (not numpy arrays) to pycuda kernels.")
+    return _to_numpy_scalar(x)
+
+
+def numba_arg(x: Any) -> Any:
+    """Convert a kernel argument for numba: a torch tensor becomes a zero-copy numba device
+    array (``numba.cuda.as_cuda_array``) or, under ``NUMBA_ENABLE_CUDASIM=1``, a numpy view of a
+    CPU tensor. Other values pass through."""
+    if hasattr(x, "data_ptr") and hasattr(x, "is_cuda"):
+        if cudasim_enabled():
+            if x.is_cuda:
+                raise TypeError(
+                    "NUMBA_ENABLE_CUDASIM=1 runs kernels on the CPU: create the data manager with "
+                    "device='cpu' (got a CUDA tensor)."
+                )
+            return x.detach().numpy()
+        if not x.is_cuda:
+            raise TypeError(
+                f"numba CUDA kernels need CUDA tensors, got a tensor on {x.device} (set "
+                "NUMBA_ENABLE_CUDASIM=1 to run on CPU tensors in the simulator)."
+            )
+        return require_numba_cuda().as_cuda_array(x.detach())
+    return x
+
+
+_CONVERTERS = {"pycuda": pycuda_arg, "numba": numba_arg, "torch": _to_numpy_scalar}
+
+
+class StateSpec:
+    """An ordered, named collection of ``StateField``s."""
+
+    def __init__(self, fields: Iterable[StateField]) -> None:
+        self.fields: tuple[StateField, ...] = tuple(fields)
+        seen: set[str] = set()
+        for f in self.fields:
+            if not isinstance(f, StateField):
+                raise TypeError(f"StateSpec expects StateField objects, got {f!r}.")
+            for key in {f.name, f.cname}:
+                if key in seen:
+                    raise ValueError(f"Duplicate StateField name {key!r}.")
+                seen.add(key)
+
+    def __iter__(self):
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    @property
+    def names(self) -> list[str]:
+        """Field names in declaration order."""
+        return [f.name for f in self.fields]
+
+    def __getitem__(self, name: str) -> StateField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise UnknownNameError(close_matches_message(name, self.names, "state field"))
+
+    def resolve(self, dims: Mapping[str, int]) -> StateSpec:
+        """A spec whose symbolic dimensions are evaluated against ``dims``."""
+        return StateSpec(f.resolve(dims) for f in self.fields)
+
+    def _require_resolved(self) -> None:
+        bad = [f"{f.name}{f.shape}" for f in self.fields if not f.is_resolved]
+        if bad:
+            raise ValueError(f"Unresolved dimensions in {', '.join(bad)}; call spec.resolve(dims).")
+
+    def data_feed(self, host_initial: Mapping[str, Any]) -> DataFeed:
+        """A ``DataFeed`` for one environment's initial values (missing fields are zeros)."""
+        self._require_resolved()
+        unknown = [k for k in host_initial if k not in self.names]
+        if unknown:
+            raise UnknownNameError(close_matches_message(unknown[0], self.names, "state field"))
+        feed = DataFeed()
+        for f in self.fields:
+            value = host_initial.get(f.name)
+            if value is None:
+                arr = np.zeros(f.shape, f.dtype)
+            else:
+                arr = np.asarray(value)
+                if not np.can_cast(arr.dtype, f.dtype, casting="same_kind"):
+                    raise TypeError(f"{f.name!r}: cannot store {arr.dtype} values as {f.dtype}.")
+                try:
+                    arr = np.broadcast_to(arr.astype(f.dtype), f.shape)
+                except ValueError:
+                    raise ValueError(
+                        f"{f.name!r}: initial value of shape {np.shape(value)} does not match the "
+                        f"declared shape {f.shape}."
+                    ) from None
+            if f.is_scalar_constant:
+                feed.add_data(f.name, f.dtype.type(arr), per_env=False, downcast_64bit=False)
+            elif f.per_env:
+                feed.add_data(
+                    f.name,
+                    arr,
+                    save_copy_and_apply_at_reset=f.reset == "snapshot",
+                    replicate_over_envs=True,
+                    per_env=True,
+                    reset_to_zero=f.reset == "zeros",
+                    downcast_64bit=False,
+                )
+            else:
+                feed.add_data(f.name, arr, per_env=False, downcast_64bit=False)
+        return feed
+
+    def allocate(
+        self, data_manager, host_initial: Mapping[str, Any], num_envs: int | None = None
+    ) -> None:
+        """Push every field into ``data_manager``.
+
+        Args:
+            data_manager: a ``CUDADataManager``.
+            host_initial: one environment's initial values by field name; per-env fields are
+                replicated ``num_envs`` times, constants stored once.
+            num_envs: must equal ``data_manager.num_envs`` when given.
+        """
+        if num_envs is not None and int(num_envs) != data_manager.num_envs:
+            raise ValueError(
+                f"num_envs={num_envs} differs from the data manager's {data_manager.num_envs}."
+            )
+        data_manager.push_data_to_device(self.data_feed(host_initial), torch_accessible=True)
+
+    def kernel_fields(
+        self, names: Iterable[str] | None = None, scalars: ScalarMode = "args"
+    ) -> list[StateField]:
+        """The fields passed to a kernel: ``names`` in the given order, or every ``kernel_arg``
+        field in declaration order; with ``scalars="defines"`` scalar constants are left out."""
+        if scalars not in ("args", "defines"):
+            raise ValueError(f"scalars must be 'args' or 'defines', got {scalars!r}.")
+        fields = [self[n] for n in names] if names is not None else [f for f in self if f.kernel_arg]
+        if scalars == "defines":
+            fields = [f for f in fields if not f.is_scalar_constant]
+        return fields
+
+    def kernel_args(
+        self,
+        data_manager,
+        names: Iterable[str] | None = None,
+        backend: Backend = "pycuda",
+        scalars: ScalarMode = "args",
+    ) -> list[Any]:
+        """Kernel arguments in declaration order (or in the order of ``names``).
+
+        Args:
+            data_manager: the ``CUDADataManager`` the spec was allocated in.
+            names: a subset / order of fields; default every ``kernel_arg`` field.
+            backend: ``"pycuda"`` (``np.uintp`` pointers), ``"numba"`` (numba device arrays or
+                simulator numpy views) or ``"torch"`` (the tensors themselves).
+            scalars: ``"args"`` passes scalar constants as typed values; ``"defines"`` omits them.
+
+        Pointers stay valid for the data manager's lifetime, so build the list once per run.
+        """
+        try:
+            convert = _CONVERTERS[backend]
+        except KeyError:
+            raise ValueError(f"backend must be one of {sorted(_CONVERTERS)}, got {backend!r}.") from None
+        return [convert(data_manager.device_data(f.name)) for f in self.kernel_fields(names, scalars)]
+
+    def c_declarations(
+        self, names: Iterable[str] | None = None, scalars: ScalarMode = "args"
+    ) -> list[str]:
+        """The C parameter declarations matching ``kernel_args`` (same selection and order)."""
+        return [f.c_declaration() for f in self.kernel_fields(names, scalars)]
+
+    def c_parameter_list(
+        self, names: Iterable[str] | None = None, scalars: ScalarMode = "args", sep: str = ",\n    "
+    ) -> str:
+        """``c_declarations`` joined into a kernel parameter list."""
+        return sep.join(self.c_declarations(names, scalars))
+
+    def defines(self, values) -> dict[str, int | float]:
+        """``-D`` constants ``{c_name: value}`` of every scalar constant.
+
+        Args:
+            values: a ``CUDADataManager`` (after ``allocate``) or a mapping of host values.
+        """
+        out: dict[str, int | float] = {}
+        for f in self.fields:
+            if not f.is_scalar_constant:
+                continue
+            v = values.scalar_value(f.name) if hasattr(values, "scalar_value") else values[f.name]
+            v = f.dtype.type(v)
+            out[f.cname] = float(v) if f.dtype.kind == "f" else int(v)
+        return out
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def normalize_c_declaration(decl: str, ignore_const: bool = False) -> str:
+    """Canonical spelling of a parameter declaration (``float *x`` -> ``float* x``)."""
+    decl = re.sub(r"\b__restrict__\b|\b__restrict\b", " ", decl)
+    if ignore_const:
+        decl = re.sub(r"\bconst\b", " ", decl)
+    decl = re.sub(r"\s*\*\s*", "* ", decl)
+    return re.sub(r"\s+", " ", decl).strip()
+
+
+def parse_kernel_parameters(source: str, kernel_name: str) -> list[str]:
+    """The normalised parameter declarations of ``__global__`` kernel ``kernel_name``."""
+    text = _strip_comments(source)
+    for match in re.finditer(rf"\b{re.escape(kernel_name)}\s*\(", text):
+        prefix = text[max(0, match.start() - 200) : match.start()]
+        if "__global__" not in prefix.split(";")[-1].split("}")[-1]:
+            continue
+        depth, i = 1, match.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        body = text[match.end() : i - 1].strip()
+        if not body or body == "void":
+            return []
+        return [normalize_c_declaration(p) for p in body.split(",")]
+    raise ValueError(f"No __global__ kernel named {kernel_name!r} in the source.")
+
+
+def check_kernel_signature(
+    source: str,
+    kernel_name: str,
+    spec: StateSpec,
+    names: Iterable[str] | None = None,
+    scalars: ScalarMode = "args",
+    check_names: bool = True,
+    ignore_const: bool = False,
+) -> None:
+    """Raise ``ValueError`` listing every mismatch between a kernel's parameters and ``spec``.
+
+    The kernel must take exactly the declared arguments, in order. ``check_names=False``
+    compares only types; ``ignore_const=True`` ignores ``const`` qualifiers.
+    """
+    actual = parse_kernel_parameters(source, kernel_name)
+    expected = [normalize_c_declaration(d) for d in spec.c_declarations(names, scalars)]
+
+    def key(decl: str) -> str:
+        decl = normalize_c_declaration(decl, ignore_const)
+        return decl if check_names else decl.rsplit(" ", 1)[0]
+
+    problems = []
+    if len(actual) != len(expected):
+        problems.append(f"{len(actual)} parameters in the kernel, {len(expected)} declared")
+    for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
+        if key(a) != key(e):
+            problems.append(f"#{i}: kernel has '{a}', spec declares '{e}'")
+    if problems:
+        raise ValueError(f"Signature of {kernel_name} does not match the StateSpec: " + "; ".join(problems))
