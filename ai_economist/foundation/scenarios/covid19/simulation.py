@@ -86,6 +86,34 @@ def real_world_subsidy_levels(
 class CovidSimulation:
     """``num_envs`` COVID-19 & economy environments with the agent axis last."""
 
+    # Every per-env state array (leading axis = env); ``reset_envs`` restores these.
+    STATE_ATTRS = (
+        "timestep",
+        "susceptible",
+        "infected",
+        "recovered",
+        "vaccinated",
+        "unemployed",
+        "deaths",
+        "new_deaths",
+        "history",
+        "filter_state",
+        "stringency_level",
+        "cooldown_until",
+        "subsidy_level",
+        "subsidy",
+        "vaccines_available",
+        "productivity",
+        "postsubsidy_productivity",
+        "health_index",
+        "economic_index",
+        "planner_health_index",
+        "planner_economic_index",
+        "beta_intercept_modulation",
+        "beta_slope_modulation",
+        "unemployment_modulation",
+    )
+
     def __init__(
         self,
         params: CovidParams,
@@ -141,6 +169,22 @@ class CovidSimulation:
         self.beta_intercept_modulation[:] = 1.0
         self.beta_slope_modulation[:] = 1.0
         self.unemployment_modulation[:] = 1.0
+
+    def reset_envs(self, env_mask: np.ndarray) -> None:
+        """Reset only the envs where ``env_mask`` is true (the others keep their state)."""
+        env_mask = np.asarray(env_mask, dtype=bool)
+        if env_mask.all():
+            self.reset()
+            return
+        if not env_mask.any():
+            return
+        fresh = CovidSimulation(
+            self.params, self.components, 1, self.use_real_world_policies, self.real_subsidy_levels
+        )
+        for attr in self.STATE_ATTRS:
+            value = np.array(getattr(self, attr), copy=True)
+            value[env_mask] = getattr(fresh, attr)[0]
+            setattr(self, attr, value)
 
     def history_row(self, row: np.ndarray) -> np.ndarray:
         """Stringency levels (E, A) of global row ``row`` (per env) from the ring buffer."""

@@ -1,0 +1,257 @@
+"""The three COVID-19 components: state open/close stringency, federal subsidy, vaccination.
+
+Each component is a thin Foundation adapter over the array model in
+``ai_economist/foundation/scenarios/covid19``: it reads the agents' actions, calls the matching
+``CovidSimulation.step_*`` method (which calls the numpy functions in ``dynamics.py``), and
+publishes observations and masks in collated form (``"a"`` arrays with the agent axis last,
+``"p"`` for the planner).  The simulation object lives on ``world.simulation`` and is created
+by the scenario (``CovidAndEconomyEnvironment``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.scenarios.covid19 import dynamics, observations
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return int(value)
+
+
+def _check_number(name: str, value: Any, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+    return float(value)
+
+
+@component_registry.add
+class ControlUSStateOpenCloseStatus(BaseComponent):
+    """Each US state chooses a stringency level 1..n (0 = keep the current level).
+
+    After a change, the state's actions are masked for ``action_cooldown_period`` days.
+
+    Args:
+        n_stringency_levels: number of levels (must match the calibration's, 10).
+        action_cooldown_period: days a state must wait between two changes.
+    """
+
+    name = "ControlUSStateOpenCloseStatus"
+    required_entities: list[str] = []
+    agent_subclasses = ["BasicMobileAgent"]
+
+    def __init__(self, *base_component_args, n_stringency_levels=10, action_cooldown_period=28, **kwargs):
+        super().__init__(*base_component_args, **kwargs)
+        self.num_stringency_levels = _check_int("n_stringency_levels", n_stringency_levels, 2)
+        self.action_cooldown_period = _check_int("action_cooldown_period", action_cooldown_period, 1)
+
+    def get_n_actions(self, agent_cls_name):
+        return self.num_stringency_levels if agent_cls_name == "BasicMobileAgent" else None
+
+    def get_additional_state_fields(self, agent_cls_name):
+        return {}
+
+    def additional_reset_steps(self):
+        self._publish_state()
+
+    def component_step(self):
+        sim = self.world.simulation
+        sim.timestep[:] = self.world.timestep
+        sim.step_open_close(self.get_agent_actions()[None], self.action_cooldown_period)
+        self._publish_state()
+
+    def _publish_state(self):
+        levels = self.world.simulation.stringency_level[0]
+        for agent, level in zip(self.world.agents, levels.tolist()):
+            agent.state["Current Open Close Stringency Level"] = level
+
+    def generate_observations(self):
+        indicators = self.world.simulation.stringency_level[0] / self.num_stringency_levels
+        return {"a": {"agent_policy_indicators": indicators}, "p": {"agent_policy_indicators": indicators}}
+
+    def generate_masks(self, completions=0):
+        sim = self.world.simulation
+        if sim.use_real_world_policies:
+            allowed = np.ones(self.n_agents, dtype=np.float32)
+        else:
+            allowed = dynamics.open_close_action_mask(self.world.timestep, sim.cooldown_until[0])
+        return {"a": np.repeat(allowed[None, :], self.num_stringency_levels, axis=0)}
+
+    def get_data_dictionary(self):
+        """Constants of this component for GPU backends (see ``covid19/gpu_state.py``)."""
+        return {
+            "action_cooldown_period": self.action_cooldown_period,
+            "num_stringency_levels": self.num_stringency_levels,
+        }
+
+
+@component_registry.add
+class FederalGovernmentSubsidy(BaseComponent):
+    """The federal planner chooses a subsidy level every ``subsidy_interval`` days.
+
+    The level chosen on the first day of an interval holds for the whole interval
+    (the action is the level, so NO-OP means level 0). State i receives
+    level / num_subsidy_levels * population_i * max_annual_subsidy_per_person / 365 per day.
+    """
+
+    name = "FederalGovernmentSubsidy"
+    required_entities: list[str] = []
+    agent_subclasses = ["BasicPlanner"]
+
+    def __init__(
+        self,
+        *base_component_args,
+        subsidy_interval=90,
+        num_subsidy_levels=20,
+        max_annual_subsidy_per_person=20000,
+        **kwargs,
+    ):
+        super().__init__(*base_component_args, **kwargs)
+        self.subsidy_interval = _check_int("subsidy_interval", subsidy_interval, 1)
+        self.num_subsidy_levels = _check_int("num_subsidy_levels", num_subsidy_levels, 1)
+        self.max_annual_subsidy_per_person = _check_number(
+            "max_annual_subsidy_per_person", max_annual_subsidy_per_person, 0.0, 1e9
+        )
+
+    @property
+    def max_daily_subsidy_per_state(self) -> np.ndarray:
+        return self.world.covid_params.population * self.max_annual_subsidy_per_person / 365.0
+
+    def get_n_actions(self, agent_cls_name):
+        return self.num_subsidy_levels if agent_cls_name == "BasicPlanner" else None
+
+    def get_additional_state_fields(self, agent_cls_name):
+        if agent_cls_name == "BasicPlanner":
+            return {"Total Subsidy": 0.0, "Current Subsidy Level": 0}
+        return {}
+
+    def component_step(self):
+        sim, planner = self.world.simulation, self.world.planner
+        sim.timestep[:] = self.world.timestep
+        action = planner.get_component_action(self.name) or 0
+        sim.step_subsidy(
+            np.array([action]), self.subsidy_interval, self.num_subsidy_levels, self.max_daily_subsidy_per_state
+        )
+        planner.state["Current Subsidy Level"] = int(np.asarray(sim.subsidy_level).reshape(-1)[0])
+        planner.state["Total Subsidy"] += float(sim.subsidy.sum())
+
+    def _fields(self):
+        return observations.subsidy_observation_fields(
+            self.world.simulation, self.subsidy_interval, self.num_subsidy_levels
+        )
+
+    def generate_observations(self):
+        fields = {k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0]) for k, v in self._fields().items()}
+        agent_obs = {k: np.full(self.n_agents, v) for k, v in fields.items()}
+        return {"a": agent_obs, "p": {k: np.array([v]) for k, v in fields.items()}}
+
+    def generate_masks(self, completions=0):
+        allowed = float(dynamics.subsidy_action_mask(self.world.timestep, self.subsidy_interval))
+        return {"p": np.full(self.num_subsidy_levels, allowed, dtype=np.float32)}
+
+    def get_data_dictionary(self):
+        """Constants of this component for GPU backends."""
+        return {
+            "subsidy_interval": self.subsidy_interval,
+            "num_subsidy_levels": self.num_subsidy_levels,
+            "max_daily_subsidy_per_state": self.max_daily_subsidy_per_state,
+        }
+
+
+@component_registry.add
+class VaccinationCampaign(BaseComponent):
+    """Vaccines delivered to every state from ``vaccine_delivery_start_date`` on (passive).
+
+    Every ``delivery_interval`` days each state receives
+    floor(delivery_interval * population / 1e6 * daily_vaccines_per_million_people) doses.
+    """
+
+    name = "VaccinationCampaign"
+    required_entities: list[str] = []
+    agent_subclasses = ["BasicMobileAgent"]
+
+    def __init__(
+        self,
+        *base_component_args,
+        daily_vaccines_per_million_people=4500,
+        delivery_interval=1,
+        vaccine_delivery_start_date="2020-12-22",
+        observe_rate=False,
+        **kwargs,
+    ):
+        super().__init__(*base_component_args, **kwargs)
+        self.daily_vaccines_per_million_people = _check_number(
+            "daily_vaccines_per_million_people", daily_vaccines_per_million_people, 0.0, 1e6
+        )
+        self.delivery_interval = _check_int("delivery_interval", delivery_interval, 1, 5000)
+        try:
+            self.vaccine_delivery_start_date = datetime.strptime(vaccine_delivery_start_date, "%Y-%m-%d")
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"vaccine_delivery_start_date={vaccine_delivery_start_date!r} is not a YYYY-MM-DD date"
+            ) from None
+        self.observe_rate = bool(observe_rate)
+
+    @property
+    def first_delivery_step(self) -> int:
+        return (self.vaccine_delivery_start_date - self.world.covid_params.start_date).days
+
+    @property
+    def num_vaccines_per_delivery(self) -> np.ndarray:
+        return np.floor(
+            self.delivery_interval
+            * self.world.covid_params.population
+            / 1e6
+            * self.daily_vaccines_per_million_people
+        )
+
+    def get_n_actions(self, agent_cls_name):
+        return None
+
+    def get_additional_state_fields(self, agent_cls_name):
+        if agent_cls_name == "BasicMobileAgent":
+            return {"Total Vaccinated": 0, "Vaccines Available": 0}
+        return {}
+
+    def additional_reset_steps(self):
+        self._per_delivery = self.num_vaccines_per_delivery
+
+    def component_step(self):
+        sim = self.world.simulation
+        sim.timestep[:] = self.world.timestep
+        sim.step_vaccination(self.first_delivery_step, self.delivery_interval, self._per_delivery)
+        for agent, doses in zip(self.world.agents, sim.vaccines_available[0].tolist()):
+            agent.state["Vaccines Available"] = doses
+
+    def generate_observations(self):
+        fields = observations.vaccination_observation_fields(
+            self.world.simulation,
+            self.first_delivery_step,
+            self.delivery_interval,
+            self.daily_vaccines_per_million_people,
+            self.observe_rate,
+        )
+        values = {k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0]) for k, v in fields.items()}
+        return {
+            "a": {k: np.full(self.n_agents, v) for k, v in values.items()},
+            "p": {k: np.array([v]) for k, v in values.items()},
+        }
+
+    def get_data_dictionary(self):
+        """Constants of this component for GPU backends."""
+        return {
+            "num_vaccines_per_delivery": self.num_vaccines_per_delivery,
+            "delivery_interval": self.delivery_interval,
+            "time_when_vaccine_delivery_begins": self.first_delivery_step,
+        }

@@ -1,0 +1,336 @@
+"""COVID-19 and the economy: 51 US states (50 states + DC) and a federal planner, one step a day.
+
+Registered as ``CovidAndEconomySimulation``; the class is ``CovidAndEconomyEnvironment`` (as in
+AI Economist 1.7.1, without the activation code).  The dynamics live in ``dynamics.py`` and
+are stepped through a one-env :class:`CovidSimulation` held on ``world.simulation``; this
+class adapts it to the Foundation API (agents' states, collated observations, rewards,
+metrics, dense logs).  Deliberate differences from the original are listed in
+``docs/differences.md``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+
+from ai_economist.datasets.covid19 import load_calibration
+from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
+from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
+from ai_economist.foundation.scenarios.covid19.observations import scenario_observation_fields
+from ai_economist.foundation.scenarios.covid19.params import build_params
+from ai_economist.foundation.scenarios.covid19.simulation import (
+    ComponentParams,
+    CovidSimulation,
+    real_world_subsidy_levels,
+)
+
+GLOBAL_STATE_KEYS = (
+    "Susceptible",
+    "Infected",
+    "Recovered",
+    "Deaths",
+    "Unemployed",
+    "Vaccinated",
+    "Stringency Level",
+    "Subsidy Level",
+    "Subsidy",
+    "Postsubsidy Productivity",
+)
+COMPONENT_NAMES = ("ControlUSStateOpenCloseStatus", "FederalGovernmentSubsidy", "VaccinationCampaign")
+
+
+def _check_fraction(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return float(value)
+
+
+def _check_non_negative(name: str, value: float, upper: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if value < 0 or (upper is not None and value >= upper):
+        bound = ">= 0" if upper is None else f"in [0, {upper})"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return float(value)
+
+
+@scenario_registry.add
+class CovidAndEconomyEnvironment(BaseEnvironment):
+    """The COVID-19 & economy scenario (see the module docstring and spec §4).
+
+    Args (besides the BaseEnvironment arguments):
+        use_real_world_data: replay the real S/I/R/D/V and unemployment (needs
+            ``use_real_world_policies``).
+        use_real_world_policies: ignore actions; apply the real stringency and subsidies.
+        path_to_data_and_fitted_params: calibration directory or file ("" = packaged default).
+        start_date: first day of the episode (YYYY-MM-DD).
+        pop_between_age_18_65: working-age fraction of the population.
+        infection_too_sick_to_work_rate: fraction of the infected who cannot work.
+        risk_free_interest_rate: the planner repays subsidies with this interest.
+        economic_reward_crra_eta: CRRA eta of the economic index (eta == 1 uses the log).
+        health_priority_scaling_agents: m_a, rescales the states' fitted health weights.
+        health_priority_scaling_planner: m_p, the same for the planner.
+        reward_normalization_factor: rewards are divided by it.
+    """
+
+    name = "CovidAndEconomySimulation"
+    agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
+    required_entities: list[str] = []
+
+    def __init__(
+        self,
+        *base_env_args,
+        use_real_world_data: bool = False,
+        use_real_world_policies: bool = False,
+        path_to_data_and_fitted_params: str = "",
+        start_date: str = "2020-03-22",
+        pop_between_age_18_65: float = 0.6,
+        infection_too_sick_to_work_rate: float = 0.1,
+        risk_free_interest_rate: float = 0.03,
+        economic_reward_crra_eta: float = 2,
+        health_priority_scaling_agents: float = 1,
+        health_priority_scaling_planner: float = 1,
+        reward_normalization_factor: float = 1,
+        **base_env_kwargs,
+    ):
+        if base_env_kwargs.get("collate_agent_step_and_reset_data") is False:
+            raise ValueError(
+                "CovidAndEconomySimulation needs collate_agent_step_and_reset_data=True "
+                "(observations, masks and rewards of the 51 states are collated under 'a')"
+            )
+        base_env_kwargs["collate_agent_step_and_reset_data"] = True
+        if use_real_world_data and not use_real_world_policies:
+            raise ValueError("use_real_world_data=True needs use_real_world_policies=True")
+        self.use_real_world_data = bool(use_real_world_data)
+        self.use_real_world_policies = bool(use_real_world_policies)
+        self.calibration = load_calibration(path_to_data_and_fitted_params)
+        num_states = len(self.calibration.model_constants["US_STATE_POPULATION"])
+        n_agents = base_env_kwargs.get("n_agents")
+        if n_agents != num_states:
+            raise ValueError(f"n_agents must be {num_states} (one per US state and DC), got {n_agents!r}")
+        super().__init__(*base_env_args, **base_env_kwargs)
+        self.params = build_params(
+            self.calibration,
+            episode_length=self.episode_length,
+            start_date=start_date,
+            pop_between_age_18_65=_check_fraction("pop_between_age_18_65", pop_between_age_18_65),
+            infection_too_sick_to_work_rate=_check_fraction(
+                "infection_too_sick_to_work_rate", infection_too_sick_to_work_rate
+            ),
+            risk_free_interest_rate=_check_non_negative("risk_free_interest_rate", risk_free_interest_rate),
+            economic_reward_crra_eta=_check_non_negative("economic_reward_crra_eta", economic_reward_crra_eta, 20),
+            health_priority_scaling_agents=_check_non_negative(
+                "health_priority_scaling_agents", health_priority_scaling_agents
+            ),
+            health_priority_scaling_planner=_check_non_negative(
+                "health_priority_scaling_planner", health_priority_scaling_planner
+            ),
+            reward_normalization_factor=self._check_normalization(reward_normalization_factor),
+        )
+        self._check_real_world_lengths()
+        self._check_components()
+        self.world.covid_params = self.params
+        self.world.use_real_world_policies = self.use_real_world_policies
+        self.world.simulation = CovidSimulation(
+            self.params,
+            ComponentParams(),
+            num_envs=1,
+            use_real_world_policies=self.use_real_world_policies,
+            real_world_subsidy_levels=self._real_subsidy_levels(),
+        )
+        self.us_state_population = self.params.population.astype(np.int64)
+        self.us_population = self.params.us_population
+
+    # ------------------------------------------------------------------ checks
+    @staticmethod
+    def _check_normalization(value: float) -> float:
+        value = _check_non_negative("reward_normalization_factor", value)
+        if value == 0:
+            raise ValueError("reward_normalization_factor must be > 0, got 0")
+        return value
+
+    def _check_real_world_lengths(self) -> None:
+        p = self.params
+        days_left = len(p.real_policy) - p.start_date_index
+        if self.use_real_world_policies and self.episode_length > days_left:
+            raise ValueError(
+                f"use_real_world_policies needs episode_length <= {days_left} (real policies end "
+                f"{days_left} days after start_date), got {self.episode_length}"
+            )
+        if self.use_real_world_data:
+            keys = ("susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed")
+            rows = np.stack([p.real_world_data[k] for k in keys])
+            finite = np.all(np.isfinite(rows), axis=(0, 2))[p.start_date_index :]
+            valid = int(np.argmin(finite)) if not finite.all() else len(finite)
+            if self.episode_length > valid - 1:
+                raise ValueError(
+                    f"use_real_world_data needs episode_length <= {valid - 1} from start_date "
+                    f"(the real data has gaps after that), got {self.episode_length}"
+                )
+
+    def _check_components(self) -> None:
+        open_close = self._components_dict.get("ControlUSStateOpenCloseStatus")
+        if open_close is not None and open_close.num_stringency_levels != self.params.num_stringency_levels:
+            raise ValueError(
+                "ControlUSStateOpenCloseStatus: n_stringency_levels must equal the calibration's "
+                f"NUM_STRINGENCY_LEVELS={self.params.num_stringency_levels}, got {open_close.num_stringency_levels}"
+            )
+
+    def _real_subsidy_levels(self) -> np.ndarray | None:
+        subsidy = self._components_dict.get("FederalGovernmentSubsidy")
+        if subsidy is None:
+            return np.zeros(self.episode_length + 1, dtype=np.int64)
+        return real_world_subsidy_levels(
+            self.params, subsidy.num_subsidy_levels, subsidy.subsidy_interval, subsidy.max_annual_subsidy_per_person
+        )
+
+    # ------------------------------------------------------------ GPU backends
+    def component_params(self) -> ComponentParams:
+        """Constants of the three components, for the batched and GPU backends."""
+        missing = [name for name in COMPONENT_NAMES if name not in self._components_dict]
+        if missing:
+            raise ValueError(f"batched/GPU backends need the components {list(COMPONENT_NAMES)}; missing {missing}")
+        open_close, subsidy, vaccination = (self._components_dict[n] for n in COMPONENT_NAMES)
+        return ComponentParams(
+            action_cooldown_period=open_close.action_cooldown_period,
+            num_subsidy_levels=subsidy.num_subsidy_levels,
+            subsidy_interval=subsidy.subsidy_interval,
+            max_daily_subsidy_per_state=subsidy.max_daily_subsidy_per_state,
+            first_delivery_step=vaccination.first_delivery_step,
+            delivery_interval=vaccination.delivery_interval,
+            num_vaccines_per_delivery=vaccination.num_vaccines_per_delivery,
+            daily_vaccines_per_million_people=vaccination.daily_vaccines_per_million_people,
+            observe_rate=vaccination.observe_rate,
+        )
+
+    def set_parameter_modulations(self, beta_intercept=None, beta_slope=None, unemployment=None) -> None:
+        """Scale the infection-rate intercepts/slopes and the unemployment response until the next reset."""
+        sim = self.world.simulation
+        for name, value, target in (
+            ("beta_intercept", beta_intercept, sim.beta_intercept_modulation),
+            ("beta_slope", beta_slope, sim.beta_slope_modulation),
+            ("unemployment", unemployment, sim.unemployment_modulation),
+        ):
+            if value is not None:
+                target[:] = _check_non_negative(name, value)
+
+    # ------------------------------------------------------------------ reset
+    def reset_starting_layout(self):
+        """The map is irrelevant here (world_size is [1, 1])."""
+
+    def reset_agent_states(self):
+        """Agents have no location in this scenario."""
+        for agent in self.world.agents:
+            agent.state["loc"] = [0, 0]
+
+    def additional_reset_steps(self):
+        sim, p = self.world.simulation, self.params
+        sim.reset()
+        self.current_date = p.start_date
+        shape = (self.episode_length + 1, p.num_agents)
+        self.world.global_state = {key: np.zeros(shape, dtype=np.float32) for key in GLOBAL_STATE_KEYS}
+        self._record_global_state(0)
+        previous = p.start_date_index - 1
+        real = p.real_world_data
+        self._new_infections = sim.infected[0] - (real["infected"][previous] if previous >= 0 else 0)
+        self._new_deaths = sim.deaths[0] - (p.death_rate * real["recovered"][previous] if previous >= 0 else 0)
+        self._rewards = (np.zeros(p.num_agents), 0.0)
+        self._publish_agent_states(reset=True)
+
+    # ------------------------------------------------------------------- step
+    def scenario_step(self):
+        sim, t = self.world.simulation, self.world.timestep
+        sim.timestep[:] = t
+        infected_before = sim.infected[0].copy()
+        sim.step_scenario()
+        if self.use_real_world_data:
+            self._override_with_real_data(t)
+        self.current_date += timedelta(days=1)
+        self._new_infections = sim.infected[0] - infected_before
+        self._new_deaths = sim.new_deaths[0]
+        self._record_global_state(t)
+        self._publish_agent_states()
+
+    def _override_with_real_data(self, t: int) -> None:
+        sim, p = self.world.simulation, self.params
+        row = p.start_date_index + t
+        real = p.real_world_data
+        deaths_before = sim.deaths - sim.new_deaths  # D_{t-1}
+        for attr, key in (
+            ("susceptible", "susceptible"),
+            ("infected", "infected"),
+            ("recovered", "recovered"),
+            ("vaccinated", "vaccinated"),
+            ("deaths", "deaths"),
+            ("unemployed", "unemployed"),
+        ):
+            setattr(sim, attr, np.maximum(real[key][row][None].astype(np.float64), 0.0))
+        sim.new_deaths = sim.deaths - deaths_before
+        sim.productivity = self._economy(sim)
+        sim.postsubsidy_productivity = sim.productivity + sim.subsidy
+
+    def _economy(self, sim) -> np.ndarray:
+        from ai_economist.foundation.scenarios.covid19 import dynamics
+
+        p = self.params
+        return dynamics.economy_step(
+            p.population,
+            sim.infected,
+            sim.deaths,
+            sim.unemployed,
+            p.infection_too_sick_to_work_rate,
+            p.pop_between_age_18_65,
+            p.daily_production_per_worker,
+        )
+
+    def _record_global_state(self, t: int) -> None:
+        sim, gs = self.world.simulation, self.world.global_state
+        for key, value in (
+            ("Susceptible", sim.susceptible),
+            ("Infected", sim.infected),
+            ("Recovered", sim.recovered),
+            ("Deaths", sim.deaths),
+            ("Unemployed", sim.unemployed),
+            ("Vaccinated", sim.vaccinated),
+            ("Stringency Level", sim.stringency_level),
+            ("Subsidy", sim.subsidy),
+            ("Postsubsidy Productivity", sim.postsubsidy_productivity),
+        ):
+            gs[key][t] = value[0]
+        gs["Subsidy Level"][t] = np.asarray(sim.subsidy_level).reshape(-1)[0]
+
+    def _publish_agent_states(self, reset: bool = False) -> None:
+        covid_metrics.publish_agent_states(self, reset)
+
+    # ------------------------------------------------------------ observations
+    def generate_observations(self):
+        fields = scenario_observation_fields(self.world.simulation)
+        state = fields["world-agent_state"][0].T  # (6, A)
+        productivity = fields["world-agent_postsubsidy_productivity"][0]
+        lagged = fields["world-lagged_stringency_level"][0]
+        return {
+            "a": {
+                "agent_index": np.eye(self.n_agents, dtype=np.float32),
+                "agent_state": state,
+                "agent_postsubsidy_productivity": productivity,
+                "lagged_stringency_level": lagged,
+            },
+            "p": {
+                "agent_state": state,
+                "agent_postsubsidy_productivity": productivity,
+                "lagged_stringency_level": lagged,
+            },
+        }
+
+    # ----------------------------------------------------------------- reward
+    def compute_reward(self):
+        agent_rewards, planner_rewards = self.world.simulation.compute_rewards()
+        self._rewards = (agent_rewards[0], float(planner_rewards[0]))
+        covid_metrics.publish_indices(self)
+        return {"a": agent_rewards[0], "p": float(planner_rewards[0])}
+
+    def scenario_metrics(self):
+        return covid_metrics.scenario_metrics(self)
