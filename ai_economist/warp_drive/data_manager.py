@@ -269,7 +269,8 @@ class CUDADataManager:
                 self._scalars[name] = p["scalar"]
                 self._per_env[name] = False
                 continue
-            arr = np.ascontiguousarray(p["array"])
+            arr = p["array"]
+            arr = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
             host = torch.from_numpy(arr if arr.flags.writeable else arr.copy())
             if p["replicate"]:
                 one = host.to(self.device)

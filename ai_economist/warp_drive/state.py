@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ai_economist.warp_drive.data_manager import DataFeed, close_matches_message
+from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, DataFeed, close_matches_message
 from ai_economist.warp_drive.errors import (
     UnknownNameError,
     cudasim_enabled,
@@ -165,6 +165,8 @@ class StateField:
 
 
 def _to_numpy_scalar(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value
     if isinstance(value, bool):
         return np.int32(value)
     if isinstance(value, int):
@@ -177,6 +179,8 @@ def _to_numpy_scalar(value: Any) -> Any:
 def pycuda_arg(x: Any) -> Any:
     """Convert a kernel argument for pycuda: CUDA tensor -> ``np.uintp`` pointer, Python
     int/bool -> ``np.int32``, float -> ``np.float32``; numpy scalars pass through."""
+    if isinstance(x, np.generic):
+        return x
     if hasattr(x, "data_ptr") and hasattr(x, "is_cuda"):
         if not x.is_cuda:
             raise TypeError(
@@ -256,13 +260,24 @@ class StateSpec:
             raise ValueError(f"Unresolved dimensions in {', '.join(bad)}; call spec.resolve(dims).")
 
     def data_feed(self, host_initial: Mapping[str, Any]) -> DataFeed:
-        """A ``DataFeed`` for one environment's initial values (missing fields are zeros)."""
+        """A ``DataFeed`` for one environment's initial values (missing fields are zeros).
+
+        Fields named ``_done_`` / ``_timestep_`` refer to the data manager's built-ins: they are
+        declared (for kernel arguments and signatures) but not pushed.
+        """
         self._require_resolved()
         unknown = [k for k in host_initial if k not in self.names]
         if unknown:
             raise UnknownNameError(close_matches_message(unknown[0], self.names, "state field"))
         feed = DataFeed()
         for f in self.fields:
+            if f.name in (DONE, TIMESTEP):
+                if f.dtype != np.int32 or f.shape != () or not f.per_env or f.name in host_initial:
+                    raise ValueError(
+                        f"{f.name!r} is a built-in: declare it as int32, shape (), per_env=True, "
+                        "and give it no initial value."
+                    )
+                continue
             value = host_initial.get(f.name)
             if value is None:
                 arr = np.zeros(f.shape, f.dtype)

@@ -70,7 +70,10 @@ def calibration_to_arrays(cal: CovidCalibration, provenance: dict) -> dict[str, 
     """Flatten a calibration into named arrays plus one JSON metadata string."""
     arrays: dict[str, np.ndarray] = {}
     scalars: dict[str, dict] = {"model_constants": {}, "fitted_params": {}}
-    for group, content in (("model_constants", cal.model_constants), ("fitted_params", cal.fitted_params)):
+    for group, content in (
+        ("model_constants", cal.model_constants),
+        ("fitted_params", cal.fitted_params),
+    ):
         for key, value in sorted(content.items()):
             if isinstance(value, np.ndarray):
                 arrays[f"{group}/{key}"] = value
@@ -112,7 +115,9 @@ def build(source: Path, output: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", required=True, type=Path, help="directory in the original layout")
+    parser.add_argument(
+        "--source", required=True, type=Path, help="directory in the original layout"
+    )
     parser.add_argument("--output", type=Path, default=default_calibration_path())
     args = parser.parse_args(argv)
     out = build(args.source, args.output)

@@ -122,7 +122,11 @@ def _check_value(where: str, key: str, value: Any, kind: str, shape: tuple | Non
         if arr.ndim != 0 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr):
             raise CalibrationError(f"{where}: key '{key}' must be a finite number, got {value!r}")
         return int(arr) if kind == "int" else float(arr)
-    arr = np.asarray(value, dtype=np.float64).reshape(-1) if shape == (None,) else np.asarray(value, dtype=np.float64)
+    arr = (
+        np.asarray(value, dtype=np.float64).reshape(-1)
+        if shape == (None,)
+        else np.asarray(value, dtype=np.float64)
+    )
     if shape and shape != (None,) and arr.shape != shape:
         raise CalibrationError(f"{where}: key '{key}' must have shape {shape}, got {arr.shape}")
     if not np.all(np.isfinite(arr)):

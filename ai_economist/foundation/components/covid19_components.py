@@ -51,10 +51,14 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
     required_entities: list[str] = []
     agent_subclasses = ["BasicMobileAgent"]
 
-    def __init__(self, *base_component_args, n_stringency_levels=10, action_cooldown_period=28, **kwargs):
+    def __init__(
+        self, *base_component_args, n_stringency_levels=10, action_cooldown_period=28, **kwargs
+    ):
         super().__init__(*base_component_args, **kwargs)
         self.num_stringency_levels = _check_int("n_stringency_levels", n_stringency_levels, 2)
-        self.action_cooldown_period = _check_int("action_cooldown_period", action_cooldown_period, 1)
+        self.action_cooldown_period = _check_int(
+            "action_cooldown_period", action_cooldown_period, 1
+        )
 
     def get_n_actions(self, agent_cls_name):
         return self.num_stringency_levels if agent_cls_name == "BasicMobileAgent" else None
@@ -78,7 +82,10 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
 
     def generate_observations(self):
         indicators = self.world.simulation.stringency_level[0] / self.num_stringency_levels
-        return {"a": {"agent_policy_indicators": indicators}, "p": {"agent_policy_indicators": indicators}}
+        return {
+            "a": {"agent_policy_indicators": indicators},
+            "p": {"agent_policy_indicators": indicators},
+        }
 
     def generate_masks(self, completions=0):
         sim = self.world.simulation
@@ -141,7 +148,10 @@ class FederalGovernmentSubsidy(BaseComponent):
         sim.timestep[:] = self.world.timestep
         action = planner.get_component_action(self.name) or 0
         sim.step_subsidy(
-            np.array([action]), self.subsidy_interval, self.num_subsidy_levels, self.max_daily_subsidy_per_state
+            np.array([action]),
+            self.subsidy_interval,
+            self.num_subsidy_levels,
+            self.max_daily_subsidy_per_state,
         )
         planner.state["Current Subsidy Level"] = int(np.asarray(sim.subsidy_level).reshape(-1)[0])
         planner.state["Total Subsidy"] += float(sim.subsidy.sum())
@@ -152,7 +162,10 @@ class FederalGovernmentSubsidy(BaseComponent):
         )
 
     def generate_observations(self):
-        fields = {k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0]) for k, v in self._fields().items()}
+        fields = {
+            k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0])
+            for k, v in self._fields().items()
+        }
         agent_obs = {k: np.full(self.n_agents, v) for k, v in fields.items()}
         return {"a": agent_obs, "p": {k: np.array([v]) for k, v in fields.items()}}
 
@@ -196,7 +209,9 @@ class VaccinationCampaign(BaseComponent):
         )
         self.delivery_interval = _check_int("delivery_interval", delivery_interval, 1, 5000)
         try:
-            self.vaccine_delivery_start_date = datetime.strptime(vaccine_delivery_start_date, "%Y-%m-%d")
+            self.vaccine_delivery_start_date = datetime.strptime(
+                vaccine_delivery_start_date, "%Y-%m-%d"
+            )
         except (TypeError, ValueError):
             raise ValueError(
                 f"vaccine_delivery_start_date={vaccine_delivery_start_date!r} is not a YYYY-MM-DD date"
@@ -242,7 +257,9 @@ class VaccinationCampaign(BaseComponent):
             self.daily_vaccines_per_million_people,
             self.observe_rate,
         )
-        values = {k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0]) for k, v in fields.items()}
+        values = {
+            k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0]) for k, v in fields.items()
+        }
         return {
             "a": {k: np.full(self.n_agents, v) for k, v in values.items()},
             "p": {k: np.array([v]) for k, v in values.items()},

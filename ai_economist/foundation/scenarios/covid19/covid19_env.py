@@ -37,7 +37,11 @@ GLOBAL_STATE_KEYS = (
     "Subsidy",
     "Postsubsidy Productivity",
 )
-COMPONENT_NAMES = ("ControlUSStateOpenCloseStatus", "FederalGovernmentSubsidy", "VaccinationCampaign")
+COMPONENT_NAMES = (
+    "ControlUSStateOpenCloseStatus",
+    "FederalGovernmentSubsidy",
+    "VaccinationCampaign",
+)
 
 
 def _check_fraction(name: str, value: float) -> float:
@@ -110,7 +114,9 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         num_states = len(self.calibration.model_constants["US_STATE_POPULATION"])
         n_agents = base_env_kwargs.get("n_agents")
         if n_agents != num_states:
-            raise ValueError(f"n_agents must be {num_states} (one per US state and DC), got {n_agents!r}")
+            raise ValueError(
+                f"n_agents must be {num_states} (one per US state and DC), got {n_agents!r}"
+            )
         super().__init__(*base_env_args, **base_env_kwargs)
         self.params = build_params(
             self.calibration,
@@ -120,8 +126,12 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             infection_too_sick_to_work_rate=_check_fraction(
                 "infection_too_sick_to_work_rate", infection_too_sick_to_work_rate
             ),
-            risk_free_interest_rate=_check_non_negative("risk_free_interest_rate", risk_free_interest_rate),
-            economic_reward_crra_eta=_check_non_negative("economic_reward_crra_eta", economic_reward_crra_eta, 20),
+            risk_free_interest_rate=_check_non_negative(
+                "risk_free_interest_rate", risk_free_interest_rate
+            ),
+            economic_reward_crra_eta=_check_non_negative(
+                "economic_reward_crra_eta", economic_reward_crra_eta, 20
+            ),
             health_priority_scaling_agents=_check_non_negative(
                 "health_priority_scaling_agents", health_priority_scaling_agents
             ),
@@ -173,7 +183,10 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     def _check_components(self) -> None:
         open_close = self._components_dict.get("ControlUSStateOpenCloseStatus")
-        if open_close is not None and open_close.num_stringency_levels != self.params.num_stringency_levels:
+        if (
+            open_close is not None
+            and open_close.num_stringency_levels != self.params.num_stringency_levels
+        ):
             raise ValueError(
                 "ControlUSStateOpenCloseStatus: n_stringency_levels must equal the calibration's "
                 f"NUM_STRINGENCY_LEVELS={self.params.num_stringency_levels}, got {open_close.num_stringency_levels}"
@@ -184,7 +197,10 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         if subsidy is None:
             return np.zeros(self.episode_length + 1, dtype=np.int64)
         return real_world_subsidy_levels(
-            self.params, subsidy.num_subsidy_levels, subsidy.subsidy_interval, subsidy.max_annual_subsidy_per_person
+            self.params,
+            subsidy.num_subsidy_levels,
+            subsidy.subsidy_interval,
+            subsidy.max_annual_subsidy_per_person,
         )
 
     # ------------------------------------------------------------ GPU backends
@@ -192,7 +208,9 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         """Constants of the three components, for the batched and GPU backends."""
         missing = [name for name in COMPONENT_NAMES if name not in self._components_dict]
         if missing:
-            raise ValueError(f"batched/GPU backends need the components {list(COMPONENT_NAMES)}; missing {missing}")
+            raise ValueError(
+                f"batched/GPU backends need the components {list(COMPONENT_NAMES)}; missing {missing}"
+            )
         open_close, subsidy, vaccination = (self._components_dict[n] for n in COMPONENT_NAMES)
         return ComponentParams(
             action_cooldown_period=open_close.action_cooldown_period,
@@ -206,7 +224,9 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             observe_rate=vaccination.observe_rate,
         )
 
-    def set_parameter_modulations(self, beta_intercept=None, beta_slope=None, unemployment=None) -> None:
+    def set_parameter_modulations(
+        self, beta_intercept=None, beta_slope=None, unemployment=None
+    ) -> None:
         """Scale the infection-rate intercepts/slopes and the unemployment response until the next reset."""
         sim = self.world.simulation
         for name, value, target in (
@@ -231,12 +251,18 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         sim.reset()
         self.current_date = p.start_date
         shape = (self.episode_length + 1, p.num_agents)
-        self.world.global_state = {key: np.zeros(shape, dtype=np.float32) for key in GLOBAL_STATE_KEYS}
+        self.world.global_state = {
+            key: np.zeros(shape, dtype=np.float32) for key in GLOBAL_STATE_KEYS
+        }
         self._record_global_state(0)
         previous = p.start_date_index - 1
         real = p.real_world_data
-        self._new_infections = sim.infected[0] - (real["infected"][previous] if previous >= 0 else 0)
-        self._new_deaths = sim.deaths[0] - (p.death_rate * real["recovered"][previous] if previous >= 0 else 0)
+        self._new_infections = sim.infected[0] - (
+            real["infected"][previous] if previous >= 0 else 0
+        )
+        self._new_deaths = sim.deaths[0] - (
+            p.death_rate * real["recovered"][previous] if previous >= 0 else 0
+        )
         self._rewards = (np.zeros(p.num_agents), 0.0)
         self._publish_agent_states(reset=True)
 

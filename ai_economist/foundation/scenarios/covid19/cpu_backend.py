@@ -39,7 +39,9 @@ STATE_NAMES = (
 )
 
 
-def placeholder_feed(num_envs: int, num_agents: int, layout: ObservationLayout, n_actions_a: int, n_actions_p: int):
+def placeholder_feed(
+    num_envs: int, num_agents: int, layout: ObservationLayout, n_actions_a: int, n_actions_p: int
+):
     """The trainer-facing buffers (name -> zero array), identical on every backend."""
     e, a = num_envs, num_agents
     return {
@@ -61,7 +63,10 @@ class _HostBuffers:
         from ai_economist.warp_drive.data_manager import CUDADataManager, DataFeed
 
         self.data_manager = CUDADataManager(
-            num_agents=num_agents + 1, episode_length=episode_length, num_envs=num_envs, device="cpu"
+            num_agents=num_agents + 1,
+            episode_length=episode_length,
+            num_envs=num_envs,
+            device="cpu",
         )
         data = DataFeed()
         for name, value in feed.items():
@@ -84,12 +89,18 @@ class CovidNumpyBackend:
         use_real_world_policies: bool = False,
         real_world_subsidy_levels: np.ndarray | None = None,
     ) -> None:
-        self.sim = CovidSimulation(params, components, num_envs, use_real_world_policies, real_world_subsidy_levels)
+        self.sim = CovidSimulation(
+            params, components, num_envs, use_real_world_policies, real_world_subsidy_levels
+        )
         self.num_envs, self.num_agents = num_envs, params.num_agents
         self.episode_length = params.episode_length
         self.layout = ObservationLayout.for_keys(self.sim.observation_fields(), params.num_agents)
         feed = placeholder_feed(
-            num_envs, params.num_agents, self.layout, 1 + params.num_stringency_levels, 1 + components.num_subsidy_levels
+            num_envs,
+            params.num_agents,
+            self.layout,
+            1 + params.num_stringency_levels,
+            1 + components.num_subsidy_levels,
         )
         self._buffers = _HostBuffers(num_envs, params.num_agents, params.episode_length, feed)
         self.data_manager = self._buffers.data_manager
@@ -119,7 +130,9 @@ class CovidNumpyBackend:
 
     def step(self) -> None:
         v = self.views
-        agent_rewards, planner_rewards = self.sim.step(v["sampled_actions_a"], v["sampled_actions_p"][:, 0])
+        agent_rewards, planner_rewards = self.sim.step(
+            v["sampled_actions_a"], v["sampled_actions_p"][:, 0]
+        )
         v["rewards_a"][...] = agent_rewards
         v["rewards_p"][:, 0] = planner_rewards
         self._write_outputs()
@@ -130,9 +143,13 @@ class CovidNumpyBackend:
             return self.views[name].copy()
         if name in STATE_NAMES or name in CovidSimulation.STATE_ATTRS:
             return np.array(getattr(self.sim, name), copy=True)
-        raise KeyError(f"unknown array {name!r}; known: {sorted(set(self.views) | set(STATE_NAMES))}")
+        raise KeyError(
+            f"unknown array {name!r}; known: {sorted(set(self.views) | set(STATE_NAMES))}"
+        )
 
-    def set_parameter_modulations(self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None):
+    def set_parameter_modulations(
+        self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None
+    ):
         rows = slice(None) if env_ids is None else np.asarray(env_ids)
         for value, target in (
             (beta_intercept, self.sim.beta_intercept_modulation),
@@ -146,7 +163,9 @@ class CovidNumpyBackend:
         sim, p = self.sim, self.sim.params
         self.last_episode = {
             "usa/deaths (thousands)": float(sim.deaths[done].sum(axis=-1).mean()) / 1e3,
-            "usa/vaccinated (% of population)": float(sim.vaccinated[done].sum(axis=-1).mean()) / p.us_population * 100,
+            "usa/vaccinated (% of population)": float(sim.vaccinated[done].sum(axis=-1).mean())
+            / p.us_population
+            * 100,
             "usa/health_index_at_end_of_episode": float(sim.planner_health_index[done].mean()),
             "usa/economic_index_at_end_of_episode": float(sim.planner_economic_index[done].mean()),
         }
@@ -183,10 +202,15 @@ class CovidPythonBackend:
         self.episode_length = env.episode_length
         obs = env.reset()
         self.layout = ObservationLayout.for_keys(
-            [k for k in obs["a"] if k in FIELD_KINDS] + [k for k in obs["p"] if k in FIELD_KINDS], env.n_agents
+            [k for k in obs["a"] if k in FIELD_KINDS] + [k for k in obs["p"] if k in FIELD_KINDS],
+            env.n_agents,
         )
         feed = placeholder_feed(
-            num_envs, env.n_agents, self.layout, obs["a"]["action_mask"].shape[0], obs["p"]["action_mask"].shape[0]
+            num_envs,
+            env.n_agents,
+            self.layout,
+            obs["a"]["action_mask"].shape[0],
+            obs["p"]["action_mask"].shape[0],
         )
         self._buffers = _HostBuffers(num_envs, env.n_agents, env.episode_length, feed)
         self.data_manager = self._buffers.data_manager
@@ -211,14 +235,20 @@ class CovidPythonBackend:
 
     def reset_done(self) -> None:
         for e in np.flatnonzero(self.views["_done_"]):
-            self.last_episode = {k: v for k, v in self.envs[e].previous_episode_metrics.items() if k.startswith("usa/")}
+            self.last_episode = {
+                k: v
+                for k, v in self.envs[e].previous_episode_metrics.items()
+                if k.startswith("usa/")
+            }
             self._write(e, self.envs[e].reset())
             self.views["_done_"][e] = 0
 
     def step(self) -> None:
         v = self.views
         for e, env in enumerate(self.envs):
-            obs, rew, done, _ = env.step({"a": v["sampled_actions_a"][e], "p": int(v["sampled_actions_p"][e, 0])})
+            obs, rew, done, _ = env.step(
+                {"a": v["sampled_actions_a"][e], "p": int(v["sampled_actions_p"][e, 0])}
+            )
             v["rewards_a"][e] = rew["a"]
             v["rewards_p"][e, 0] = rew["p"]
             v["_done_"][e] = int(done["__all__"])
@@ -229,7 +259,9 @@ class CovidPythonBackend:
             return self.views[name].copy()
         return np.stack([np.array(getattr(env.world.simulation, name))[0] for env in self.envs])
 
-    def set_parameter_modulations(self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None):
+    def set_parameter_modulations(
+        self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None
+    ):
         ids = range(self.num_envs) if env_ids is None else env_ids
         for e in ids:
             self.envs[e].set_parameter_modulations(beta_intercept, beta_slope, unemployment)

@@ -70,7 +70,9 @@ def subsidy_step(
 
 
 def subsidy_amounts(
-    subsidy_level: np.ndarray | int, num_subsidy_levels: int, max_daily_subsidy_per_state: np.ndarray
+    subsidy_level: np.ndarray | int,
+    num_subsidy_levels: int,
+    max_daily_subsidy_per_state: np.ndarray,
 ) -> np.ndarray:
     """Daily subsidy paid to each state ($): level / num_levels * max daily subsidy of the state."""
     level = np.asarray(subsidy_level, dtype=np.float64)
@@ -103,7 +105,9 @@ def time_until_next_vaccines(
 ) -> np.ndarray:
     """The ``t_until_next_vaccines`` observation, as the original computes it on the CPU."""
     t = np.asarray(timestep, dtype=np.float64)
-    before = np.minimum(1.0, (first_delivery_step - (t + 1)) / delivery_interval) / delivery_interval
+    before = (
+        np.minimum(1.0, (first_delivery_step - (t + 1)) / delivery_interval) / delivery_interval
+    )
     after = (delivery_interval - (t + 1) % delivery_interval) / delivery_interval
     return np.where(t < first_delivery_step, before, after)
 
@@ -175,9 +179,7 @@ def unemployment_filter_update(
     F' = F * exp(-1/lambda) + d_new - exp(-filter_len/lambda) * d_dropped.
     """
     return (
-        filter_state * filter_decay
-        + new_delta[..., None]
-        - window_decay * dropped_delta[..., None]
+        filter_state * filter_decay + new_delta[..., None] - window_decay * dropped_delta[..., None]
     )
 
 
@@ -284,9 +286,9 @@ def planner_indices(
     sum(postsubsidy productivity) - (1 + r) * sum(subsidy).
     """
     health = -np.sum(new_deaths, axis=-1) * value_of_life / health_norm
-    net_output = np.sum(postsubsidy_productivity, axis=-1) - (1.0 + risk_free_interest_rate) * np.sum(
-        subsidy, axis=-1
-    )
+    net_output = np.sum(postsubsidy_productivity, axis=-1) - (
+        1.0 + risk_free_interest_rate
+    ) * np.sum(subsidy, axis=-1)
     economic = crra_nonlinearity(net_output / economic_norm, eta, num_days_in_an_year)
     return (
         min_max_normalization(health, min_health, max_health),

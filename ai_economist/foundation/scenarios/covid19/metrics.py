@@ -30,7 +30,9 @@ def publish_agent_states(env, reset: bool = False) -> None:
     for key, values in columns.items():
         for agent, value in zip(agents, values.tolist()):
             agent.state[key] = value
-        planner.state[key] = float(np.sum(values)) if key not in ("Health Index", "Economic Index") else 0.0
+        planner.state[key] = (
+            float(np.sum(values)) if key not in ("Health Index", "Economic Index") else 0.0
+        )
     for agent in agents:
         agent.state["Date"] = date
         agent.state["Vaccines Available"] = 0
@@ -71,11 +73,19 @@ def scenario_metrics(env) -> dict[str, float]:
         metrics[f"{name}/health_index_at_end_of_episode"] = float(sim.health_index[0, i])
         metrics[f"{name}/economic_index_at_end_of_episode"] = float(sim.economic_index[0, i])
     us_unemployed = gs["Unemployed"][steps].astype(np.float64).sum(axis=1)
-    metrics["usa/vaccinated (% of population)"] = float(gs["Vaccinated"][t].sum()) / p.us_population * 100
+    metrics["usa/vaccinated (% of population)"] = (
+        float(gs["Vaccinated"][t].sum()) / p.us_population * 100
+    )
     metrics["usa/deaths (thousands)"] = float(gs["Deaths"][t].astype(np.float64).sum()) / 1e3
-    metrics["usa/mean_unemployment_rate (%)"] = float((us_unemployed / p.us_population).mean()) * 100
-    metrics["usa/total_amount_subsidized (trillion $)"] = float(gs["Subsidy"][steps].astype(np.float64).sum()) / 1e12
-    metrics["usa/total_productivity (trillion $)"] = float(productivity.astype(np.float64).sum()) / 1e12
+    metrics["usa/mean_unemployment_rate (%)"] = (
+        float((us_unemployed / p.us_population).mean()) * 100
+    )
+    metrics["usa/total_amount_subsidized (trillion $)"] = (
+        float(gs["Subsidy"][steps].astype(np.float64).sum()) / 1e12
+    )
+    metrics["usa/total_productivity (trillion $)"] = (
+        float(productivity.astype(np.float64).sum()) / 1e12
+    )
     metrics["usa/health_index_at_end_of_episode"] = float(sim.planner_health_index[0])
     metrics["usa/economic_index_at_end_of_episode"] = float(sim.planner_economic_index[0])
     return metrics

@@ -71,7 +71,9 @@ class ObservationLayout:
     def obs_dim(self, tag: str) -> int:
         return sum(size for _, size in self.offsets(tag).values())
 
-    def flatten(self, fields: dict[str, np.ndarray], tag: str, out: np.ndarray | None = None) -> np.ndarray:
+    def flatten(
+        self, fields: dict[str, np.ndarray], tag: str, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """Pack per-key field values (see :func:`observation_fields`) into flat vectors.
 
         Returns (E, A, obs_dim_a) for "a" and (E, 1, obs_dim_p) for "p".
@@ -109,21 +111,34 @@ class ObservationLayout:
                 out[key] = block.T if size > 1 else block[:, 0]
             else:
                 v = block[0]
-                out[key] = v.reshape(6, a) if FIELD_KINDS[key] == "own6" else (v if size > 1 else v[:1])
+                out[key] = (
+                    v.reshape(6, a) if FIELD_KINDS[key] == "own6" else (v if size > 1 else v[:1])
+                )
         return out
 
 
 def scenario_observation_fields(sim) -> dict[str, np.ndarray]:
     """``world-*`` and ``time`` fields of a :class:`CovidSimulation` (per-agent values last)."""
     p, t = sim.params, sim.timestep
-    state = np.stack(
-        [sim.susceptible, sim.infected, sim.recovered, sim.deaths, sim.vaccinated, sim.unemployed],
-        axis=-1,
-    ) / p.population[:, None]
+    state = (
+        np.stack(
+            [
+                sim.susceptible,
+                sim.infected,
+                sim.recovered,
+                sim.deaths,
+                sim.vaccinated,
+                sim.unemployed,
+            ],
+            axis=-1,
+        )
+        / p.population[:, None]
+    )
     lagged = sim.history_row(t - p.beta_delay + 1)
     return {
         "world-agent_state": state,  # (E, A, 6)
-        "world-agent_postsubsidy_productivity": sim.postsubsidy_productivity / p.maximum_productivity,
+        "world-agent_postsubsidy_productivity": sim.postsubsidy_productivity
+        / p.maximum_productivity,
         "world-lagged_stringency_level": lagged / p.num_stringency_levels,
         "world-agent_index": np.empty(0),
         "time": t / p.episode_length,
@@ -137,12 +152,15 @@ def open_close_observation_fields(sim) -> dict[str, np.ndarray]:
     }
 
 
-def subsidy_observation_fields(sim, subsidy_interval: int, num_subsidy_levels: int) -> dict[str, np.ndarray]:
+def subsidy_observation_fields(
+    sim, subsidy_interval: int, num_subsidy_levels: int
+) -> dict[str, np.ndarray]:
     t = sim.timestep
     return {
         "FederalGovernmentSubsidy-t_until_next_subsidy": (subsidy_interval - t % subsidy_interval)
         / subsidy_interval,
-        "FederalGovernmentSubsidy-current_subsidy_level": np.asarray(sim.subsidy_level) / num_subsidy_levels,
+        "FederalGovernmentSubsidy-current_subsidy_level": np.asarray(sim.subsidy_level)
+        / num_subsidy_levels,
     }
 
 

@@ -63,7 +63,10 @@ def component_params_from_config(
 
 
 def real_world_subsidy_levels(
-    params: CovidParams, num_subsidy_levels: int, subsidy_interval: int, max_annual_subsidy_per_person: float
+    params: CovidParams,
+    num_subsidy_levels: int,
+    subsidy_interval: int,
+    max_annual_subsidy_per_person: float,
 ) -> np.ndarray:
     """Subsidy level of every step 0..episode_length in real-world-policy mode.
 
@@ -72,7 +75,11 @@ def real_world_subsidy_levels(
     payments add up.
     """
     amount_per_level = (
-        params.us_population * max_annual_subsidy_per_person / num_subsidy_levels * subsidy_interval / 365.0
+        params.us_population
+        * max_annual_subsidy_per_person
+        / num_subsidy_levels
+        * subsidy_interval
+        / 365.0
     )
     levels = np.zeros(params.episode_length + 1, dtype=np.int64)
     for row in np.nonzero(params.real_subsidy)[0]:
@@ -226,7 +233,10 @@ class CovidSimulation:
         )
 
     def step_vaccination(
-        self, first_delivery_step: int, delivery_interval: int, num_vaccines_per_delivery: np.ndarray
+        self,
+        first_delivery_step: int,
+        delivery_interval: int,
+        num_vaccines_per_delivery: np.ndarray,
     ) -> None:
         """``VaccinationCampaign``: deliver today's vaccines into ``vaccines_available``."""
         self.vaccines_available = self.vaccines_available + dynamics.vaccination_step(
@@ -240,13 +250,16 @@ class CovidSimulation:
         self.step_subsidy(
             planner_actions, c.subsidy_interval, c.num_subsidy_levels, c.max_daily_subsidy_per_state
         )
-        self.step_vaccination(c.first_delivery_step, c.delivery_interval, c.num_vaccines_per_delivery)
+        self.step_vaccination(
+            c.first_delivery_step, c.delivery_interval, c.num_vaccines_per_delivery
+        )
 
     def step_scenario(self) -> None:
         """SIR, unemployment and economy for step ``self.timestep`` (uses up the vaccines)."""
         p, t = self.params, self.timestep
-        vaccines_available, self.vaccines_available = self.vaccines_available, np.zeros_like(
-            self.vaccines_available
+        vaccines_available, self.vaccines_available = (
+            self.vaccines_available,
+            np.zeros_like(self.vaccines_available),
         )
         lagged = self.history_row(t - p.beta_delay)
         (
@@ -332,19 +345,22 @@ class CovidSimulation:
         self.planner_health_index += planner_health
         self.planner_economic_index += planner_economic
         agent_rewards = dynamics.get_rew(health, economic, p.agent_health_weightage)
-        planner_rewards = dynamics.get_rew(planner_health, planner_economic, p.planner_health_weightage)
+        planner_rewards = dynamics.get_rew(
+            planner_health, planner_economic, p.planner_health_weightage
+        )
         return (
             agent_rewards / p.reward_normalization_factor,
             planner_rewards / p.reward_normalization_factor,
         )
 
-    def step(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def step(
+        self, agent_actions: np.ndarray, planner_actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Advance every env by one day. Returns (agent_rewards (E, A), planner_rewards (E,))."""
         self.timestep = self.timestep + 1
         self.step_components(agent_actions, planner_actions)
         self.step_scenario()
         return self.compute_rewards()
-
 
     # ------------------------------------------------------------------ observations
     def observation_fields(self) -> dict[str, np.ndarray]:

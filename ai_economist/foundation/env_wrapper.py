@@ -1,0 +1,289 @@
+"""``FoundationEnvWrapper``: one Foundation scenario, ``num_envs`` copies, on a chosen backend.
+
+Backends (``env_backend``):
+
+* ``"cpu"``: deep copies of the Python env stepped through the dict API (the original CPU path);
+* ``"numpy"``: the batched array model, all envs at once on the CPU (fast CPU training);
+* ``"pycuda"``: CUDA C kernels loaded with pycuda, one block per env, one thread per agent;
+* ``"numba"``: the Numba twins of those kernels (also runs under ``NUMBA_ENABLE_CUDASIM=1``).
+
+On GPU backends the first ``reset_all_envs()`` runs on the host and is copied to the device;
+later resets run on the device.  On every backend the wrapper implements the trainer
+contract :class:`ai_economist.warp_drive.env_protocol.BatchedPolicyEnv`, and
+``cuda_data_manager.pull_data_from_device(name)`` returns a host copy of a named array
+(``observations_a``, ``rewards_p``, ``_done_``, ...).  ``step_all_envs`` also accepts host
+actions ``{"a": int (num_envs, n_agents), "p": int (num_envs,)}`` for tests and debugging.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ai_economist.warp_drive.env_protocol import PolicySpec
+
+BACKENDS = ("cpu", "numpy", "pycuda", "numba")
+GPU_BACKENDS = ("pycuda", "numba")
+
+
+def _box_space(value: Any):
+    from gymnasium import spaces
+
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iu":
+        info = np.iinfo(arr.dtype)
+        return spaces.Box(low=info.min, high=info.max, shape=arr.shape, dtype=arr.dtype)
+    return spaces.Box(low=-1e20, high=1e20, shape=arr.shape, dtype=np.float32)
+
+
+def _dict_space(obs: dict):
+    from gymnasium import spaces
+
+    return spaces.Dict(
+        {k: _dict_space(v) if isinstance(v, dict) else _box_space(v) for k, v in obs.items()}
+    )
+
+
+def split_collated(obs: dict, n_agents: int) -> dict:
+    """Collated ``{"a": {k: (..., n)}, "p": ...}`` -> per-agent ``{"0": {...}, ..., "p": ...}``."""
+    out = {str(i): {k: np.asarray(v)[..., i] for k, v in obs["a"].items()} for i in range(n_agents)}
+    out["p"] = obs["p"]
+    return out
+
+
+class FoundationEnvWrapper:
+    """Run ``num_envs`` copies of a Foundation env on the CPU or a GPU (see module docstring).
+
+    Args:
+        env_obj: a Foundation env instance (or give ``env_name`` + ``env_config`` + ``env_registrar``).
+        env_name: registered env name, used with ``env_registrar``.
+        env_config: kwargs for the env class.
+        num_envs: number of environment copies stepped together.
+        use_cuda: as the original: True selects the ``"pycuda"`` backend unless ``env_backend`` says otherwise.
+        env_registrar: ``EnvironmentRegistrar`` for env classes / custom kernel sources.
+        event_messenger, process_id: accepted for compatibility (multi-process launchers).
+        env_backend: ``"cpu"``, ``"numpy"``, ``"pycuda"`` or ``"numba"``.
+        device: torch device for GPU backends (default ``cuda:<process_id>``).
+    """
+
+    def __init__(
+        self,
+        env_obj=None,
+        env_name: str | None = None,
+        env_config: dict | None = None,
+        num_envs: int = 1,
+        use_cuda: bool = False,
+        env_registrar=None,
+        event_messenger=None,
+        process_id: int = 0,
+        env_backend: str | None = None,
+        device=None,
+    ) -> None:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        backend = env_backend or ("pycuda" if use_cuda else "cpu")
+        if backend not in BACKENDS:
+            raise ValueError(f"env_backend must be one of {BACKENDS}, got {backend!r}")
+        self.env = (
+            env_obj
+            if env_obj is not None
+            else self._build_env(env_name, env_config, env_registrar, backend)
+        )
+        self.env_backend, self.use_cuda = backend, backend in GPU_BACKENDS
+        self.num_envs, self.process_id = int(num_envs), process_id
+        self.n_agents = self.env.num_agents  # mobile agents + planner (52 for COVID-19)
+        self.episode_length = self.env.episode_length
+        self.env_registrar = env_registrar
+        first_obs = self.env.reset()
+        self._first_obs = (
+            split_collated(first_obs, self.env.n_agents) if "a" in first_obs else first_obs
+        )
+        self.observation_space = {k: _dict_space(v) for k, v in self._first_obs.items()}
+        self.action_space = self._action_spaces()
+        self.backend = self._build_backend(device)
+        self._reset_on_host_done = False
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def _build_env(env_name, env_config, env_registrar, backend):
+        if env_name is None or env_registrar is None:
+            raise ValueError("give either env_obj, or env_name with env_config and env_registrar")
+        return env_registrar.get(env_name, use_cuda=backend in GPU_BACKENDS)(**(env_config or {}))
+
+    def _action_spaces(self) -> dict:
+        from gymnasium import spaces
+
+        out = {}
+        for agent in self.env.all_agents:
+            n = agent.action_spaces
+            if np.ndim(n) == 0:
+                out[str(agent.idx)] = spaces.Discrete(int(n))
+            else:
+                out[str(agent.idx)] = spaces.MultiDiscrete(np.asarray(n, dtype=np.int64))
+        return out
+
+    def _build_backend(self, device):
+        env = self.env
+        if self.env_backend == "cpu":
+            from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidPythonBackend
+
+            return CovidPythonBackend(env, self.num_envs)
+        if not hasattr(env, "component_params"):
+            raise ValueError(
+                f"env_backend={self.env_backend!r} is implemented for the COVID-19 scenario only; "
+                f"use env_backend='cpu' for {type(env).__name__}"
+            )
+        kwargs = dict(
+            use_real_world_policies=env.use_real_world_policies,
+            real_world_subsidy_levels=env.world.simulation.real_subsidy_levels,
+        )
+        if env.use_real_world_data:
+            raise ValueError(
+                "use_real_world_data runs on env_backend='cpu' only (it replays data, no simulation)"
+            )
+        if self.env_backend == "numpy":
+            from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidNumpyBackend
+
+            return CovidNumpyBackend(env.params, env.component_params(), self.num_envs, **kwargs)
+        from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+
+        if device is None:
+            device = f"cuda:{self.process_id}"
+        return CovidGpuBackend(
+            env.params,
+            env.component_params(),
+            self.num_envs,
+            backend=self.env_backend,
+            device=device,
+            **kwargs,
+        )
+
+    # --------------------------------------------------------- WarpDrive API
+    @property
+    def cuda_data_manager(self):
+        """The data store (torch tensors on the backend's device; CPU tensors on CPU backends)."""
+        return self.backend.data_manager
+
+    @property
+    def cuda_function_manager(self):
+        return getattr(self.backend, "function_manager", None)
+
+    def reset_all_envs(self) -> dict:
+        """Reset every env. The first call returns the host observations of env 0 (per agent);
+        later calls reset on the backend and return ``{}`` (GPU/numpy) or env 0's observations (cpu)."""
+        first = not self._reset_on_host_done
+        self._reset_on_host_done = True
+        self.backend.reset_all()
+        if first:
+            return self._first_obs
+        if self.env_backend == "cpu":
+            return split_collated(self.backend.last_obs[0], self.env.n_agents)
+        return {}
+
+    def reset_only_done_envs(self) -> None:
+        """Reset the envs whose ``_done_`` flag is set (on the device for GPU backends)."""
+        self.backend.reset_done()
+
+    def step_all_envs(self, actions: dict | None = None):
+        """Step every env. ``actions`` = None reads the action buffers; host actions
+        ``{"a": (num_envs, n_agents), "p": (num_envs,)}`` are copied into them first.
+
+        On the ``"cpu"`` backend with one env, per-agent actions ``{"0": a0, ..., "p": ap}``
+        step the Python env and return ``(obs, rew, done, info)`` per agent, as the original.
+        """
+        if actions is not None and self.env_backend == "cpu" and "a" not in actions:
+            return self._legacy_cpu_step(actions)
+        if actions is not None:
+            self._load_actions(actions)
+        self.backend.step()
+        return None
+
+    def _legacy_cpu_step(self, actions: dict):
+        if self.num_envs != 1:
+            raise ValueError(
+                "per-agent action dicts need num_envs=1; pass {'a': (num_envs, n), 'p': (num_envs,)}"
+            )
+        if not self._reset_on_host_done:
+            self.reset_all_envs()
+        env = self.backend.envs[0]
+        obs, rew, done, info = env.step(actions)
+        n = env.n_agents
+        rew_split = {str(i): float(r) for i, r in enumerate(np.asarray(rew["a"]))}
+        rew_split["p"] = rew["p"]
+        info_split = {str(i): {} for i in range(n)}
+        info_split["p"] = {}
+        return split_collated(obs, n), rew_split, done, info_split
+
+    def _load_actions(self, actions: dict) -> None:
+        n = self.env.n_agents
+        for tag, shape in (("a", (self.num_envs, n)), ("p", (self.num_envs,))):
+            if tag not in actions:
+                raise KeyError(f"host actions need key {tag!r} of shape {shape}")
+            arr = np.asarray(actions[tag])
+            if arr.shape != shape:
+                raise ValueError(f"actions[{tag!r}] must have shape {shape}, got {arr.shape}")
+            if arr.dtype.kind not in "iu":
+                raise TypeError(f"actions[{tag!r}] must be integers, got dtype {arr.dtype}")
+            limit = self.policy_specs[tag].num_actions
+            if arr.min() < 0 or arr.max() >= limit:
+                raise ValueError(
+                    f"actions[{tag!r}] must be in 0..{limit - 1}, got {arr.min()}..{arr.max()}"
+                )
+            buffer = self.actions(tag)
+            import torch
+
+            buffer.copy_(torch.as_tensor(arr.reshape(buffer.shape), dtype=buffer.dtype))
+
+    reset = reset_all_envs
+    step = step_all_envs
+
+    # ----------------------------------------------------- trainer protocol
+    @property
+    def device(self):
+        return self.cuda_data_manager.data_on_device_via_torch("_done_").device
+
+    @property
+    def policy_specs(self) -> dict[str, PolicySpec]:
+        dm = self.cuda_data_manager
+        specs = {}
+        for tag in ("a", "p"):
+            obs_shape = dm.get_shape(f"observations_{tag}")
+            specs[tag] = PolicySpec(
+                num_agents=obs_shape[1],
+                obs_dim=obs_shape[2],
+                num_actions=dm.get_shape(f"action_mask_{tag}")[2],
+            )
+        return specs
+
+    def observations(self, tag: str):
+        return self.cuda_data_manager.data_on_device_via_torch(f"observations_{tag}")
+
+    def action_masks(self, tag: str):
+        return self.cuda_data_manager.data_on_device_via_torch(f"action_mask_{tag}")
+
+    def actions(self, tag: str):
+        return self.cuda_data_manager.data_on_device_via_torch(f"sampled_actions_{tag}")
+
+    def rewards(self, tag: str):
+        return self.cuda_data_manager.data_on_device_via_torch(f"rewards_{tag}")
+
+    def done(self):
+        return self.cuda_data_manager.data_on_device_via_torch("_done_")
+
+    def episode_metrics(self) -> dict[str, float]:
+        return self.backend.episode_metrics()
+
+    def pull(self, name: str) -> np.ndarray:
+        """Host copy of a named array of the backend (state such as ``infected`` included)."""
+        return self.backend.pull(name)
+
+    def set_parameter_modulations(
+        self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None
+    ):
+        """Scale infection-rate intercepts/slopes and the unemployment response (per env on batched backends)."""
+        self.backend.set_parameter_modulations(beta_intercept, beta_slope, unemployment, env_ids)
