@@ -1,0 +1,123 @@
+"""The PPO and A2C updates, written out like a CleanRL script.
+
+``update_policy`` takes one policy's rollout (already flattened to a batch of agent-steps,
+with advantages and returns from GAE) and runs ``num_epochs`` passes of ``num_mini_batches``
+minibatches.  It returns its statistics as one device tensor (no host synchronisation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ai_economist.warp_drive.training.models import masked_log_prob_entropy
+
+STAT_NAMES = (
+    "loss",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_frac",
+    "grad_norm",
+)
+"""Order of the entries of the statistics tensor returned by :func:`update_policy`."""
+
+
+@dataclass
+class UpdateHyperParams:
+    """The hyper-parameters of one update (schedules already evaluated)."""
+
+    algorithm: str  # "PPO" or "A2C"
+    vf_loss_coeff: float
+    entropy_coeff: float
+    clip_param: float
+    clip_grad_norm: bool
+    max_grad_norm: float
+    normalize_advantage: bool
+    num_epochs: int
+    num_mini_batches: int
+
+
+@dataclass
+class Batch:
+    """Flat training samples of one policy: B = T * E * N agent-steps."""
+
+    obs: torch.Tensor  # (B, obs_dim)
+    masks: torch.Tensor  # (B, num_actions)
+    actions: torch.Tensor  # (B,)
+    log_probs: torch.Tensor  # (B,) at sampling time
+    advantages: torch.Tensor  # (B,)
+    returns: torch.Tensor  # (B,)
+
+
+def update_policy(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    hp: UpdateHyperParams,
+    generator: torch.Generator | None = None,
+    sync_gradients: Callable[[nn.Module], None] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run the PPO or A2C update of one policy.
+
+    Args:
+        sync_gradients: called after every backward pass (averages the gradients over
+            processes when training on several GPUs).
+
+    Returns:
+        ``(stats, nonfinite)``: the mean of :data:`STAT_NAMES` over the minibatches, and a
+        bool scalar that is True if any loss was NaN or infinite.
+    """
+    size = batch.obs.shape[0]
+    mb_size = -(-size // hp.num_mini_batches)
+    params = [p for p in model.parameters() if p.requires_grad]
+    max_norm = hp.max_grad_norm if hp.clip_grad_norm else float("inf")
+    stats = torch.zeros(len(STAT_NAMES), device=batch.obs.device)
+    nonfinite = torch.zeros((), dtype=torch.bool, device=batch.obs.device)
+    num_updates = 0
+    for _epoch in range(hp.num_epochs):
+        order = None
+        if hp.num_mini_batches > 1 or hp.num_epochs > 1:
+            order = torch.randperm(size, generator=generator, device=batch.obs.device)
+        for start in range(0, size, mb_size):
+            idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
+            logits, values = model(batch.obs[idx])
+            log_prob, entropy = masked_log_prob_entropy(
+                logits, batch.masks[idx], batch.actions[idx]
+            )
+
+            advantages = batch.advantages[idx]
+            if hp.normalize_advantage and advantages.numel() > 1:
+                advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+            log_ratio = log_prob - batch.log_probs[idx]
+            ratio = log_ratio.exp()
+            if hp.algorithm == "PPO":
+                clipped = ratio.clamp(1.0 - hp.clip_param, 1.0 + hp.clip_param)
+                policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+            else:  # A2C: the plain policy gradient
+                policy_loss = -(log_prob * advantages).mean()
+            value_loss = 0.5 * (values - batch.returns[idx]).pow(2).mean()
+            entropy_mean = entropy.mean()
+            loss = policy_loss + hp.vf_loss_coeff * value_loss - hp.entropy_coeff * entropy_mean
+
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if sync_gradients is not None:
+                sync_gradients(model)
+            grad_norm = nn.utils.clip_grad_norm_(params, max_norm)
+            optimizer.step()
+
+            with torch.no_grad():
+                approx_kl = ((ratio - 1.0) - log_ratio).mean()
+                clip_frac = ((ratio - 1.0).abs() > hp.clip_param).float().mean()
+                stats += torch.stack(
+                    [loss, policy_loss, value_loss, entropy_mean, approx_kl, clip_frac, grad_norm]
+                ).detach()
+                nonfinite |= ~torch.isfinite(loss)
+            num_updates += 1
+    return stats / num_updates, nonfinite

@@ -1,0 +1,98 @@
+"""Fully connected actor-critic models and masked categorical sampling.
+
+One model serves every agent of a policy (shared weights): the agents' observations are
+stacked into the batch dimension.  Action masks are applied to the logits before sampling,
+so a masked action is never drawn and carries no probability mass in the losses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+MASKED_LOGIT = torch.finfo(torch.float32).min
+"""Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
+
+
+def _layer(n_in: int, n_out: int, std: float) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class FullyConnectedActorCritic(nn.Module):
+    """An MLP trunk (ReLU) with a policy head (logits) and a value head.
+
+    Args:
+        obs_dim: length of one agent's flat observation.
+        num_actions: number of discrete actions (NO-OP included).
+        fc_dims: hidden layer sizes of the trunk, e.g. ``[256, 256]``.
+    """
+
+    def __init__(self, obs_dim: int, num_actions: int, fc_dims: Sequence[int]) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        n_in = obs_dim
+        for width in fc_dims:
+            layers += [_layer(n_in, int(width), math.sqrt(2.0)), nn.ReLU()]
+            n_in = int(width)
+        self.trunk = nn.Sequential(*layers)
+        self.policy_head = _layer(n_in, num_actions, 0.01)
+        self.value_head = _layer(n_in, 1, 1.0)
+        self.obs_dim = obs_dim
+        self.num_actions = num_actions
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits ``(..., num_actions)`` and values ``(...)`` of observations ``(..., obs_dim)``."""
+        hidden = self.trunk(obs)
+        return self.policy_head(hidden), self.value_head(hidden).squeeze(-1)
+
+
+def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module:
+    """The model named by a policy's ``model`` block (only ``fully_connected`` for now)."""
+    kind = model_config.get("type", "fully_connected")
+    if kind != "fully_connected":
+        raise ValueError(f"unknown model type {kind!r}; supported: 'fully_connected'")
+    return FullyConnectedActorCritic(obs_dim, num_actions, model_config.get("fc_dims", [256, 256]))
+
+
+def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Logits with the actions whose mask is 0 set to a huge negative value."""
+    return logits.masked_fill(masks == 0, MASKED_LOGIT)
+
+
+def sample_masked(
+    logits: torch.Tensor, masks: torch.Tensor, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Draw one allowed action per row with the Gumbel-max trick.
+
+    ``argmax(logits - log(Exp(1)))`` is a draw from ``softmax(logits)``; it needs one random
+    tensor and no host synchronisation.
+
+    Returns:
+        ``(actions, log_probs)``: int64 ``(...)`` and float ``(...)``.
+    """
+    masked = mask_logits(logits, masks)
+    noise = torch.empty_like(masked).exponential_(generator=generator)
+    actions = (masked - noise.log()).argmax(dim=-1)
+    log_probs = torch.log_softmax(masked, dim=-1).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    return actions, log_probs
+
+
+def greedy_masked(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """The most likely allowed action of each row."""
+    return mask_logits(logits, masks).argmax(dim=-1)
+
+
+def masked_log_prob_entropy(
+    logits: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities of ``actions`` and entropies of the masked distributions."""
+    log_p = torch.log_softmax(mask_logits(logits, masks), dim=-1)
+    log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+    entropy = -(log_p.exp() * log_p).sum(-1)
+    return log_prob, entropy

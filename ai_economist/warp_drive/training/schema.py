@@ -1,0 +1,277 @@
+"""The declared schema of a run configuration, and its validator.
+
+A run configuration has four blocks (plus the env ``name``)::
+
+    name: covid_and_economy_environment      # the environment's registered name
+    env: {...}                               # the environment's constructor arguments
+    trainer: {num_envs, num_episodes, train_batch_size, ...}
+    policy: {<tag>: {algorithm, lr, gamma, ..., model: {...}}, ...}
+    saving: {metrics_log_freq, model_params_save_freq, basedir, name, tag, ...}
+
+``SCHEMA`` below is the single source of truth: each leaf is a :class:`Field` with a type, a
+default (or ``REQUIRED``) and a description.  :func:`validate_config` checks a configuration
+against it (unknown keys, wrong types, missing fields, out-of-range values), fills in the
+defaults and returns a new, fully resolved dictionary.  Every problem is reported with the
+dotted key and the source of the configuration, e.g.
+``run config /path/x.yaml: unknown key 'trainer.num_env' (did you mean 'trainer.num_envs'?)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A run configuration does not match the schema; the message lists every problem."""
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One leaf of the schema.
+
+    ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``schedule`` (a number or a
+    list of ``[step, value]`` pairs), ``int_list`` and ``mapping`` (free-form dictionary).
+    """
+
+    kind: str
+    default: Any = REQUIRED
+    doc: str = ""
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+
+
+@dataclass(frozen=True)
+class PerTag:
+    """A mapping from policy tags to blocks that all follow ``schema``."""
+
+    schema: dict
+
+
+MODEL_SCHEMA: dict[str, Any] = {
+    "type": Field("str", "fully_connected", "model architecture", choices=("fully_connected",)),
+    "fc_dims": Field("int_list", [256, 256], "hidden layer sizes"),
+    "model_ckpt_filepath": Field("str", "", "initial weights (checkpoint or state_dict file)"),
+}
+
+POLICY_SCHEMA: dict[str, Any] = {
+    "to_train": Field("bool", True, "update this policy (False: act with fixed weights)"),
+    "algorithm": Field("str", "PPO", "PPO or A2C", choices=("PPO", "A2C")),
+    "gamma": Field("schedule", 0.99, "discount factor"),
+    "gae_lambda": Field("float", 0.95, "GAE lambda (1.0: Monte-Carlo returns)", minimum=0.0),
+    "lr": Field("schedule", 1e-4, "Adam learning rate"),
+    "vf_loss_coeff": Field("schedule", 1.0, "weight of the value loss"),
+    "entropy_coeff": Field("schedule", 0.01, "weight of the entropy bonus"),
+    "clip_param": Field("float", 0.2, "PPO ratio clip range", minimum=0.0),
+    "clip_grad_norm": Field("bool", True, "clip the gradient norm"),
+    "max_grad_norm": Field("float", 10.0, "gradient-norm limit", minimum=0.0),
+    "normalize_advantage": Field("bool", True, "normalise advantages per minibatch"),
+    "num_epochs": Field("int", 1, "passes over each rollout (PPO)", minimum=1),
+    "num_mini_batches": Field("int", 1, "minibatches per pass", minimum=1),
+    "model": MODEL_SCHEMA,
+}
+
+TRAINER_SCHEMA: dict[str, Any] = {
+    "num_envs": Field("int", REQUIRED, "environments stepped together (per GPU)", minimum=1),
+    "num_episodes": Field("int", REQUIRED, "episodes to train for (per GPU)", minimum=1),
+    "train_batch_size": Field(
+        "int", REQUIRED, "env-steps per iteration (per GPU); a multiple of num_envs", minimum=1
+    ),
+    "seed": Field("int", 0, "seed of the model initialisation and of action sampling"),
+    "device": Field("str", "auto", "where to train", choices=("auto", "cpu", "cuda")),
+    "num_gpus": Field("int", 1, "GPUs of this machine to train on", minimum=1),
+    "compile": Field("bool", False, "torch.compile the models"),
+    "profile_phases": Field("bool", False, "synchronise to time each phase exactly (slower)"),
+    "nan_check_freq": Field("int", 10, "iterations between NaN checks (host syncs)", minimum=1),
+    "progress_bar": Field("bool", True, "show a tqdm progress bar"),
+}
+
+SAVING_SCHEMA: dict[str, Any] = {
+    "metrics_log_freq": Field("int", 100, "iterations between metric logs", minimum=1),
+    "model_params_save_freq": Field("int", 500, "iterations between checkpoints", minimum=1),
+    "basedir": Field("str", "/tmp", "root of the run directories"),
+    "name": Field("str", "experiment", "experiment name (a sub-directory)"),
+    "tag": Field("str", "default", "experiment tag (a sub-directory)"),
+    "run_name": Field("str", "", "run directory name; empty: a timestamp"),
+    "keep_checkpoints": Field("int", 0, "checkpoints to keep; 0 keeps all", minimum=0),
+    "tensorboard": Field("bool", True, "write TensorBoard event files"),
+}
+
+SCHEMA: dict[str, Any] = {
+    "name": Field("str", REQUIRED, "registered environment name"),
+    "env": Field("mapping", {}, "environment constructor arguments"),
+    "trainer": TRAINER_SCHEMA,
+    "policy": PerTag(POLICY_SCHEMA),
+    "saving": SAVING_SCHEMA,
+}
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _yaml_float(value: Any) -> Any:
+    """``"1e-4"`` -> ``1e-4``: YAML 1.1 (PyYAML) reads exponents without a dot as strings."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _check_leaf(field: Field, value: Any, key: str, errors: list[str]) -> Any:
+    """Check (and normalise) one value; append a message to ``errors`` if it is wrong."""
+    kind = field.kind
+    if kind in ("float", "schedule"):
+        value = _yaml_float(value)
+    bad = f"'{key}' must be {{}}, got {value!r} ({_type_name(value)})"
+    if kind == "int":
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            errors.append(bad.format("an integer"))
+            return value
+    elif kind == "float":
+        if not _is_number(value):
+            errors.append(bad.format("a number"))
+            return value
+        value = float(value)
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            errors.append(bad.format("true or false"))
+            return value
+    elif kind == "str":
+        if not isinstance(value, str):
+            errors.append(bad.format("a string"))
+            return value
+        if field.choices:
+            match = {c.lower(): c for c in field.choices}.get(value.lower())
+            if match is None:
+                errors.append(f"'{key}' must be one of {list(field.choices)}, got {value!r}")
+            return match or value
+    elif kind == "int_list":
+        ok = isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value
+        )
+        if not ok:
+            errors.append(bad.format("a list of positive integers"))
+        return value
+    elif kind == "schedule":
+        if _is_number(value):
+            return float(value)
+        pairs_ok = (
+            isinstance(value, list)
+            and value
+            and all(
+                isinstance(p, list) and len(p) == 2 and all(_is_number(x) for x in p) for p in value
+            )
+        )
+        if not pairs_ok:
+            errors.append(bad.format("a number or a schedule [[step, value], ...]"))
+            return value
+        steps = [p[0] for p in value]
+        if steps[0] < 0 or any(b <= a for a, b in zip(steps, steps[1:], strict=False)):
+            errors.append(f"'{key}': schedule steps must be >= 0 and increasing, got {value!r}")
+        return [[int(p[0]) if float(p[0]).is_integer() else p[0], float(p[1])] for p in value]
+    elif kind == "mapping":
+        if not isinstance(value, Mapping):
+            errors.append(bad.format("a mapping"))
+        return copy.deepcopy(dict(value)) if isinstance(value, Mapping) else value
+    if field.minimum is not None and _is_number(value) and value < field.minimum:
+        errors.append(f"'{key}' must be >= {field.minimum:g}, got {value!r}")
+    return value
+
+
+def _check_block(schema: dict, block: Any, prefix: str, errors: list[str]) -> dict:
+    """Validate a nested block against ``schema``; return it with the defaults filled in."""
+    if block is None:
+        block = {}
+    if not isinstance(block, Mapping):
+        errors.append(f"'{prefix.rstrip('.')}' must be a mapping, got {_type_name(block)}")
+        return {}
+    out: dict[str, Any] = {}
+    for key in block:
+        if key not in schema:
+            hint = difflib.get_close_matches(str(key), list(schema), n=1)
+            msg = f"unknown key '{prefix}{key}'"
+            if hint:
+                msg += f" (did you mean '{prefix}{hint[0]}'?)"
+            errors.append(msg)
+    for key, spec in schema.items():
+        dotted = f"{prefix}{key}"
+        present = key in block
+        if isinstance(spec, Field):
+            if not present:
+                if spec.default is REQUIRED:
+                    errors.append(f"missing required key '{dotted}' ({spec.doc})")
+                else:
+                    out[key] = copy.deepcopy(spec.default)
+            else:
+                out[key] = _check_leaf(spec, block[key], dotted, errors)
+        elif isinstance(spec, PerTag):
+            tags = block.get(key) if present else None
+            if not isinstance(tags, Mapping) or not tags:
+                errors.append(f"'{dotted}' must map policy tags to policy blocks")
+                continue
+            out[key] = {
+                str(t): _check_block(spec.schema, b, f"{dotted}.{t}.", errors)
+                for t, b in tags.items()
+            }
+        else:
+            out[key] = _check_block(spec, block.get(key), f"{dotted}.", errors)
+    return out
+
+
+def validate_config(config: Any, source: str = "<dict>") -> dict:
+    """Check ``config`` against :data:`SCHEMA` and return a resolved copy with defaults.
+
+    Raises:
+        ConfigError: naming ``source`` and every offending dotted key.
+    """
+    errors: list[str] = []
+    resolved = _check_block(SCHEMA, config, "", errors)
+    trainer = resolved.get("trainer", {})
+    num_envs, batch = trainer.get("num_envs"), trainer.get("train_batch_size")
+    if not errors and batch % num_envs != 0:
+        lower = max(num_envs, batch // num_envs * num_envs)
+        errors.append(
+            f"'trainer.train_batch_size' ({batch}) must be a multiple of 'trainer.num_envs' "
+            f"({num_envs}): each iteration runs train_batch_size // num_envs steps in every "
+            f"env; use {lower} or {lower + num_envs}"
+        )
+    if errors:
+        head = f"run config {source}: "
+        if len(errors) == 1:
+            raise ConfigError(head + errors[0])
+        raise ConfigError(head + f"{len(errors)} problems:\n  - " + "\n  - ".join(errors))
+    return resolved
+
+
+def describe_schema(schema: dict | None = None, prefix: str = "") -> list[str]:
+    """One line per key: dotted name, type, default and description (for ``--help``/docs)."""
+    lines: list[str] = []
+    for key, spec in (SCHEMA if schema is None else schema).items():
+        if isinstance(spec, Field):
+            default = "required" if spec.default is REQUIRED else f"default {spec.default!r}"
+            lines.append(f"{prefix}{key}: {spec.kind}, {default} -- {spec.doc}")
+        elif isinstance(spec, PerTag):
+            lines += describe_schema(spec.schema, f"{prefix}{key}.<tag>.")
+        else:
+            lines += describe_schema(spec, f"{prefix}{key}.")
+    return lines

@@ -1,0 +1,170 @@
+"""A tiny ``BatchedPolicyEnv`` with a known optimal policy, for tests and demos of the trainer.
+
+Each agent sees a one-hot "target" action (plus a few noise features and the time) and gets
+reward 1 when it picks that action, 0 otherwise.  The agent policy ``"a"`` has ``num_agents``
+agents and the planner policy ``"p"`` one agent, each with its own number of actions.  Random
+actions are masked out (never the NO-OP, index 0, and never the target), so a masked action is
+never the right answer.  The optimal episode return is ``episode_length`` per agent; a uniform
+random allowed action scores about ``1 / (number of allowed actions)`` per step.
+
+All state lives in torch tensors on ``device`` (CPU or GPU) and the env draws its randomness
+from its own ``torch.Generator``, so it does not disturb the trainer's random streams.  It
+implements the optional ``state_dict()`` / ``load_state_dict()`` pair that lets a checkpoint
+resume reproduce the uninterrupted run bit for bit.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ai_economist.warp_drive.env_protocol import PolicySpec
+
+
+class ToyTargetEnv:
+    """``num_envs`` copies of the target-matching game, stepped together."""
+
+    name = "toy"
+
+    def __init__(
+        self,
+        num_envs: int = 4,
+        num_agents: int = 3,
+        episode_length: int = 8,
+        num_actions_agents: int = 5,
+        num_actions_planner: int = 3,
+        num_noise_features: int = 2,
+        mask_probability: float = 0.3,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+    ) -> None:
+        self.num_envs = int(num_envs)
+        self.episode_length = int(episode_length)
+        self._device = torch.device(device)
+        self._gen = torch.Generator(device=self._device)
+        self._gen.manual_seed(int(seed))
+        self._mask_probability = float(mask_probability)
+        self._noise = int(num_noise_features)
+        counts = {"a": int(num_agents), "p": 1}
+        actions = {"a": int(num_actions_agents), "p": int(num_actions_planner)}
+        self._specs = {
+            tag: PolicySpec(counts[tag], actions[tag] + self._noise + 1, actions[tag])
+            for tag in ("a", "p")
+        }
+        e, dev = self.num_envs, self._device
+        self._obs = {
+            t: torch.zeros(e, s.num_agents, s.obs_dim, device=dev) for t, s in self._specs.items()
+        }
+        self._masks = {
+            t: torch.ones(e, s.num_agents, s.num_actions, device=dev)
+            for t, s in self._specs.items()
+        }
+        self._targets = {
+            t: torch.zeros(e, s.num_agents, dtype=torch.long, device=dev)
+            for t, s in self._specs.items()
+        }
+        self._actions = {
+            t: torch.zeros(e, s.num_agents, dtype=torch.int32, device=dev)
+            for t, s in self._specs.items()
+        }
+        self._rewards = {
+            t: torch.zeros(e, s.num_agents, device=dev) for t, s in self._specs.items()
+        }
+        self._hits = {t: torch.zeros(e, device=dev) for t in self._specs}
+        self._timestep = torch.zeros(e, dtype=torch.int32, device=dev)
+        self._done = torch.zeros(e, dtype=torch.int32, device=dev)
+        self._last_accuracy = {t: torch.zeros((), device=dev) for t in self._specs}
+
+    # -- protocol -------------------------------------------------------------------------
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    @property
+    def policy_specs(self) -> dict[str, PolicySpec]:
+        return dict(self._specs)
+
+    def observations(self, tag: str) -> torch.Tensor:
+        return self._obs[tag]
+
+    def action_masks(self, tag: str) -> torch.Tensor:
+        return self._masks[tag]
+
+    def actions(self, tag: str) -> torch.Tensor:
+        return self._actions[tag]
+
+    def rewards(self, tag: str) -> torch.Tensor:
+        return self._rewards[tag]
+
+    def done(self) -> torch.Tensor:
+        return self._done
+
+    def reset_all_envs(self) -> None:
+        everything = torch.ones(self.num_envs, dtype=torch.bool, device=self._device)
+        self._reset(everything)
+
+    def reset_only_done_envs(self) -> None:
+        self._reset(self._done.bool())
+
+    def step_all_envs(self) -> None:
+        for tag in self._specs:
+            hit = (self._actions[tag].long() == self._targets[tag]).float()
+            self._rewards[tag].copy_(hit)
+            self._hits[tag] += hit.mean(-1)
+        self._timestep += 1
+        self._done.copy_((self._timestep >= self.episode_length).int())
+        ended = self._done.bool()
+        for tag in self._specs:
+            # accuracy of the episodes that just ended, kept on the device until asked for
+            acc = (self._hits[tag] * ended).sum() / ended.sum().clamp(min=1) / self.episode_length
+            self._last_accuracy[tag] = torch.where(ended.any(), acc, self._last_accuracy[tag])
+        self._draw(torch.ones_like(ended))
+
+    def episode_metrics(self) -> dict[str, float]:
+        return {f"accuracy_{t}": float(v) for t, v in self._last_accuracy.items()}
+
+    # -- checkpoint support (optional extension of the protocol) --------------------------
+    def state_dict(self) -> dict:
+        state = {"timestep": self._timestep, "done": self._done, "gen": self._gen.get_state()}
+        for group in ("obs", "masks", "targets", "rewards", "hits", "last_accuracy"):
+            for tag, value in getattr(self, f"_{group}").items():
+                state[f"{group}/{tag}"] = value
+        return {k: v.clone() if torch.is_tensor(v) else v for k, v in state.items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._timestep.copy_(state["timestep"])
+        self._done.copy_(state["done"])
+        self._gen.set_state(state["gen"].cpu())
+        for key, value in state.items():
+            if "/" in key:
+                group, tag = key.split("/")
+                getattr(self, f"_{group}")[tag].copy_(value)
+
+    # -- internals --------------------------------------------------------------------------
+    def _reset(self, which: torch.Tensor) -> None:
+        """Start new episodes in the environments selected by the bool (E,) tensor ``which``."""
+        keep = (~which).int()
+        self._timestep.mul_(keep)
+        self._done.mul_(keep)
+        for tag in self._specs:
+            self._hits[tag].mul_(keep.float())
+        self._draw(which)
+
+    def _draw(self, which: torch.Tensor) -> None:
+        """New targets, masks and observations for the selected environments."""
+        time = (self._timestep.float() / self.episode_length)[:, None]
+        for tag, spec in self._specs.items():
+            shape = (self.num_envs, spec.num_agents)
+            target = torch.randint(
+                0, spec.num_actions, shape, generator=self._gen, device=self._device
+            )
+            u = torch.rand((*shape, spec.num_actions), generator=self._gen, device=self._device)
+            mask = (u >= self._mask_probability).float()
+            mask[..., 0] = 1.0
+            mask.scatter_(-1, target.unsqueeze(-1), 1.0)
+            noise = torch.randn((*shape, self._noise), generator=self._gen, device=self._device)
+            one_hot = torch.nn.functional.one_hot(target, spec.num_actions).float()
+            obs = torch.cat([one_hot, noise, time.expand(shape).unsqueeze(-1)], dim=-1)
+            sel = which[:, None]
+            self._targets[tag].copy_(torch.where(sel, target, self._targets[tag]))
+            self._masks[tag].copy_(torch.where(sel[..., None], mask, self._masks[tag]))
+            self._obs[tag].copy_(torch.where(sel[..., None], obs, self._obs[tag]))

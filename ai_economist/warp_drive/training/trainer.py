@@ -1,0 +1,455 @@
+"""A multi-agent PPO/A2C trainer that keeps the whole loop on the environment's device.
+
+Usage (the WarpDrive way)::
+
+    trainer = Trainer(env_wrapper, config, policy_tag_to_agent_id_map,
+                      create_separate_placeholders_for_each_policy=True,
+                      obs_dim_corresponding_to_num_agents="last")
+    trainer.train()
+    trainer.graceful_close()
+
+``env_wrapper`` is any :class:`~ai_economist.warp_drive.env_protocol.BatchedPolicyEnv`.  One
+iteration collects ``train_batch_size`` env-steps (``train_batch_size // num_envs`` steps of
+every env), computes GAE advantages and runs the PPO or A2C update of every trained policy.
+Observations, sampled actions, rewards and the update never leave the device; metrics are
+copied to the host only when they are logged.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from ai_economist.warp_drive.env_protocol import BatchedPolicyEnv, PolicySpec
+from ai_economist.warp_drive.training import checkpoint as ckpt
+from ai_economist.warp_drive.training.algorithms import (
+    STAT_NAMES,
+    Batch,
+    UpdateHyperParams,
+    update_policy,
+)
+from ai_economist.warp_drive.training.distributed import DistributedContext
+from ai_economist.warp_drive.training.gae import compute_gae
+from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress, format_table
+from ai_economist.warp_drive.training.models import build_model, sample_masked
+from ai_economist.warp_drive.training.rollout import EpisodeTracker, PhaseTimer, RolloutBuffer
+from ai_economist.warp_drive.training.schedules import Schedule
+from ai_economist.warp_drive.training.schema import validate_config
+
+SCHEDULED = ("lr", "gamma", "vf_loss_coeff", "entropy_coeff")
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss became NaN or infinite; the message names the policy and the iteration."""
+
+
+@dataclass
+class Policy:
+    """Everything the trainer keeps for one policy tag."""
+
+    tag: str
+    spec: PolicySpec
+    config: dict
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    schedules: dict[str, Schedule]
+    buffer: RolloutBuffer
+    act_model: Any = None  # the model used to act (compiled when trainer.compile is on)
+    last_values: torch.Tensor | None = None
+    window_stats: torch.Tensor | None = None  # sum of STAT_NAMES over the logging window
+    window_reward: torch.Tensor | None = None  # sum of the mean per-step reward
+    hyper: dict[str, float] = field(default_factory=dict)
+
+
+def build_policy_model(
+    tag: str, policy_config: dict, spec: PolicySpec, device: torch.device
+) -> torch.nn.Module:
+    """The model of policy ``tag``, with the initial weights named by its config loaded."""
+    model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions).to(device)
+    path = policy_config["model"].get("model_ckpt_filepath", "")
+    if path:
+        state = torch.load(path, map_location=device, weights_only=True)
+        if "policies" in state:  # a full trainer checkpoint: take this policy's weights
+            state = state["policies"][tag]["model"]
+        model.load_state_dict(state)
+    return model
+
+
+class Trainer:
+    """Train the policies of a :class:`BatchedPolicyEnv` with PPO or A2C.
+
+    Args:
+        env_wrapper: the batched environment (its ``device`` is where training happens).
+        config: a run configuration (see :mod:`.schema`); validated and completed here.
+        policy_tag_to_agent_id_map: agent ids per policy tag, e.g.
+            ``{"a": [0, ..., 50], "p": ["p"]}``; lengths must match the env's policy specs.
+        create_separate_placeholders_for_each_policy: accepted for WarpDrive compatibility;
+            the protocol always hands out one tensor per policy.
+        obs_dim_corresponding_to_num_agents: ``"first"`` or ``"last"``, accepted for WarpDrive
+            compatibility; the protocol's observations are always (envs, agents, obs_dim).
+        num_devices: processes training together (``torch.distributed`` already initialised).
+        device_id: this process's rank.
+        results_directory: the run directory; default ``basedir/name/tag/<run_name|timestamp>``.
+        verbose: print the metrics table and a progress bar (rank 0 only).
+        resume_from: a checkpoint file or a run directory to continue from.
+    """
+
+    def __init__(
+        self,
+        env_wrapper: BatchedPolicyEnv,
+        config: dict,
+        policy_tag_to_agent_id_map: dict[str, list],
+        create_separate_placeholders_for_each_policy: bool = False,
+        obs_dim_corresponding_to_num_agents: str = "first",
+        num_devices: int = 1,
+        device_id: int = 0,
+        results_directory: str | Path | None = None,
+        verbose: bool = True,
+        resume_from: str | Path | None = None,
+        config_source: str = "<dict>",
+    ) -> None:
+        if obs_dim_corresponding_to_num_agents not in ("first", "last"):
+            raise ValueError("obs_dim_corresponding_to_num_agents must be 'first' or 'last'")
+        self.config = validate_config(config, config_source)
+        self.env = env_wrapper
+        self.device = torch.device(env_wrapper.device)
+        self.dist = DistributedContext(device_id, num_devices)
+        self.verbose = verbose and self.dist.is_main
+        self.separate_placeholders = create_separate_placeholders_for_each_policy
+        tcfg = self.config["trainer"]
+        self._check_env(policy_tag_to_agent_id_map)
+        self.num_envs = tcfg["num_envs"]
+        self.num_steps = tcfg["train_batch_size"] // self.num_envs
+        self.steps_per_iteration = tcfg["train_batch_size"] * self.dist.world_size
+        self.num_iterations = math.ceil(
+            tcfg["num_episodes"] * env_wrapper.episode_length / tcfg["train_batch_size"]
+        )
+        self.iteration = 0
+        self.env_steps = 0
+
+        seed = tcfg["seed"]
+        torch.manual_seed(seed)
+        np.random.seed(seed + self.dist.rank)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
+        self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
+        self.dones = torch.zeros(self.num_steps, self.num_envs, device=self.device)
+        self.tracker = EpisodeTracker(env_wrapper.policy_specs, self.num_envs, self.device)
+        self.timer = PhaseTimer(self.device, synchronize=tcfg["profile_phases"])
+        # first iteration whose loss was NaN/inf, per policy (inf: none), checked lazily
+        self._nan_iteration = torch.full((len(self.policies),), math.inf, device=self.device)
+        self._window_iterations = 0
+        self._window_start = None
+        self.last_checkpoint: Path | None = None
+        self.last_metrics: dict[str, Any] = {}
+
+        env_wrapper.reset_all_envs()
+        resume_path = ckpt.find_checkpoint(resume_from) if resume_from else None
+        if resume_path is not None:
+            self._restore(ckpt.load_checkpoint(resume_path))
+            self.last_checkpoint = resume_path
+        self.run_dir = self._make_run_dir(results_directory, resume_path)
+        self.logger = None
+        if self.dist.is_main:
+            with (self.run_dir / "config.yaml").open("w") as f:
+                yaml.safe_dump(self.config, f, sort_keys=False)
+            resumed_at = self.iteration if resume_path is not None else None
+            self.logger = MetricsLogger(
+                self.run_dir, self.config["saving"]["tensorboard"], resumed_at
+            )
+        self._progress: Progress | None = None
+
+    # ---------------------------------------------------------------------------- set-up --
+    def _check_env(self, agent_map: dict[str, list]) -> None:
+        specs = self.env.policy_specs
+        tags = set(self.config["policy"])
+        if tags != set(specs) or tags != set(agent_map):
+            raise ValueError(
+                f"policy tags differ: config 'policy' has {sorted(tags)}, the env has "
+                f"{sorted(specs)}, policy_tag_to_agent_id_map has {sorted(agent_map)}"
+            )
+        for tag, ids in agent_map.items():
+            if len(ids) != specs[tag].num_agents:
+                raise ValueError(
+                    f"policy '{tag}': {len(ids)} agent ids given, the env has "
+                    f"{specs[tag].num_agents} agents with this policy"
+                )
+        if self.env.num_envs != self.config["trainer"]["num_envs"]:
+            raise ValueError(
+                f"the env wrapper steps {self.env.num_envs} envs but trainer.num_envs is "
+                f"{self.config['trainer']['num_envs']}"
+            )
+
+    def _build_policy(self, tag: str) -> Policy:
+        pcfg = self.config["policy"][tag]
+        spec = self.env.policy_specs[tag]
+        model = build_policy_model(tag, pcfg, spec, self.device)
+        self.dist.broadcast_parameters(model)
+        schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
+        optimizer = torch.optim.Adam(model.parameters(), lr=schedules["lr"](0), eps=1e-5)
+        act_model = torch.compile(model) if self.config["trainer"]["compile"] else model
+        return Policy(
+            tag=tag,
+            spec=spec,
+            config=pcfg,
+            model=model,
+            optimizer=optimizer,
+            schedules=schedules,
+            buffer=RolloutBuffer.allocate(spec, self.num_steps, self.num_envs, self.device),
+            act_model=act_model,
+            window_stats=torch.zeros(len(STAT_NAMES), device=self.device),
+            window_reward=torch.zeros((), device=self.device),
+        )
+
+    def _make_run_dir(self, results_directory: str | Path | None, resume_path: Path | None) -> Path:
+        if results_directory is not None:
+            run_dir = Path(results_directory)
+        elif resume_path is not None:
+            run_dir = ckpt.run_dir_of(resume_path)
+        else:
+            saving = self.config["saving"]
+            name = saving["run_name"] or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+            run_dir = Path(saving["basedir"]) / saving["name"] / saving["tag"] / name
+        if self.dist.is_main:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        return run_dir
+
+    # ------------------------------------------------------------------------- training --
+    def train(self) -> dict[str, Any]:
+        """Run the remaining iterations; return the last logged metrics."""
+        tcfg, saving = self.config["trainer"], self.config["saving"]
+        enabled = self.verbose and tcfg["progress_bar"]
+        self._progress = Progress(self.num_iterations, self.iteration, enabled)
+        self._window_start = time.perf_counter()
+        try:
+            while self.iteration < self.num_iterations:
+                with self.timer.phase("rollout"):
+                    self._collect_rollout()
+                with self.timer.phase("update"):
+                    self._update()
+                self.iteration += 1
+                self.env_steps += self.steps_per_iteration
+                self._window_iterations += 1
+                last = self.iteration == self.num_iterations
+                if self.iteration % tcfg["nan_check_freq"] == 0:
+                    self._check_finite()
+                if self.iteration % saving["metrics_log_freq"] == 0 or last:
+                    self._check_finite()
+                    self._log_metrics()
+                if self.iteration % saving["model_params_save_freq"] == 0 or last:
+                    self.save_checkpoint()
+                self._progress.update(self.iteration)
+        finally:
+            self._progress.close()
+        return self.last_metrics
+
+    @torch.no_grad()
+    def _collect_rollout(self) -> None:
+        """Step every env ``num_steps`` times, recording what the update needs."""
+        env, timer = self.env, self.timer
+        for t in range(self.num_steps):
+            for p in self.policies.values():
+                buf = p.buffer
+                with timer.phase("policy_forward"):
+                    buf.obs[t].copy_(env.observations(p.tag))
+                    buf.masks[t].copy_(env.action_masks(p.tag))
+                    logits, values = p.act_model(buf.obs[t])
+                with timer.phase("sampling"):
+                    actions, log_probs = sample_masked(logits, buf.masks[t], self.generator)
+                    buf.actions[t].copy_(actions)
+                    buf.log_probs[t].copy_(log_probs)
+                    buf.values[t].copy_(values)
+                    env.actions(p.tag).copy_(actions)
+            with timer.phase("env_step"):
+                env.step_all_envs()
+                for p in self.policies.values():
+                    p.buffer.rewards[t].copy_(env.rewards(p.tag))
+                    self.tracker.add(p.tag, p.buffer.rewards[t])
+                self.dones[t].copy_(env.done())
+                self.tracker.end_step(self.dones[t])
+                env.reset_only_done_envs()
+        with timer.phase("policy_forward"):
+            for p in self.policies.values():
+                if p.config["to_train"]:
+                    p.last_values = p.act_model(env.observations(p.tag).float())[1]
+
+    def _update(self) -> None:
+        """GAE, then the PPO/A2C update of every trained policy."""
+        for i, p in enumerate(self.policies.values()):
+            buf = p.buffer
+            p.window_reward += buf.rewards.mean()
+            if not p.config["to_train"]:
+                continue
+            p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
+            advantages, returns = compute_gae(
+                buf.rewards, buf.values, self.dones, p.last_values,
+                p.hyper["gamma"], p.config["gae_lambda"],
+            )  # fmt: skip
+            batch = Batch(
+                obs=buf.obs.flatten(0, 2),
+                masks=buf.masks.flatten(0, 2),
+                actions=buf.actions.flatten(),
+                log_probs=buf.log_probs.flatten(),
+                advantages=advantages.flatten(),
+                returns=returns.flatten(),
+            )
+            for group in p.optimizer.param_groups:
+                group["lr"] = p.hyper["lr"]
+            hp = UpdateHyperParams(
+                algorithm=p.config["algorithm"],
+                vf_loss_coeff=p.hyper["vf_loss_coeff"],
+                entropy_coeff=p.hyper["entropy_coeff"],
+                clip_param=p.config["clip_param"],
+                clip_grad_norm=p.config["clip_grad_norm"],
+                max_grad_norm=p.config["max_grad_norm"],
+                normalize_advantage=p.config["normalize_advantage"],
+                num_epochs=p.config["num_epochs"],
+                num_mini_batches=p.config["num_mini_batches"],
+            )
+            sync = self.dist.average_gradients if self.dist.enabled else None
+            stats, nonfinite = update_policy(p.model, p.optimizer, batch, hp, self.generator, sync)
+            p.window_stats += stats
+            first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
+            self._nan_iteration[i] = torch.minimum(self._nan_iteration[i], first_bad)
+
+    # ------------------------------------------------------------- metrics and checks --
+    def _check_finite(self) -> None:
+        """Stop with :class:`TrainingDiverged` if any loss has been NaN/inf (one host sync)."""
+        bad = self.dist.min(self._nan_iteration).cpu().tolist()
+        for tag, it in zip(self.policies, bad, strict=True):
+            if math.isfinite(it):
+                where = self.last_checkpoint or "none was saved yet"
+                raise TrainingDiverged(
+                    f"the loss of policy '{tag}' became NaN or infinite at iteration {int(it)}; "
+                    f"training stopped. Last good checkpoint: {where}"
+                )
+
+    def _log_metrics(self) -> None:
+        """Sync the window's device metrics to the host once and write them everywhere."""
+        n = max(self._window_iterations, 1)
+        episode_sums, episode_count = self.tracker.pop()
+        parts = [episode_count.reshape(1)]
+        for p in self.policies.values():
+            parts += [episode_sums[p.tag].reshape(1), p.window_reward.reshape(1) / n,
+                      p.window_stats / n]  # fmt: skip
+        flat = self.dist.sum(torch.cat(parts)).cpu().tolist()
+        now = time.perf_counter()
+        elapsed = now - self._window_start
+        count = flat[0]
+        row: dict[str, Any] = {
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "episodes": int(count),
+            "env_steps_per_s": self.steps_per_iteration * n / max(elapsed, 1e-9),
+        }
+        offset, w = 1, self.dist.world_size
+        for p in self.policies.values():
+            row[f"{p.tag}/episode_reward"] = flat[offset] / count if count else float("nan")
+            row[f"{p.tag}/reward_per_step"] = flat[offset + 1] / w
+            if p.config["to_train"]:
+                for j, name in enumerate(STAT_NAMES):
+                    row[f"{p.tag}/{name}"] = flat[offset + 2 + j] / w
+                row.update({f"{p.tag}/{k}": v for k, v in p.hyper.items()})
+            offset += 2 + len(STAT_NAMES)
+            p.window_stats.zero_()
+            p.window_reward.zero_()
+        for phase, seconds in self.timer.pop().items():
+            row[f"time/{phase}"] = seconds / n
+        if self.dist.is_main:
+            row.update({f"env/{k}": float(v) for k, v in self.env.episode_metrics().items()})
+            self.logger.log(row)
+            if self.verbose:
+                self._progress.write(format_table(row, list(self.policies)))
+        self.last_metrics = row
+        self._window_iterations = 0
+        self._window_start = time.perf_counter()
+
+    # ------------------------------------------------------------------ checkpoints --
+    def _local_state(self) -> dict[str, Any]:
+        """This process's share of a checkpoint (random streams, env and episode state)."""
+        state: dict[str, Any] = {
+            "sampler": self.generator.get_state(),
+            "tracker": {k: v.cpu() for k, v in self.tracker.state_dict().items()},
+            "window": {
+                t: (p.window_stats.cpu(), p.window_reward.cpu()) for t, p in self.policies.items()
+            },
+            "window_iterations": self._window_iterations,
+            "nan_iteration": self._nan_iteration.cpu(),
+            "rng": ckpt.global_rng_states(),
+        }
+        if hasattr(self.env, "state_dict"):
+            state["env"] = _to_cpu(self.env.state_dict())
+        return state
+
+    def save_checkpoint(self) -> Path | None:
+        """Write a full checkpoint of the current iteration (rank 0 writes; all ranks call)."""
+        self._check_finite()
+        local = self._local_state()
+        shards = self.dist.gather(local)
+        path = None
+        if self.dist.is_main:
+            state = {
+                "format_version": ckpt.FORMAT_VERSION,
+                "iteration": self.iteration,
+                "env_steps": self.env_steps,
+                "world_size": self.dist.world_size,
+                "config": self.config,
+                "policies": {
+                    t: {"model": p.model.state_dict(), "optimizer": p.optimizer.state_dict()}
+                    for t, p in self.policies.items()
+                },
+                "ranks": shards,
+            }
+            path = ckpt.save_checkpoint(ckpt.checkpoint_path(self.run_dir, self.iteration), state)
+            ckpt.prune_checkpoints(self.run_dir, self.config["saving"]["keep_checkpoints"])
+            self.last_checkpoint = path
+        self.dist.barrier()
+        return path
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        """Continue from a checkpoint (models, optimizers, counters, RNG, env)."""
+        for tag, p in self.policies.items():
+            p.model.load_state_dict(state["policies"][tag]["model"])
+            p.optimizer.load_state_dict(state["policies"][tag]["optimizer"])
+        self.iteration = state["iteration"]
+        self.env_steps = state["env_steps"]
+        ranks = state["ranks"]
+        if self.dist.rank >= len(ranks):
+            return  # more processes than when saved: this rank starts fresh streams
+        local = ranks[self.dist.rank]
+        self.generator.set_state(local["sampler"])
+        self.tracker.load_state_dict({k: v.to(self.device) for k, v in local["tracker"].items()})
+        for tag, (stats, reward) in local["window"].items():
+            self.policies[tag].window_stats.copy_(stats)
+            self.policies[tag].window_reward.copy_(reward)
+        self._window_iterations = local["window_iterations"]
+        self._nan_iteration.copy_(local["nan_iteration"])
+        ckpt.restore_global_rng_states(local["rng"])
+        if "env" in local and hasattr(self.env, "load_state_dict"):
+            self.env.load_state_dict(local["env"])
+
+    def graceful_close(self) -> None:
+        """Flush and close the logs (safe to call more than once)."""
+        if self._progress is not None:
+            self._progress.close()
+        if self.logger is not None:
+            self.logger.close()
+            self.logger = None
+
+
+def _to_cpu(value: Any) -> Any:
+    if torch.is_tensor(value):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_to_cpu(v) for v in value)
+    return value
