@@ -165,7 +165,9 @@ class CUDADataManager:
     # ------------------------------------------------------------------ pushing
     def _prepare(self, name: str, entry: dict) -> dict:
         if not isinstance(entry, dict) or "data" not in entry:
-            raise ValueError(f"DataFeed entry {name!r} must be a dict with 'data' and 'attributes'.")
+            raise ValueError(
+                f"DataFeed entry {name!r} must be a dict with 'data' and 'attributes'."
+            )
         attrs = dict(entry.get("attributes", {}))
         data = entry["data"]
         replicate = bool(attrs.get("replicate_over_envs", False))
@@ -175,7 +177,9 @@ class CUDADataManager:
             isinstance(data, np.ndarray) and data.ndim == 0 and not replicate
         ):
             if save_copy:
-                raise ValueError(f"{name!r} is a scalar; save_copy_and_apply_at_reset needs an array.")
+                raise ValueError(
+                    f"{name!r} is a scalar; save_copy_and_apply_at_reset needs an array."
+                )
             value = np.asarray(data)
             if value.dtype.kind == "b":
                 value = value.astype(np.int32)
@@ -379,7 +383,9 @@ class CUDADataManager:
 
     def reset_zero_names(self) -> list[str]:
         """Arrays pushed with ``reset_to_zero=True`` (zeroed for done envs at reset)."""
-        return [n for n, a in self._attributes.items() if a.get("reset_to_zero") and n in self._tensors]
+        return [
+            n for n, a in self._attributes.items() if a.get("reset_to_zero") and n in self._tensors
+        ]
 
     def snapshot(self, name: str):
         """The reset snapshot tensor of ``name``."""

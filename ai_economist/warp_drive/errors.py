@@ -68,7 +68,7 @@ def require_pycuda() -> ModuleType:
     except ImportError as exc:
         raise ImportError(
             f"The pycuda backend needs PyCUDA, which could not be imported ({exc}). "
-            f"Install it with: {_EXTRA['pycuda']}. Alternatively use env_backend=\"numba\". "
+            f'Install it with: {_EXTRA["pycuda"]}. Alternatively use env_backend="numba". '
             + CPU_HINT
         ) from exc
     return drv
@@ -162,7 +162,7 @@ def find_nvcc(nvcc: str | os.PathLike | None = None) -> Path:
         "nvcc (the CUDA compiler) was not found; the pycuda backend compiles its kernels with it. "
         "Install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME / NVCC). Tried: "
         + ", ".join(candidates)
-        + ". Alternatively use env_backend=\"numba\", or: "
+        + '. Alternatively use env_backend="numba", or: '
         + CPU_HINT
     )
 

@@ -208,7 +208,9 @@ def _threads(block) -> int:
 
 def _check_block(block, max_threads: int) -> None:
     if _threads(block) > max_threads:
-        raise ValueError(f"A block of {block} has {_threads(block)} threads; the device allows {max_threads}.")
+        raise ValueError(
+            f"A block of {block} has {_threads(block)} threads; the device allows {max_threads}."
+        )
 
 
 _SCALAR_CODES = {np.dtype(np.uintp): "P"}
@@ -383,7 +385,9 @@ class NumbaFunctionManager:
         try:
             return self._kernels[name]
         except KeyError:
-            raise UnknownNameError(close_matches_message(name, self._kernels, "numba kernel")) from None
+            raise UnknownNameError(
+                close_matches_message(name, self._kernels, "numba kernel")
+            ) from None
 
     def _convert(self, arg: Any) -> Any:
         if not hasattr(arg, "data_ptr"):

@@ -122,7 +122,9 @@ class EnvironmentRegistrar:
         found = self._lookup("_src", env_backend, env_name)
         if found is None:
             raise UnknownNameError(
-                close_matches_message(env_name, self._known("_src", env_backend), f"{env_backend} env")
+                close_matches_message(
+                    env_name, self._known("_src", env_backend), f"{env_backend} env"
+                )
             )
         return found
 
@@ -200,7 +202,9 @@ class EnvironmentRegistrar:
         _check_backend(env_backend, ENV_BACKENDS)
         if self._lookup("_envs", env_backend, env_name) is not None:
             return True
-        return env_backend in GPU_BACKENDS and self._lookup("_src", env_backend, env_name) is not None
+        return (
+            env_backend in GPU_BACKENDS and self._lookup("_src", env_backend, env_name) is not None
+        )
 
     def add_provider(self, module_name: str) -> None:
         """Import ``module_name`` (which registers environments) on the first lookup that misses."""

@@ -111,8 +111,10 @@ class StateField:
                 + ", ".join(str(d) for d in C_TYPES)
             )
         object.__setattr__(self, "dtype", dtype)
-        shape = self.shape if isinstance(self.shape, tuple) else (
-            (self.shape,) if isinstance(self.shape, (int, str)) else tuple(self.shape)
+        shape = (
+            self.shape
+            if isinstance(self.shape, tuple)
+            else ((self.shape,) if isinstance(self.shape, (int, str)) else tuple(self.shape))
         )
         object.__setattr__(self, "shape", shape)
         if self.reset not in ("snapshot", "zeros", "none"):
@@ -122,7 +124,9 @@ class StateField:
             )
         if not self.per_env:
             if self.reset == "zeros":
-                raise ValueError(f"StateField {self.name!r}: constants (per_env=False) are never reset.")
+                raise ValueError(
+                    f"StateField {self.name!r}: constants (per_env=False) are never reset."
+                )
             object.__setattr__(self, "reset", "none")
         cname = self.c_name or self.name
         if not re.fullmatch(r"[A-Za-z_]\w*", cname):
@@ -150,7 +154,9 @@ class StateField:
 
     def resolve(self, dims: Mapping[str, int]) -> StateField:
         """A copy with every symbolic dimension evaluated against ``dims``."""
-        shape = tuple(d if isinstance(d, (int, np.integer)) else _eval_dim(d, dims) for d in self.shape)
+        shape = tuple(
+            d if isinstance(d, (int, np.integer)) else _eval_dim(d, dims) for d in self.shape
+        )
         for d in shape:
             if d < 0:
                 raise ValueError(f"StateField {self.name!r}: negative dimension in {shape}.")
@@ -332,7 +338,9 @@ class StateSpec:
         field in declaration order; with ``scalars="defines"`` scalar constants are left out."""
         if scalars not in ("args", "defines"):
             raise ValueError(f"scalars must be 'args' or 'defines', got {scalars!r}.")
-        fields = [self[n] for n in names] if names is not None else [f for f in self if f.kernel_arg]
+        fields = (
+            [self[n] for n in names] if names is not None else [f for f in self if f.kernel_arg]
+        )
         if scalars == "defines":
             fields = [f for f in fields if not f.is_scalar_constant]
         return fields
@@ -358,8 +366,12 @@ class StateSpec:
         try:
             convert = _CONVERTERS[backend]
         except KeyError:
-            raise ValueError(f"backend must be one of {sorted(_CONVERTERS)}, got {backend!r}.") from None
-        return [convert(data_manager.device_data(f.name)) for f in self.kernel_fields(names, scalars)]
+            raise ValueError(
+                f"backend must be one of {sorted(_CONVERTERS)}, got {backend!r}."
+            ) from None
+        return [
+            convert(data_manager.device_data(f.name)) for f in self.kernel_fields(names, scalars)
+        ]
 
     def c_declarations(
         self, names: Iterable[str] | None = None, scalars: ScalarMode = "args"
@@ -449,4 +461,6 @@ def check_kernel_signature(
         if key(a) != key(e):
             problems.append(f"#{i}: kernel has '{a}', spec declares '{e}'")
     if problems:
-        raise ValueError(f"Signature of {kernel_name} does not match the StateSpec: " + "; ".join(problems))
+        raise ValueError(
+            f"Signature of {kernel_name} does not match the StateSpec: " + "; ".join(problems)
+        )
