@@ -1,0 +1,1 @@
+"""Foundation core: registries, agents, world, components and the environment base class."""

@@ -1,0 +1,429 @@
+"""BaseEnvironment: the scenario base class that runs components, observations and logs.
+
+A scenario subclasses :class:`BaseEnvironment`, sets ``name``, ``agent_subclasses`` and
+``required_entities``, registers itself with ``@scenario_registry.add`` and implements
+``reset_starting_layout``, ``reset_agent_states``, ``scenario_step``,
+``generate_observations`` and ``compute_reward`` (optionally ``additional_reset_steps`` and
+``scenario_metrics``).
+
+Dict contract: ``reset() -> obs`` and ``step(actions) -> (obs, rew, done, info)``, keyed by
+``str(agent.idx)`` and ``"p"`` (collated mode: ``"a"`` and ``"p"``).
+
+Differences from Foundation 1.7.1 (also listed in docs/differences.md, "Foundation core"):
+
+* No global RNG. Each environment owns a ``numpy.random.Generator`` (``env.rng``, also
+  ``env.world.rng``). ``env.seed(seed)`` is an instance method taking any int >= 0 (``None``
+  = fresh entropy). The replay log stores ``bit_generator.state`` dicts, which
+  ``reset(seed_state=...)`` / ``step(..., seed_state=...)`` restore.
+* Collated fast path: with ``collate_agent_step_and_reset_data=True`` the scenario's
+  ``generate_observations``/``compute_reward`` and the components' observations/masks may
+  return ``{"a": <arrays with agents on the last axis>, "p": ...}``, which pass through
+  untouched; ``step`` accepts ``{"a": int array (n_agents,), "p": ...}``. Rewards are
+  ``rew["a"]`` float array and ``rew["p"]`` float. Flattening in collated mode yields
+  ``"flat"`` of shape ``(obs_dim, n_agents)``.
+* Flattened masks are always float32; constructor arguments are validated with
+  TypeError/ValueError instead of asserts; ``previous_episode_dense_log`` is refreshed at
+  every episode end (empty lists when the episode was not dense-logged).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base import episode_logs as logs
+from ai_economist.foundation.base.base_agent import BaseAgent
+from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.base.collation import (
+    CollatedLayout,
+    MaskBuilder,
+    collate_rewards,
+    split_rewards,
+)
+from ai_economist.foundation.base.observations import ObservationMerger, PackagerCache
+from ai_economist.foundation.base.registrar import Registry
+from ai_economist.foundation.base.rng import get_state, make_generator, set_state, validate_seed
+from ai_economist.foundation.base.validation import (
+    check_bool,
+    check_int,
+    check_optional_int,
+    check_scenario_attributes,
+    check_world_size,
+    parse_component_specs,
+    register_entities,
+)
+from ai_economist.foundation.base.world import World
+
+
+class BaseEnvironment(ABC):
+    """Base class of every scenario. See the module docstring and §2 of the reference.
+
+    Args:
+        components: ``[("Name", {kwargs}), ...]`` or ``[{"Name": {kwargs}}, ...]``; the order
+            fixes the order of reset, step, observations and masks.
+        n_agents: number of mobile agents (int >= 2).
+        world_size: ``[H, W]``.
+        episode_length: steps per episode (int >= 1).
+        multi_action_mode_agents: one action per sub-space for mobile agents.
+        multi_action_mode_planner: one action per sub-space for the planner.
+        flatten_observations: concatenate scalar/1-D fields into ``"flat"``.
+        flatten_masks: one mask vector per agent (else ``{sub_space: mask}``).
+        allow_observation_scaling: ``inv_scale`` 0.01 and ``time`` = t / episode_length.
+        dense_log_frequency: dense-log every N-th episode (None: only when forced).
+        world_dense_log_frequency: world snapshot every N steps of a dense-logged episode.
+        collate_agent_step_and_reset_data: key all mobile agents as ``"a"``.
+        seed: seed of the environment's generator (int >= 0; None = fresh entropy).
+    """
+
+    name: str = ""
+    agent_subclasses: list[str] = []
+    required_entities: list[str] = []
+
+    def __init__(
+        self,
+        components: Sequence[Any] | None = None,
+        n_agents: int | None = None,
+        world_size: Sequence[int] | None = None,
+        episode_length: int = 1000,
+        multi_action_mode_agents: bool = False,
+        multi_action_mode_planner: bool = True,
+        flatten_observations: bool = True,
+        flatten_masks: bool = True,
+        allow_observation_scaling: bool = True,
+        dense_log_frequency: int | None = None,
+        world_dense_log_frequency: int = 50,
+        collate_agent_step_and_reset_data: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        check_scenario_attributes(self)
+        specs = parse_component_specs(components)
+        self.n_agents = check_int("n_agents", n_agents, 2)
+        self.num_agents = self.n_agents + 1
+        self.world_size = check_world_size(world_size)
+        self.episode_length = check_int("episode_length", episode_length, 1)
+        self.multi_action_mode_agents = check_bool(
+            "multi_action_mode_agents", multi_action_mode_agents
+        )
+        self.multi_action_mode_planner = check_bool(
+            "multi_action_mode_planner", multi_action_mode_planner
+        )
+        self._flatten_observations = check_bool("flatten_observations", flatten_observations)
+        self._flatten_masks = check_bool("flatten_masks", flatten_masks)
+        self._allow_observation_scaling = check_bool(
+            "allow_observation_scaling", allow_observation_scaling
+        )
+        self._dense_log_frequency = check_optional_int(
+            "dense_log_frequency", dense_log_frequency, 1
+        )
+        self._world_dense_log_frequency = check_int(
+            "world_dense_log_frequency", world_dense_log_frequency, 1
+        )
+        self.collate_agent_step_and_reset_data = check_bool(
+            "collate_agent_step_and_reset_data", collate_agent_step_and_reset_data
+        )
+        seed = validate_seed(seed)
+
+        component_classes = [(component_registry.get(n), kw) for n, kw in specs]
+        self._entities = register_entities(
+            [(self.name, self.required_entities)]
+            + [(cls.name, cls.required_entities) for cls, _ in component_classes]
+        )
+        self.world = World(
+            self.world_size,
+            self.n_agents,
+            self.resources,
+            self.landmarks,
+            self.multi_action_mode_agents,
+            self.multi_action_mode_planner,
+            rng=make_generator(seed),
+        )
+        self._build_components(component_classes)
+        self._register_agents()
+        self._init_runtime_state()
+
+    # ------------------------------------------------------------- construction
+    def _build_components(self, component_classes: Sequence[tuple[type, dict[str, Any]]]) -> None:
+        self._components: list[BaseComponent] = []
+        self._components_dict: dict[str, BaseComponent] = {}
+        self._shorthand_lookup: dict[str, BaseComponent] = {}
+        for cls, kwargs in component_classes:
+            if cls.name in self._components_dict:
+                raise ValueError(f"Component {cls.name!r} is listed more than once in components")
+            component = cls(
+                self.world, self.episode_length, inventory_scale=self.inv_scale, **kwargs
+            )
+            self._components.append(component)
+            self._components_dict[component.name] = component
+            self._shorthand_lookup[component.shorthand] = component
+
+    def _register_agents(self) -> None:
+        for agent in self.world.agents:
+            agent.register_inventory(self.resources)
+            agent.register_endogenous(self.endogenous)
+            agent.register_components(self._components)
+        self.world.planner.register_inventory(self.resources)
+        self.world.planner.register_components(self._components)
+
+    def _init_runtime_state(self) -> None:
+        self._completions = 0
+        self._logger = logs.EpisodeLogger(
+            self._dense_log_frequency, self._world_dense_log_frequency
+        )
+        self._logger.replay_log["reset"]["seed_state"] = get_state(self.rng)
+        self._merger = ObservationMerger(self.n_agents, self.collate_agent_step_and_reset_data)
+        self._packagers = PackagerCache(self.n_agents, self.collate_agent_step_and_reset_data)
+        self._agents_and_planner: tuple[BaseAgent, ...] = tuple(self.all_agents)
+        self._agent_keys = [str(a.idx) for a in self.world.agents]
+        self._agent_lookup: dict[str, BaseAgent] = {str(a.idx): a for a in self.all_agents}
+        self._collated_layout: CollatedLayout | None = None
+        if self.collate_agent_step_and_reset_data:
+            self._collated_layout = CollatedLayout(self.world.agents)
+        self._masks = MaskBuilder(self._agent_lookup, self._flatten_masks, self._collated_layout)
+
+    # --------------------------------------------------------------- properties
+    @property
+    def inv_scale(self) -> float:
+        """0.01 when observation scaling is allowed, else 1."""
+        return 0.01 if self._allow_observation_scaling else 1.0
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The environment's random generator (same object as ``world.rng``)."""
+        return self.world.rng
+
+    @property
+    def resources(self) -> list[str]:
+        """Registered resources, sorted."""
+        return sorted(self._entities["resources"])
+
+    @property
+    def landmarks(self) -> list[str]:
+        """Registered landmarks, sorted."""
+        return sorted(self._entities["landmarks"])
+
+    @property
+    def endogenous(self) -> list[str]:
+        """Registered endogenous quantities, sorted."""
+        return sorted(self._entities["endogenous"])
+
+    @property
+    def components(self) -> list[BaseComponent]:
+        """The components, in order."""
+        return self._components
+
+    @property
+    def all_agents(self) -> list[BaseAgent]:
+        """Mobile agents followed by the planner."""
+        return self.world.agents + [self.world.planner]
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """Scenario metrics plus ``"<shorthand>/<key>"`` component metrics."""
+        metrics = dict(self.scenario_metrics() or {})
+        for component in self._components:
+            for key, value in (component.get_metrics() or {}).items():
+                metrics[f"{component.shorthand}/{key}"] = value
+        return metrics
+
+    @property
+    def previous_episode_metrics(self) -> dict[str, Any] | None:
+        """Metrics at the end of the last completed episode."""
+        return self._logger.previous_metrics
+
+    @property
+    def dense_log(self) -> dict[str, Any]:
+        """The current episode's dense log."""
+        return self._logger.dense_log
+
+    @property
+    def previous_episode_dense_log(self) -> dict[str, Any]:
+        """The last completed episode's dense log (JSON-able)."""
+        return self._logger.previous_dense_log
+
+    @property
+    def replay_log(self) -> dict[str, Any]:
+        """The current episode's replay log."""
+        return self._logger.replay_log
+
+    @property
+    def previous_episode_replay_log(self) -> dict[str, Any] | None:
+        """The last completed episode's replay log (JSON-able)."""
+        return self._logger.previous_replay_log
+
+    # ----------------------------------------------------------------- look-ups
+    def get_component(self, component_name: str) -> BaseComponent:
+        """A component by name or shorthand."""
+        if component_name in self._components_dict:
+            return self._components_dict[component_name]
+        if component_name in self._shorthand_lookup:
+            return self._shorthand_lookup[component_name]
+        raise KeyError(
+            f"No component named {component_name!r}. Known components: "
+            f"{sorted(self._components_dict)} (shorthands {sorted(self._shorthand_lookup)})"
+        )
+
+    def get_agent(self, agent_idx: int | str) -> BaseAgent:
+        """An agent by index (int or str; ``"p"`` for the planner)."""
+        agent = self._agent_lookup.get(str(agent_idx))
+        if agent is None:
+            raise KeyError(
+                f"No agent with idx {agent_idx!r}; expected 0..{self.n_agents - 1} or 'p'"
+            )
+        return agent
+
+    def set_agent_component_action(
+        self, agent_idx: int | str, component_name: str, action: Any
+    ) -> None:
+        """Set one agent's action for a component sub-space."""
+        self.get_agent(agent_idx).set_component_action(component_name, action)
+
+    # ---------------------------------------------------------------- RNG/seed
+    def seed(self, seed: int | None = None) -> None:
+        """Re-seed the environment's generator (int >= 0; None = fresh entropy)."""
+        self._install_rng_state(make_generator(seed).bit_generator.state)
+
+    def _install_rng_state(self, seed_state: Any) -> None:
+        self.world.rng = set_state(self.world.rng, seed_state)
+
+    # ------------------------------------------------------------------- reset
+    def reset(
+        self, seed_state: Mapping[str, Any] | None = None, force_dense_logging: bool = False
+    ) -> dict[str, Any]:
+        """Start a new episode and return the observations.
+
+        Args:
+            seed_state: a ``bit_generator.state`` dict (e.g. from a replay log) to restore first.
+            force_dense_logging: dense-log this episode regardless of ``dense_log_frequency``.
+        """
+        if seed_state is not None:
+            self._install_rng_state(seed_state)
+        self._logger.start_episode(self._completions, force_dense_logging, get_state(self.rng))
+        self.world.timestep = 0
+        self.reset_starting_layout()
+        self.reset_agent_states()
+        for component in self._components:
+            component.reset()
+        self.additional_reset_steps()
+        for agent in self.all_agents:
+            agent.reset_actions()
+        return self._generate_observations()
+
+    # -------------------------------------------------------------------- step
+    def parse_actions(self, action_dictionary: Mapping[Any, Any]) -> None:
+        """Set agent actions from ``{agent_idx: action}`` (``"a"``: collated int array)."""
+        if not isinstance(action_dictionary, dict):
+            raise TypeError(
+                f"actions must be a dict keyed by agent idx, got {type(action_dictionary).__name__}"
+            )
+        for key, value in action_dictionary.items():
+            if key == "a":
+                if self._collated_layout is None:
+                    self._collated_layout = CollatedLayout(self.world.agents)
+                self._collated_layout.parse_actions(value)
+            else:
+                self.get_agent(key).parse_actions(value)
+
+    def step(
+        self, actions: Mapping[Any, Any] | None = None, seed_state: Mapping[str, Any] | None = None
+    ) -> tuple[dict, dict, dict, dict]:
+        """Advance one step; return ``(obs, rew, done, info)``."""
+        if actions is not None:
+            self.parse_actions(actions)
+        if seed_state is not None:
+            self._install_rng_state(seed_state)
+        self._logger.record_step(actions, get_state(self.rng), self.world, self._agents_and_planner)
+        self.world.timestep += 1
+        for component in self._components:
+            component.component_step()
+        self.scenario_step()
+        obs = self._generate_observations()
+        rew = self._generate_rewards()
+        done = {"__all__": self.world.timestep >= self.episode_length}
+        if self.collate_agent_step_and_reset_data:
+            info: dict[str, Any] = {"a": {k: {} for k in self._agent_keys}, "p": {}}
+        else:
+            info = {k: {} for k in obs}
+        if self._logger.dense_this_episode:
+            self._logger.record_rewards(split_rewards(rew, self.n_agents))
+        self._reset_all_actions()
+        if done["__all__"]:
+            self._logger.finalize(self.world, self.all_agents, self._components, self.metrics)
+            self._completions += 1
+        return obs, rew, done, info
+
+    # ----------------------------------------------------- observations/rewards
+    def _generate_observations(self) -> dict[str, Any]:
+        scale = self.episode_length if self._allow_observation_scaling else 1
+        sources = [("world-", self.generate_observations())]
+        sources += [(c.name + "-", c.obs()) for c in self._components]
+        obs, planner_obs = self._merger.merge(sources, self.world.timestep / scale)
+        if self._flatten_observations:
+            obs = {k: self._packagers.package(k, o) for k, o in obs.items()}
+            planner_obs = {k: self._packagers.package(k, o) for k, o in planner_obs.items()}
+            planner_obs = {k: o["flat"] if len(o) == 1 else o for k, o in planner_obs.items()}
+        for key, mask in self._masks.build(self._components, self._completions).items():
+            obs[key]["action_mask"] = mask
+        if planner_obs:
+            if len(planner_obs) != self.n_agents:
+                raise ValueError(
+                    f"Agent-wise planner observations must cover all {self.n_agents} agents, got {sorted(planner_obs)}"
+                )
+            obs["p"].update(planner_obs)
+        return obs
+
+    def _reset_all_actions(self) -> None:
+        if self._collated_layout is not None:
+            self._collated_layout.reset_actions()
+        else:
+            for agent in self.world.agents:
+                agent.action.update(agent._noop_action_dict)
+        planner = self.world.planner
+        planner.action.update(planner._noop_action_dict)
+
+    def _generate_rewards(self) -> dict[str, Any]:
+        rew = self.compute_reward()
+        if not isinstance(rew, dict):
+            raise TypeError(f"compute_reward must return a dict, got {type(rew).__name__}")
+        rew = {str(k): v for k, v in rew.items()}
+        if self.collate_agent_step_and_reset_data:
+            return collate_rewards(rew, self.n_agents)
+        return split_rewards(rew, self.n_agents)
+
+    def generate_rewards(self) -> dict[str, Any]:
+        """``compute_reward()`` with str keys (collated in collated mode)."""
+        return self._generate_rewards()
+
+    # ------------------------------------------------------ scenario interface
+    @abstractmethod
+    def reset_starting_layout(self) -> None:
+        """Reset the world maps at the start of an episode."""
+
+    @abstractmethod
+    def reset_agent_states(self) -> None:
+        """Reset agent states (inventories, locations, ...) at the start of an episode."""
+
+    @abstractmethod
+    def scenario_step(self) -> None:
+        """Scenario dynamics, run after every component's ``component_step``."""
+
+    @abstractmethod
+    def generate_observations(self) -> dict[Any, dict[str, Any]]:
+        """Scenario observations keyed by agent idx (or collated ``"a"``/``"p"``)."""
+
+    @abstractmethod
+    def compute_reward(self) -> dict[Any, Any]:
+        """Rewards keyed by agent idx (or collated ``"a"`` array and ``"p"``)."""
+
+    def additional_reset_steps(self) -> None:
+        """Extra reset logic, run after the components have been reset."""
+        return None
+
+    def scenario_metrics(self) -> dict[str, Any] | None:
+        """Scenario metrics (merged into ``metrics``)."""
+        return None
+
+
+scenario_registry = Registry(BaseEnvironment)

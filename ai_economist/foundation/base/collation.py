@@ -1,0 +1,231 @@
+"""Action parsing, mask assembly and reward handling, per agent or collated.
+
+Collated mode keys all mobile agents under ``"a"`` with the agents on the **last** axis:
+
+* actions ``{"a": int array (n_agents,)}`` (multi-action mode: ``(n_subspaces, n_agents)``);
+* masks per sub-space ``(n, n_agents)``; flattened (single-action mode) to
+  ``(1 + sum(n), n_agents)`` with a ones NO-OP row first, multi-action mode
+  ``(sum(n + 1), n_agents)``;
+* rewards ``rew["a"]`` float array ``(n_agents,)``, ``rew["p"]`` float.
+
+The layout tables are built once from agent 0 (all mobile agents share one action space).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base.base_agent import BaseAgent
+
+
+def collect_masks(components: Sequence[Any], completions: int) -> dict[str, dict[str, Any]]:
+    """``{agent_key: {sub_space: mask}}`` from every component's ``generate_masks``."""
+    masks: dict[str, dict[str, Any]] = {}
+    for component in components:
+        for idx, mask in component.generate_masks(completions=completions).items():
+            target = masks.setdefault(str(idx), {})
+            if isinstance(mask, dict):
+                for sub, sub_mask in mask.items():
+                    target[f"{component.name}.{sub}"] = sub_mask
+            else:
+                target[component.name] = mask
+    return masks
+
+
+class CollatedLayout:
+    """Action/mask layout shared by the mobile agents, for the collated fast path."""
+
+    def __init__(self, agents: Sequence[BaseAgent]) -> None:
+        first = agents[0]
+        for agent in agents[1:]:
+            if (
+                agent.action_names != first.action_names
+                or agent.subspace_sizes != first.subspace_sizes
+            ):
+                raise ValueError("Collated mode needs every mobile agent to share one action space")
+        self.agents = list(agents)
+        self.n_agents = len(agents)
+        self.multi = first.multi_action_mode
+        self.passive = first._passive_multi_action_agent
+        self.names = first.action_names
+        self.sizes = first.subspace_sizes
+        self.single_map = dict(first.single_action_map)
+        self._ones_row = np.ones((1, self.n_agents), dtype=np.float32)
+
+    # ---------------------------------------------------------------- actions
+    def parse_actions(self, actions: Any) -> None:
+        """Set every mobile agent's action from a collated ``"a"`` array."""
+        arr = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        if arr.dtype.kind not in "iu":
+            if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+                arr = arr.astype(np.int64)
+            else:
+                raise TypeError(f"Collated actions must be integers, got dtype {arr.dtype}")
+        if self.multi:
+            self._parse_multi(arr)
+        else:
+            self._parse_single(arr)
+
+    def _parse_single(self, arr: np.ndarray) -> None:
+        if arr.shape != (self.n_agents,):
+            raise ValueError(
+                f"Collated actions must have shape ({self.n_agents},), got {arr.shape}"
+            )
+        single_map = self.single_map
+        for agent, action in zip(self.agents, arr.tolist(), strict=True):
+            if action:
+                target = single_map.get(action)
+                if target is None:
+                    raise ValueError(
+                        f"Collated action {action} of agent {agent.idx} is out of range: "
+                        f"expected 0..{len(single_map)}"
+                    )
+                agent.action[target[0]] = target[1]
+
+    def _parse_multi(self, arr: np.ndarray) -> None:
+        n_sub = len(self.names)
+        if arr.ndim == 1 and n_sub == 1:
+            arr = arr[None]
+        if arr.shape != (n_sub, self.n_agents):
+            raise ValueError(
+                f"Collated multi-mode actions must have shape ({n_sub}, {self.n_agents}), got {arr.shape}"
+            )
+        for name, n, row in zip(self.names, self.sizes, arr, strict=True):
+            values = row.tolist()
+            if min(values) < 0 or max(values) > n:
+                raise ValueError(f"Collated actions for {name!r} must be in 0..{n}, got {values}")
+            for agent, value in zip(self.agents, values, strict=True):
+                agent.action[name] = value
+
+    def reset_actions(self) -> None:
+        """Set every mobile agent's actions to NO-OP."""
+        for name in self.names:
+            for agent in self.agents:
+                agent.action[name] = 0
+
+    # ------------------------------------------------------------------ masks
+    def stack_masks(self, masks: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
+        """Collated ``{sub_space: (n, n_agents)}`` masks from ``"a"`` and per-agent entries."""
+        out: dict[str, np.ndarray] = {}
+        collated = masks.get("a", {})
+        for name, n in zip(self.names, self.sizes, strict=True):
+            if name in collated:
+                out[name] = self._check(name, n, collated[name])
+                continue
+            try:
+                rows = [masks[str(i)][name] for i in range(self.n_agents)]
+            except KeyError:
+                raise KeyError(
+                    f"No action mask for sub-space {name!r} of every mobile agent"
+                ) from None
+            out[name] = self._check(name, n, np.stack([np.asarray(r) for r in rows], axis=-1))
+        return out
+
+    def _check(self, name: str, n: int, mask: Any) -> np.ndarray:
+        arr = np.asarray(mask)
+        if arr.shape == (self.n_agents,) and n == 1:
+            arr = arr[None]
+        if arr.shape != (n, self.n_agents):
+            raise ValueError(
+                f"Collated mask for {name!r} must have shape ({n}, {self.n_agents}), got {arr.shape}"
+            )
+        return arr
+
+    def flatten_masks(self, stacked: dict[str, np.ndarray]) -> np.ndarray:
+        """float32 ``(n_logits, n_agents)`` mask laid out like the logits."""
+        if self.passive:
+            return np.ones((1, self.n_agents), dtype=np.float32)
+        parts: list[np.ndarray] = [] if self.multi else [self._ones_row]
+        for name in self.names:
+            if self.multi:
+                parts.append(self._ones_row)
+            parts.append(stacked[name])
+        return np.concatenate(parts, axis=0, dtype=np.float32)
+
+
+def split_collated_masks(masks: dict[str, dict[str, Any]], n_agents: int) -> None:
+    """In place: turn an ``"a"`` mask entry into per-agent entries (uncollated mode)."""
+    collated = masks.pop("a", None)
+    if not collated:
+        return
+    for i in range(n_agents):
+        target = masks.setdefault(str(i), {})
+        for name, mask in collated.items():
+            target[name] = np.asarray(mask)[..., i]
+
+
+def collate_rewards(rew: Mapping[str, Any], n_agents: int) -> dict[str, Any]:
+    """``{"a": float array (n_agents,), "p": float}`` from collated or per-agent rewards."""
+    if "a" in rew:
+        arr = np.asarray(rew["a"])
+        if arr.shape != (n_agents,):
+            raise ValueError(f"rew['a'] must have shape ({n_agents},), got {arr.shape}")
+        if arr.dtype.kind != "f":
+            arr = arr.astype(np.float64)
+    else:
+        try:
+            arr = np.array([rew[str(i)] for i in range(n_agents)], dtype=np.float64)
+        except KeyError as err:
+            raise KeyError(f"compute_reward returned no reward for agent {err}") from None
+    p = rew["p"]
+    if not isinstance(p, float):
+        p = float(np.asarray(p).reshape(-1)[0])
+    return {"a": arr, "p": p}
+
+
+def split_rewards(rew: Mapping[str, Any], n_agents: int) -> dict[str, Any]:
+    """Per-agent ``{"0": r0, ..., "p": rp}`` from collated or per-agent rewards."""
+    out = {k: v for k, v in rew.items() if k != "a"}
+    if "a" in rew:
+        values = np.asarray(rew["a"]).reshape(-1).tolist()
+        if len(values) != n_agents:
+            raise ValueError(f"rew['a'] must have {n_agents} entries, got {len(values)}")
+        out.update({str(i): v for i, v in enumerate(values)})
+    return out
+
+
+def _as_uint8(masks: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v, dtype=np.uint8) for k, v in masks.items()}
+
+
+class MaskBuilder:
+    """Builds the ``action_mask`` entries of the observations.
+
+    Args:
+        agent_lookup: ``{str(idx): agent}`` for the mobile agents and the planner ``"p"``.
+        flatten: one float32 vector (collated: matrix) per key, else ``{sub_space: uint8 mask}``.
+        layout: the collated layout (collated mode), else None.
+    """
+
+    def __init__(
+        self, agent_lookup: Mapping[str, BaseAgent], flatten: bool, layout: CollatedLayout | None
+    ) -> None:
+        self.agent_lookup = dict(agent_lookup)
+        self.n_agents = len(self.agent_lookup) - 1
+        self.flatten = flatten
+        self.layout = layout
+        self._valid_keys = set(self.agent_lookup) | {"a"}
+
+    def build(self, components: Sequence[Any], completions: int) -> dict[str, Any]:
+        """Masks keyed like the observations."""
+        masks = collect_masks(components, completions)
+        unknown = masks.keys() - self._valid_keys
+        if unknown:
+            raise KeyError(f"Action masks for unknown agents {sorted(unknown)}")
+        if self.layout is not None:
+            return self._build_collated(masks)
+        split_collated_masks(masks, self.n_agents)
+        if self.flatten:
+            return {k: a.flatten_masks(masks.get(k, {})) for k, a in self.agent_lookup.items()}
+        return {k: _as_uint8(masks.get(k, {})) for k in self.agent_lookup}
+
+    def _build_collated(self, masks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        stacked = self.layout.stack_masks(masks)
+        p_masks = masks.get("p", {})
+        if self.flatten:
+            planner = self.agent_lookup["p"]
+            return {"a": self.layout.flatten_masks(stacked), "p": planner.flatten_masks(p_masks)}
+        return {"a": _as_uint8(stacked), "p": _as_uint8(p_masks)}
