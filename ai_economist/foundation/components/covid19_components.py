@@ -66,19 +66,10 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
     def get_additional_state_fields(self, agent_cls_name):
         return {}
 
-    def additional_reset_steps(self):
-        self._publish_state()
-
     def component_step(self):
         sim = self.world.simulation
         sim.timestep[:] = self.world.timestep
         sim.step_open_close(self.get_agent_actions()[None], self.action_cooldown_period)
-        self._publish_state()
-
-    def _publish_state(self):
-        levels = self.world.simulation.stringency_level[0]
-        for agent, level in zip(self.world.agents, levels.tolist()):
-            agent.state["Current Open Close Stringency Level"] = level
 
     def generate_observations(self):
         indicators = self.world.simulation.stringency_level[0] / self.num_stringency_levels
@@ -235,8 +226,7 @@ class VaccinationCampaign(BaseComponent):
         return None
 
     def get_additional_state_fields(self, agent_cls_name):
-        if agent_cls_name == "BasicMobileAgent":
-            return {"Total Vaccinated": 0, "Vaccines Available": 0}
+        # "Total Vaccinated" and "Vaccines Available" are live keys of the scenario's agent states.
         return {}
 
     def additional_reset_steps(self):
@@ -246,8 +236,6 @@ class VaccinationCampaign(BaseComponent):
         sim = self.world.simulation
         sim.timestep[:] = self.world.timestep
         sim.step_vaccination(self.first_delivery_step, self.delivery_interval, self._per_delivery)
-        for agent, doses in zip(self.world.agents, sim.vaccines_available[0].tolist()):
-            agent.state["Vaccines Available"] = doses
 
     def generate_observations(self):
         fields = observations.vaccination_observation_fields(

@@ -250,6 +250,11 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         sim, p = self.world.simulation, self.params
         sim.reset()
         self.current_date = p.start_date
+        if len(getattr(self, "date_strings", ())) != self.episode_length + 1:
+            self.date_strings = [
+                (p.start_date + timedelta(days=t)).strftime("%Y-%m-%d")
+                for t in range(self.episode_length + 1)
+            ]
         shape = (self.episode_length + 1, p.num_agents)
         self.world.global_state = {
             key: np.zeros(shape, dtype=np.float32) for key in GLOBAL_STATE_KEYS
@@ -263,8 +268,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         self._new_deaths = sim.deaths[0] - (
             p.death_rate * real["recovered"][previous] if previous >= 0 else 0
         )
-        self._rewards = (np.zeros(p.num_agents), 0.0)
-        self._publish_agent_states(reset=True)
+        covid_metrics.install_live_states(self)
 
     # ------------------------------------------------------------------- step
     def scenario_step(self):
@@ -278,7 +282,6 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         self._new_infections = sim.infected[0] - infected_before
         self._new_deaths = sim.new_deaths[0]
         self._record_global_state(t)
-        self._publish_agent_states()
 
     def _override_with_real_data(self, t: int) -> None:
         sim, p = self.world.simulation, self.params
@@ -328,9 +331,6 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             gs[key][t] = value[0]
         gs["Subsidy Level"][t] = np.asarray(sim.subsidy_level).reshape(-1)[0]
 
-    def _publish_agent_states(self, reset: bool = False) -> None:
-        covid_metrics.publish_agent_states(self, reset)
-
     # ------------------------------------------------------------ observations
     def generate_observations(self):
         fields = scenario_observation_fields(self.world.simulation)
@@ -354,8 +354,6 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
     # ----------------------------------------------------------------- reward
     def compute_reward(self):
         agent_rewards, planner_rewards = self.world.simulation.compute_rewards()
-        self._rewards = (agent_rewards[0], float(planner_rewards[0]))
-        covid_metrics.publish_indices(self)
         return {"a": agent_rewards[0], "p": float(planner_rewards[0])}
 
     def scenario_metrics(self):

@@ -191,7 +191,7 @@ def unemployment_step(
     population: np.ndarray,
 ) -> np.ndarray:
     """Unemployed people per state: (softplus(sum_k w_k * F_k * modulation) + bias)% of N."""
-    signal = np.sum(filter_state * filter_weights, axis=-1) * unemployment_modulation
+    signal = (filter_state * filter_weights).sum(axis=-1) * unemployment_modulation
     rate_percent = softplus(signal) + unemployment_bias
     return rate_percent * population / 100.0
 
@@ -220,7 +220,7 @@ def crra_nonlinearity(x: np.ndarray, eta: float, num_days_in_an_year: int = 365)
 
     For eta == 1 the limit log(.) is used (the original divided by zero).
     """
-    annual = np.clip(np.asarray(x, dtype=np.float64) * num_days_in_an_year, 0.1, 3.0)
+    annual = np.minimum(np.maximum(np.asarray(x, dtype=np.float64) * num_days_in_an_year, 0.1), 3.0)
     if eta == 1:
         utility = np.log(annual)
     else:
@@ -285,10 +285,10 @@ def planner_indices(
     The planner pays for the subsidies with interest: its economic input is
     sum(postsubsidy productivity) - (1 + r) * sum(subsidy).
     """
-    health = -np.sum(new_deaths, axis=-1) * value_of_life / health_norm
-    net_output = np.sum(postsubsidy_productivity, axis=-1) - (
+    health = -new_deaths.sum(axis=-1) * value_of_life / health_norm
+    net_output = postsubsidy_productivity.sum(axis=-1) - (
         1.0 + risk_free_interest_rate
-    ) * np.sum(subsidy, axis=-1)
+    ) * subsidy.sum(axis=-1)
     economic = crra_nonlinearity(net_output / economic_norm, eta, num_days_in_an_year)
     return (
         min_max_normalization(health, min_health, max_health),

@@ -14,42 +14,128 @@ AGENT_TOTALS = (
 )
 
 
-def publish_agent_states(env, reset: bool = False) -> None:
-    """Write the simulation state into every agent's and the planner's ``state`` dict."""
-    sim = env.world.simulation
-    agents, planner = env.world.agents, env.world.planner
-    date = env.current_date.strftime("%Y-%m-%d")
-    columns = {key: getattr(sim, attr)[0].astype(np.int64) for key, attr in AGENT_TOTALS}
-    columns["New Infections"] = np.asarray(env._new_infections, dtype=np.float64)
-    columns["New Deaths"] = np.asarray(env._new_deaths, dtype=np.float64)
-    columns["New Subsidy Received"] = sim.subsidy[0]
-    columns["Postsubsidy Productivity"] = sim.postsubsidy_productivity[0]
-    if reset:
-        columns["Health Index"] = np.zeros(len(agents))
-        columns["Economic Index"] = np.zeros(len(agents))
-    for key, values in columns.items():
-        for agent, value in zip(agents, values.tolist()):
-            agent.state[key] = value
-        planner.state[key] = (
-            float(np.sum(values)) if key not in ("Health Index", "Economic Index") else 0.0
+class LiveAgentState(dict):
+    """An agent's ``state`` dict whose COVID-19 keys read the simulation when accessed.
+
+    The original wrote ~12 values into each of the 52 agents' dicts every step; here those
+    keys (``Total Infected``, ``Health Index``, ``Date``, ...) are computed on access from the
+    simulation arrays, so stepping costs nothing for them.  ``copy``/``deepcopy`` (used by
+    dense logs) return a plain dict snapshot.  Other keys behave as in a normal dict.
+    """
+
+    def __init__(self, base: dict, read, live_keys: tuple[str, ...]) -> None:
+        super().__init__(base)
+        self._read = read
+        self._live = frozenset(live_keys)
+        for key in live_keys:
+            dict.__setitem__(self, key, None)
+
+    def __getitem__(self, key):
+        if key in self._live:
+            return self._read(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def items(self):
+        return [(key, self[key]) for key in self]
+
+    def values(self):
+        return [self[key] for key in self]
+
+    def copy(self) -> dict:
+        return {key: self[key] for key in self}
+
+    def __deepcopy__(self, memo) -> dict:
+        import copy
+
+        return copy.deepcopy(self.copy(), memo)
+
+    def __reduce__(self):
+        return (dict, (self.copy(),))
+
+    def __repr__(self) -> str:
+        return repr(self.copy())
+
+    def __eq__(self, other) -> bool:
+        return self.copy() == other
+
+    __hash__ = None
+
+
+AGENT_LIVE_KEYS = tuple(key for key, _ in AGENT_TOTALS) + (
+    "New Infections",
+    "New Deaths",
+    "New Subsidy Received",
+    "Postsubsidy Productivity",
+    "Health Index",
+    "Economic Index",
+    "Vaccines Available",
+    "Current Open Close Stringency Level",
+    "Date",
+)
+PLANNER_LIVE_KEYS = AGENT_LIVE_KEYS[:-3] + ("New Subsidy Provided", "Date")
+
+
+def _agent_reader(env, i: int):
+    totals = dict(AGENT_TOTALS)
+
+    def read(key: str):
+        sim = env.world.simulation
+        if key in totals:
+            return int(getattr(sim, totals[key])[0, i])
+        if key == "Date":
+            return env.date_strings[env.world.timestep]
+        if key == "Current Open Close Stringency Level":
+            return int(sim.stringency_level[0, i])
+        return float(
+            {
+                "New Infections": lambda: env._new_infections[i],
+                "New Deaths": lambda: env._new_deaths[i],
+                "New Subsidy Received": lambda: sim.subsidy[0, i],
+                "Postsubsidy Productivity": lambda: sim.postsubsidy_productivity[0, i],
+                "Health Index": lambda: sim.health_index[0, i],
+                "Economic Index": lambda: sim.economic_index[0, i],
+                "Vaccines Available": lambda: sim.vaccines_available[0, i],
+            }[key]()
         )
-    for agent in agents:
-        agent.state["Date"] = date
-        agent.state["Vaccines Available"] = 0
-    planner.state["Date"] = date
-    planner.state["New Subsidy Provided"] = float(sim.subsidy[0].sum())
+
+    return read
 
 
-def publish_indices(env) -> None:
-    """Accumulated normalised health and economic indices into the agents' states."""
-    sim = env.world.simulation
-    for agent, health, economic in zip(
-        env.world.agents, sim.health_index[0].tolist(), sim.economic_index[0].tolist()
-    ):
-        agent.state["Health Index"] = health
-        agent.state["Economic Index"] = economic
-    env.world.planner.state["Health Index"] = float(sim.planner_health_index[0])
-    env.world.planner.state["Economic Index"] = float(sim.planner_economic_index[0])
+def _planner_reader(env):
+    totals = dict(AGENT_TOTALS)
+
+    def read(key: str):
+        sim = env.world.simulation
+        if key in totals:
+            return int(np.floor(getattr(sim, totals[key])[0]).sum())
+        if key == "Date":
+            return env.date_strings[env.world.timestep]
+        return float(
+            {
+                "New Infections": lambda: np.sum(env._new_infections),
+                "New Deaths": lambda: np.sum(env._new_deaths),
+                "New Subsidy Received": lambda: sim.subsidy[0].sum(),
+                "New Subsidy Provided": lambda: sim.subsidy[0].sum(),
+                "Postsubsidy Productivity": lambda: sim.postsubsidy_productivity[0].sum(),
+                "Health Index": lambda: sim.planner_health_index[0],
+                "Economic Index": lambda: sim.planner_economic_index[0],
+            }[key]()
+        )
+
+    return read
+
+
+def install_live_states(env) -> None:
+    """Give every agent and the planner a :class:`LiveAgentState` (once)."""
+    for i, agent in enumerate(env.world.agents):
+        if not isinstance(agent.state, LiveAgentState):
+            agent.state = LiveAgentState(agent.state, _agent_reader(env, i), AGENT_LIVE_KEYS)
+    planner = env.world.planner
+    if not isinstance(planner.state, LiveAgentState):
+        planner.state = LiveAgentState(planner.state, _planner_reader(env), PLANNER_LIVE_KEYS)
 
 
 def scenario_metrics(env) -> dict[str, float]:

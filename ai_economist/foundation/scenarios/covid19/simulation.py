@@ -132,6 +132,7 @@ class CovidSimulation:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.params, self.components, self.num_envs = params, components, num_envs
+        self._env_index = np.arange(num_envs)
         self.use_real_world_policies = use_real_world_policies
         self.real_subsidy_levels = real_world_subsidy_levels
         self.beta_intercept_modulation = np.ones((num_envs, 1))
@@ -196,7 +197,7 @@ class CovidSimulation:
     def history_row(self, row: np.ndarray) -> np.ndarray:
         """Stringency levels (E, A) of global row ``row`` (per env) from the ring buffer."""
         slot = np.asarray(row) % self.params.history_len
-        return self.history[np.arange(self.num_envs), slot]
+        return self.history[self._env_index, slot]
 
     # ------------------------------------------------------------------ step
     def step_open_close(self, agent_actions: np.ndarray, action_cooldown_period: int) -> None:
@@ -288,7 +289,7 @@ class CovidSimulation:
         self.deaths = new_deaths_total
         dropped = self.history_row(t - p.filter_len) - self.history_row(t - p.filter_len - 1)
         new_delta = self.stringency_level - self.history_row(t - 1)
-        self.history[np.arange(self.num_envs), t % p.history_len] = self.stringency_level
+        self.history[self._env_index, t % p.history_len] = self.stringency_level
         self.filter_state = dynamics.unemployment_filter_update(
             self.filter_state, new_delta, dropped, p.filter_decay, p.window_decay
         )
