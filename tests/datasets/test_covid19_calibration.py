@@ -6,7 +6,11 @@ import shutil
 import numpy as np
 import pytest
 
-from ai_economist.datasets.covid19 import CalibrationError, default_calibration_path, load_calibration
+from ai_economist.datasets.covid19 import (
+    CalibrationError,
+    default_calibration_path,
+    load_calibration,
+)
 from ai_economist.datasets.covid19.build import build
 
 
@@ -19,7 +23,10 @@ def test_packaged_calibration_loads_with_provenance():
 
 
 def test_original_layout_equals_packaged(shared_data_dir):
-    original, packaged = load_calibration(shared_data_dir), load_calibration(default_calibration_path())
+    original, packaged = (
+        load_calibration(shared_data_dir),
+        load_calibration(default_calibration_path()),
+    )
     for key in ("BETA_SLOPES", "UNEMPLOYMENT_BIAS", "GROUPED_CONVOLUTIONAL_FILTER_WEIGHTS"):
         np.testing.assert_array_equal(original.fitted_params[key], packaged.fitted_params[key])
     for key in ("policy", "susceptible", "unemployed"):
@@ -74,7 +81,9 @@ def test_bad_real_world_array_is_named(copy_dir):
         arrays = {k: npz[k] for k in npz.files}
     arrays["policy"] = arrays["policy"][:, :50]
     np.savez(path, **arrays)
-    with pytest.raises(CalibrationError, match=r"real_world_data.npz: array 'policy' must have shape"):
+    with pytest.raises(
+        CalibrationError, match=r"real_world_data.npz: array 'policy' must have shape"
+    ):
         load_calibration(copy_dir)
 
 

@@ -56,7 +56,7 @@ class ObservationLayout:
         unknown = sorted(set(keys) - set(FIELD_KINDS))
         if unknown:
             raise KeyError(f"no flat layout for observation keys {unknown}")
-        return cls(num_agents, tuple(sorted(keys)))
+        return cls(num_agents, tuple(sorted(set(keys))))
 
     def offsets(self, tag: str) -> dict[str, tuple[int, int]]:
         """``{key: (offset, size)}`` for policy ``tag`` ("a" or "p"); absent keys are left out."""

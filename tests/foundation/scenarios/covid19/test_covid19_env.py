@@ -10,7 +10,9 @@ from ai_economist.foundation.scenarios.covid19.configs import TUTORIAL_ENV_CONFI
 
 
 def make(**overrides):
-    return foundation.make_env_instance("CovidAndEconomySimulation", **env_config(TUTORIAL_ENV_CONFIG, **overrides))
+    return foundation.make_env_instance(
+        "CovidAndEconomySimulation", **env_config(TUTORIAL_ENV_CONFIG, **overrides)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,11 @@ def test_registered_and_importable():
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
 
     assert foundation.scenarios.get("covidandeconomysimulation") is CovidAndEconomyEnvironment
-    for name in ("ControlUSStateOpenCloseStatus", "FederalGovernmentSubsidy", "VaccinationCampaign"):
+    for name in (
+        "ControlUSStateOpenCloseStatus",
+        "FederalGovernmentSubsidy",
+        "VaccinationCampaign",
+    ):
         assert foundation.components.has(name)
 
 
@@ -30,7 +36,9 @@ def test_observation_keys_and_shapes(env):
     obs = env.reset()
     assert set(obs) == {"a", "p"}
     a, p = obs["a"], obs["p"]
-    assert a["world-agent_index"].shape == (51, 51) and np.array_equal(a["world-agent_index"], np.eye(51))
+    assert a["world-agent_index"].shape == (51, 51) and np.array_equal(
+        a["world-agent_index"], np.eye(51)
+    )
     assert a["world-agent_state"].shape == (6, 51) and p["world-agent_state"].shape == (6, 51)
     for key in (
         "world-agent_postsubsidy_productivity",
@@ -44,7 +52,9 @@ def test_observation_keys_and_shapes(env):
         assert a[key].shape == (51,), key
     assert p["time"].shape == (1,) and p["FederalGovernmentSubsidy-t_until_next_subsidy"].size == 1
     assert a["action_mask"].shape == (11, 51) and p["action_mask"].shape == (21,)
-    np.testing.assert_allclose(a["world-agent_state"][:, 0].sum(), 1.0, rtol=0.05)  # S+I+R+D+V+U ~ N share
+    np.testing.assert_allclose(
+        a["world-agent_state"][:, 0].sum(), 1.0, rtol=0.05
+    )  # S+I+R+D+V+U ~ N share
 
 
 def test_action_spaces(env):
@@ -151,7 +161,9 @@ def test_real_world_data_mode_replays_data():
     env.reset()
     env.step({"a": np.zeros(51, int), "p": 0})
     real = env.calibration.real_world_data
-    np.testing.assert_allclose(env.world.global_state["Infected"][1], real["infected"][82], rtol=1e-6)
+    np.testing.assert_allclose(
+        env.world.global_state["Infected"][1], real["infected"][82], rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize(
@@ -161,7 +173,10 @@ def test_real_world_data_mode_replays_data():
         ({"collate_agent_step_and_reset_data": False}, "collate_agent_step_and_reset_data=True"),
         ({"use_real_world_data": True}, "use_real_world_policies"),
         ({"use_real_world_policies": True, "episode_length": 500}, "episode_length <= 437"),
-        ({"use_real_world_data": True, "use_real_world_policies": True}, "use_real_world_data needs episode_length"),
+        (
+            {"use_real_world_data": True, "use_real_world_policies": True},
+            "use_real_world_data needs episode_length",
+        ),
         ({"pop_between_age_18_65": 1.5}, r"pop_between_age_18_65 must be in \[0, 1\]"),
         ({"economic_reward_crra_eta": 25}, "economic_reward_crra_eta"),
         ({"start_date": "2019-12-01"}, "before the data's POLICY_START_DATE"),

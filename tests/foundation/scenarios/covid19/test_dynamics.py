@@ -10,7 +10,19 @@ def test_sir_step_hand_computed():
     s, i, r, v = np.array([900.0]), np.array([50.0]), np.array([50.0]), np.array([0.0])
     pop = np.array([1000.0])
     out_s, out_i, out_r, out_v, deaths, beta = d.sir_step(
-        s, i, r, v, np.array([0.0]), np.array([2.0]), np.array([0.3]), np.array([-0.05]), 1.0, 1.0, pop, 0.1, 0.02
+        s,
+        i,
+        r,
+        v,
+        np.array([0.0]),
+        np.array([2.0]),
+        np.array([0.3]),
+        np.array([-0.05]),
+        1.0,
+        1.0,
+        pop,
+        0.1,
+        0.02,
     )
     beta_expected = 0.3 - 0.05 * 2  # 0.2
     new_inf = beta_expected * 900 / 1000 * 50  # 9
@@ -31,7 +43,21 @@ def test_sir_vaccines_move_susceptible_to_recovered_and_conserve_population():
     v = rng.uniform(0, 1e3, 51)
     vac = rng.uniform(0, 1e4, 51)
     pop = s + i + r + 10
-    out = d.sir_step(s, i, r, v, vac, np.full(51, 5.0), np.full(51, 0.15), np.full(51, -0.01), 1.0, 1.0, pop, 1 / 14, 0.02)
+    out = d.sir_step(
+        s,
+        i,
+        r,
+        v,
+        vac,
+        np.full(51, 5.0),
+        np.full(51, 0.15),
+        np.full(51, -0.01),
+        1.0,
+        1.0,
+        pop,
+        1 / 14,
+        0.02,
+    )
     np.testing.assert_allclose(out[0] + out[1] + out[2], s + i + r, rtol=1e-12)
     np.testing.assert_allclose(out[3] - v, np.minimum(vac, s))
     np.testing.assert_allclose(out[4], 0.02 * (out[2] - out[3]))
@@ -39,8 +65,21 @@ def test_sir_vaccines_move_susceptible_to_recovered_and_conserve_population():
 
 def test_sir_vaccines_capped_by_susceptible():
     s = np.array([10.0])
-    out = d.sir_step(s, np.array([5.0]), np.array([0.0]), np.array([0.0]), np.array([100.0]), np.array([1.0]),
-                     np.array([0.2]), np.array([0.0]), 1.0, 1.0, np.array([100.0]), 0.1, 0.02)
+    out = d.sir_step(
+        s,
+        np.array([5.0]),
+        np.array([0.0]),
+        np.array([0.0]),
+        np.array([100.0]),
+        np.array([1.0]),
+        np.array([0.2]),
+        np.array([0.0]),
+        1.0,
+        1.0,
+        np.array([100.0]),
+        0.1,
+        0.02,
+    )
     assert out[0][0] == 0.0  # everybody susceptible got vaccinated, nobody infected
     assert out[3][0] == 10.0
 
@@ -60,7 +99,7 @@ def test_recursive_filter_equals_direct_convolution():
     ages = np.arange(filter_len)[::-1]
 
     def direct(h):
-        deltas = np.diff(np.asarray(h[-(filter_len + 1):], dtype=float))
+        deltas = np.diff(np.asarray(h[-(filter_len + 1) :], dtype=float))
         return (deltas[:, None] * np.exp(-ages[:, None] / lambdas)).sum(0)
 
     state = direct(history)
@@ -69,8 +108,11 @@ def test_recursive_filter_equals_direct_convolution():
         dropped = history[-filter_len] - history[-filter_len - 1]
         history.append(new)
         state = d.unemployment_filter_update(
-            state[None], np.array([new - history[-2]], float), np.array([dropped], float),
-            np.exp(-1 / lambdas), np.exp(-filter_len / lambdas),
+            state[None],
+            np.array([new - history[-2]], float),
+            np.array([dropped], float),
+            np.exp(-1 / lambdas),
+            np.exp(-filter_len / lambdas),
         )[0]
     np.testing.assert_allclose(state, direct(history), rtol=1e-9, atol=1e-9)
 
@@ -80,13 +122,17 @@ def test_unemployment_and_economy_hand_computed():
     weights = np.array([[0.5, -0.25]])  # signal = 0.5 - 0.5 = 0
     unemployed = d.unemployment_step(filt, weights, np.array([3.0]), 1.0, np.array([1000.0]))
     assert unemployed[0] == pytest.approx((np.log(2) + 3.0) * 10)
-    prod = d.economy_step(np.array([1000.0]), np.array([100.0]), np.array([5.0]), np.array([50.0]), 0.1, 0.6, 2.0)
+    prod = d.economy_step(
+        np.array([1000.0]), np.array([100.0]), np.array([5.0]), np.array([50.0]), 0.1, 0.6, 2.0
+    )
     # can work = 1000*0.6 - ((0.1*100 + 5) * 0.6 + 50) = 600 - 59 = 541
     assert prod[0] == pytest.approx(541 * 2.0)
 
 
 def test_economy_never_negative():
-    prod = d.economy_step(np.array([100.0]), np.array([1e6]), np.array([0.0]), np.array([0.0]), 0.1, 0.6, 2.0)
+    prod = d.economy_step(
+        np.array([100.0]), np.array([1e6]), np.array([0.0]), np.array([0.0]), 0.1, 0.6, 2.0
+    )
     assert prod[0] == 0.0
 
 
@@ -115,7 +161,9 @@ def test_rewards_and_priority_scaling():
 def test_planner_pays_subsidy_with_interest():
     prod = np.array([[100.0, 200.0]])
     subsidy = np.array([[10.0, 20.0]])
-    _, econ = d.planner_indices(np.zeros((1, 2)), prod, subsidy, 1e7, 0.03, 1.0, 300 * 365, 2.0, 0.0, 1.0, 0.0, 1.0)
+    _, econ = d.planner_indices(
+        np.zeros((1, 2)), prod, subsidy, 1e7, 0.03, 1.0, 300 * 365, 2.0, 0.0, 1.0, 0.0, 1.0
+    )
     net = 300 - 1.03 * 30
     expected = d.crra_nonlinearity(np.array([net / (300 * 365)]), 2.0)
     np.testing.assert_allclose(econ, expected / (1.0 + 1e-10))
@@ -125,8 +173,12 @@ def test_open_close_cooldown_cycle():
     level, until = np.array([5]), np.array([0])
     level, until = d.open_close_step(np.array([3]), level, until, 1, 28, 10)
     assert level[0] == 3 and until[0] == 28
-    assert d.open_close_action_mask(27, until)[0] == 0 and d.open_close_action_mask(28, until)[0] == 1
-    level, until = d.open_close_step(np.array([0]), level, until, 29, 28, 10)  # NO-OP at decision day
+    assert (
+        d.open_close_action_mask(27, until)[0] == 0 and d.open_close_action_mask(28, until)[0] == 1
+    )
+    level, until = d.open_close_step(
+        np.array([0]), level, until, 29, 28, 10
+    )  # NO-OP at decision day
     assert level[0] == 3 and until[0] == 29
     level, until = d.open_close_step(np.array([10]), level, until, 30, 28, 10)
     assert level[0] == 10 and until[0] == 57
@@ -137,7 +189,9 @@ def test_subsidy_and_vaccination_timing():
     assert d.subsidy_step(7, 3, 2, 90) == 3
     assert d.subsidy_step(0, 3, 91, 90) == 0  # NO-OP means level 0
     assert d.subsidy_action_mask(90, 90) == 1 and d.subsidy_action_mask(89, 90) == 0
-    np.testing.assert_allclose(d.subsidy_amounts(np.array([5]), 20, np.array([[100.0, 40.0]])), [[25.0, 10.0]])
+    np.testing.assert_allclose(
+        d.subsidy_amounts(np.array([5]), 20, np.array([[100.0, 40.0]])), [[25.0, 10.0]]
+    )
     per = np.array([3.0, 4.0])
     np.testing.assert_array_equal(d.vaccination_step(9, 10, 1, per), [0, 0])
     np.testing.assert_array_equal(d.vaccination_step(10, 10, 1, per), per)

@@ -25,7 +25,9 @@ def tutorial():
 
 def run_episode(tutorial, policy, real=False, num_envs=1):
     params, comps, levels = tutorial
-    sim = CovidSimulation(params, comps, num_envs, use_real_world_policies=real, real_world_subsidy_levels=levels)
+    sim = CovidSimulation(
+        params, comps, num_envs, use_real_world_policies=real, real_world_subsidy_levels=levels
+    )
     total = np.zeros(num_envs)
     for t in range(1, TUTORIAL_DAYS + 1):
         agent_action, planner_action = policy(t)
@@ -59,7 +61,9 @@ def test_batched_envs_are_identical_and_independent(tutorial):
 def test_day_by_day_against_golden_trajectory(tutorial, golden_path):
     golden = np.load(golden_path)
     params, comps, levels = tutorial
-    sim = CovidSimulation(params, comps, 1, use_real_world_policies=True, real_world_subsidy_levels=levels)
+    sim = CovidSimulation(
+        params, comps, 1, use_real_world_policies=True, real_world_subsidy_levels=levels
+    )
     keys = {
         "Susceptible": "susceptible",
         "Infected": "infected",
@@ -73,15 +77,25 @@ def test_day_by_day_against_golden_trajectory(tutorial, golden_path):
     }
     for key, attr in keys.items():  # row 0: state after reset (productivity not yet computed)
         if key != "Postsubsidy Productivity":
-            np.testing.assert_allclose(getattr(sim, attr)[0], golden[f"global_state/{key}"][0], rtol=1e-6)
+            np.testing.assert_allclose(
+                getattr(sim, attr)[0], golden[f"global_state/{key}"][0], rtol=1e-6
+            )
     for t in range(1, TUTORIAL_DAYS + 1):
         agent_rewards, planner_rewards = sim.step(np.zeros((1, 51), int), np.zeros(1, int))
-        assert planner_rewards[0] == pytest.approx(golden["planner_reward"][t - 1], rel=1e-5, abs=1e-6)
-        np.testing.assert_allclose(agent_rewards[0], golden["agent_rewards"][t - 1], rtol=1e-4, atol=1e-4)
+        assert planner_rewards[0] == pytest.approx(
+            golden["planner_reward"][t - 1], rel=1e-5, abs=1e-6
+        )
+        np.testing.assert_allclose(
+            agent_rewards[0], golden["agent_rewards"][t - 1], rtol=1e-4, atol=1e-4
+        )
         for key, attr in keys.items():
             # the golden file stores float32; infected accumulates the most float32 rounding
             np.testing.assert_allclose(
-                getattr(sim, attr)[0], golden[f"global_state/{key}"][t], rtol=5e-4, atol=1e-2, err_msg=f"{key} t={t}"
+                getattr(sim, attr)[0],
+                golden[f"global_state/{key}"][t],
+                rtol=5e-4,
+                atol=1e-2,
+                err_msg=f"{key} t={t}",
             )
 
 
@@ -92,8 +106,12 @@ def test_population_conserved_and_deaths_consistent(tutorial):
     total0 = sim.susceptible + sim.infected + sim.recovered
     for t in range(1, 200):
         sim.step(rng.integers(0, 11, (2, 51)), rng.integers(0, 21, 2))
-        np.testing.assert_allclose(sim.susceptible + sim.infected + sim.recovered, total0, rtol=1e-9)
-        np.testing.assert_allclose(sim.deaths, params.death_rate * (sim.recovered - sim.vaccinated), rtol=1e-12)
+        np.testing.assert_allclose(
+            sim.susceptible + sim.infected + sim.recovered, total0, rtol=1e-9
+        )
+        np.testing.assert_allclose(
+            sim.deaths, params.death_rate * (sim.recovered - sim.vaccinated), rtol=1e-12
+        )
     assert np.all(sim.unemployed > 0) and np.all(sim.postsubsidy_productivity >= sim.productivity)
 
 
@@ -120,5 +138,7 @@ def test_subsidy_budget_identity(tutorial):
         paid += sim.subsidy.sum()
     expected = 90 * 10 / 20 * params.population.sum() * 20000 / 365
     assert paid == pytest.approx(expected, rel=1e-12)
-    sim.step(np.zeros((1, 51), int), np.array([0]))  # day 91 reads the next decision: NO-OP = level 0
+    sim.step(
+        np.zeros((1, 51), int), np.array([0])
+    )  # day 91 reads the next decision: NO-OP = level 0
     assert sim.subsidy.sum() == 0.0
