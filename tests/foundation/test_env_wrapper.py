@@ -52,7 +52,7 @@ def test_wrapper_implements_trainer_protocol_on_cpu():
     assert (specs["p"].num_agents, specs["p"].obs_dim, specs["p"].num_actions) == (1, 463, 21)
     wrapper.reset_all_envs()
     assert wrapper.device == torch.device("cpu")
-    for t in range(10):
+    for _ in range(10):
         wrapper.actions("a").fill_(1)
         wrapper.actions("p").fill_(0)
         wrapper.step_all_envs()

@@ -104,7 +104,7 @@ def test_population_conserved_and_deaths_consistent(tutorial):
     sim = CovidSimulation(params, comps, 2)
     rng = np.random.default_rng(0)
     total0 = sim.susceptible + sim.infected + sim.recovered
-    for t in range(1, 200):
+    for _ in range(1, 200):
         sim.step(rng.integers(0, 11, (2, 51)), rng.integers(0, 21, 2))
         np.testing.assert_allclose(
             sim.susceptible + sim.infected + sim.recovered, total0, rtol=1e-9
