@@ -155,17 +155,27 @@ class BaseComponent(ABC):
 
     # ------------------------------------------------------------------- optional
     def generate_masks(self, completions: int = 0) -> dict[Any, Any]:
-        """Action masks; the default allows every action of every agent."""
+        """Action masks; the default allows every action of every agent.
+
+        The default's mask arrays are shared by the agents of one class: copy before editing.
+        """
         masks: dict[Any, Any] = {}
+        per_class: dict[str, Any] = {}
         for agent in self._world.agents + [self._world.planner]:
-            n = self.get_n_actions(agent.name)
-            if not n:
-                continue
-            if isinstance(n, (int, np.integer)):
-                masks[agent.idx] = np.ones(int(n), dtype=np.float32)
-            else:
-                masks[agent.idx] = {sub: np.ones(int(k), dtype=np.float32) for sub, k in n if k}
+            if agent.name not in per_class:
+                per_class[agent.name] = self._all_ones_mask(agent.name)
+            mask = per_class[agent.name]
+            if mask is not None:
+                masks[agent.idx] = mask
         return masks
+
+    def _all_ones_mask(self, agent_cls_name: str) -> Any:
+        n = self.get_n_actions(agent_cls_name)
+        if not n:
+            return None
+        if isinstance(n, (int, np.integer)):
+            return np.ones(int(n), dtype=np.float32)
+        return {sub: np.ones(int(k), dtype=np.float32) for sub, k in n if k}
 
     def additional_reset_steps(self) -> None:
         """Extra reset logic (called by ``reset``)."""

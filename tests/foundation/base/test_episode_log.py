@@ -146,6 +146,15 @@ def test_dense_log_structure():
     assert env.previous_episode_metrics["Lottery/n_draws"] == n_tickets
 
 
+def test_default_masks_allow_everything():
+    obs = make_env().reset()
+    assert obs["0"]["action_mask"].tolist() == [1, 1]  # NO-OP + the lottery ticket
+    assert obs["p"]["action_mask"].tolist() == [1]  # passive multi-action planner
+    masks = make_env().get_component("TelLottery").generate_masks()
+    assert sorted(masks) == [0, 1, 2] and masks[0].tolist() == [1.0]
+    assert make_env().get_component("TelLedger").generate_masks() == {}
+
+
 def test_dense_log_frequency_and_non_logged_episodes():
     env = make_env(dense_log_frequency=2)
     logged = []
