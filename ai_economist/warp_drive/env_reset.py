@@ -5,15 +5,18 @@
 clears ``_done_`` and ``_timestep_`` -- for the environments whose ``_done_`` flag is set
 (``mode="if_done"``) or for all of them (``mode="force_reset"``).
 
-Every operation is an asynchronous in-place torch op (``torch.where`` + ``copy_``,
+Every operation is an asynchronous in-place torch op (``torch.where(..., out=live)``,
 ``masked_fill_``) on the data manager's device; nothing reads the done flags back to the host,
-so on a GPU the reset is queued on the current stream like any kernel (and can be captured in a
-CUDA graph). The same code runs on torch CPU tensors.
+so on a GPU the reset is queued on the current stream like any kernel. On a CUDA device the
+``"if_done"`` reset is captured once into a CUDA graph and replayed (one launch instead of one
+per array); inside someone else's graph capture it runs eagerly and is captured with it. The
+same code runs on torch CPU tensors.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
+from typing import Any, Literal
 
 from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, CUDADataManager
 from ai_economist.warp_drive.errors import require_torch
@@ -26,14 +29,19 @@ class CUDAEnvironmentReset:
 
     Args:
         data_manager: the ``CUDADataManager`` holding the environment state.
+        use_cuda_graph: replay the ``"if_done"`` reset from a CUDA graph; default: on for CUDA
+            devices. Falls back to eager ops (with a warning) if capture fails.
     """
 
-    def __init__(self, data_manager: CUDADataManager) -> None:
+    def __init__(self, data_manager: CUDADataManager, use_cuda_graph: bool | None = None) -> None:
         self.data_manager = data_manager
         self._torch = require_torch()
+        self.use_cuda_graph = use_cuda_graph
         self._cache_key: tuple[int, int] | None = None
-        self._restore: list[tuple[object, object]] = []
-        self._zero: list[object] = []
+        self._restore: list[tuple[Any, Any]] = []
+        self._zero: list[Any] = []
+        self._graph: Any = None
+        self._graph_key: tuple[int, int] | None = None
 
     def _plan(self, dm: CUDADataManager):
         """(live, snapshot) pairs and zero-at-reset tensors, rebuilt only after new pushes."""
@@ -59,23 +67,55 @@ class CUDAEnvironmentReset:
         if mode not in ("if_done", "force_reset"):
             raise ValueError(f"mode must be 'if_done' or 'force_reset', got {mode!r}.")
         restore, zero = self._plan(dm)
-        done = dm.data_on_device_via_torch(DONE)
-        timestep = dm.data_on_device_via_torch(TIMESTEP)
         if mode == "force_reset":
             for live, snap in restore:
                 live.copy_(snap)
             for live in zero:
                 live.zero_()
-            timestep.zero_()
-            done.zero_()
+            dm.data_on_device_via_torch(TIMESTEP).zero_()
+            dm.data_on_device_via_torch(DONE).zero_()
             return
+        if self._graph_enabled(dm):
+            if self._graph is not None and self._graph_key == self._cache_key:
+                self._graph.replay()
+                return
+            self._reset_if_done(dm, restore, zero)  # the real reset; then capture for next time
+            self._capture(dm, restore, zero)
+            return
+        self._reset_if_done(dm, restore, zero)
+
+    def _reset_if_done(self, dm: CUDADataManager, restore, zero) -> None:
+        torch = self._torch
+        done = dm.data_on_device_via_torch(DONE)
         mask = done != 0  # (num_envs,) bool, stays on the device
         for live, snap in restore:
-            live.copy_(self._torch.where(self._broadcast(mask, live), snap, live))
+            torch.where(self._broadcast(mask, live), snap, live, out=live)
         for live in zero:
             live.masked_fill_(self._broadcast(mask, live), 0)
-        timestep.masked_fill_(mask, 0)
-        done.masked_fill_(mask, 0)
+        dm.data_on_device_via_torch(TIMESTEP).masked_fill_(mask, 0)
+        done.zero_()  # equivalent to masked_fill_(mask, 0): only done envs were non-zero
+
+    def _graph_enabled(self, dm: CUDADataManager) -> bool:
+        if dm.device.type != "cuda" or self.use_cuda_graph is False:
+            return False
+        return not self._torch.cuda.is_current_stream_capturing()
+
+    def _capture(self, dm: CUDADataManager, restore, zero) -> None:
+        torch = self._torch
+        try:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                self._reset_if_done(dm, restore, zero)
+        except Exception as exc:  # pragma: no cover - depends on the driver
+            warnings.warn(
+                f"CUDA graph capture of the env reset failed ({exc}); using eager ops.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self.use_cuda_graph = False
+            self._graph = None
+            return
+        self._graph, self._graph_key = graph, self._cache_key
 
     @staticmethod
     def _broadcast(mask, like):

@@ -299,23 +299,30 @@ class CUDAFunctionManager:
         """Convert arguments once (tensors -> pointers, Python scalars -> int32/float32)."""
         return tuple(pycuda_arg(a) for a in args)
 
-    def launch(self, name: str, *args: Any, grid=None, block=None) -> None:
-        """Launch kernel ``name`` on the current stream (asynchronous)."""
+    def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
+        """A zero-argument launcher with converted arguments, for the lowest per-step overhead.
+
+        Device pointers are taken once: the tensors must stay allocated (the data manager's do).
+        """
         func = self.get_function(name)
         args = self.prepare_args(*args)
         codes = "".join(_SCALAR_CODES.get(a.dtype, a.dtype.char) for a in args)
-        if self._prepared.get(name) != codes:
-            func.prepare(codes)
-            self._prepared[name] = codes
-        grid = self.grid if grid is None else grid
-        block = self.block if block is None else block
+        grid = self.grid if grid is None else tuple(grid)
+        block = self.block if block is None else tuple(block)
         _check_block(block, MAX_THREADS_PER_BLOCK)
-        func.prepared_call(grid, block, *args)
+        prepared = self._prepared
 
-    def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
-        """A zero-argument launcher with converted arguments, for the lowest per-step overhead."""
-        args = self.prepare_args(*args)
-        return lambda: self.launch(name, *args, grid=grid, block=block)
+        def run() -> None:
+            if prepared.get(name) != codes:
+                func.prepare(codes)
+                prepared[name] = codes
+            func.prepared_call(grid, block, *args)
+
+        return run
+
+    def launch(self, name: str, *args: Any, grid=None, block=None) -> None:
+        """Launch kernel ``name`` on the current stream (asynchronous)."""
+        self.bind(name, *args, grid=grid, block=block)()
 
 
 def _is_numba_kernel(obj: Any) -> bool:

@@ -56,6 +56,9 @@ def cache(tmp_path, monkeypatch):
 
 def test_pycuda_kernel_updates_torch_tensors_and_reset(cache):
     dm, spec, init, weights = make_state()
+    resetter = CUDAEnvironmentReset(dm)
+    resetter.reset_when_done()  # nothing is done yet: a no-op that captures the CUDA graph
+    assert resetter._graph is not None
     check_kernel_signature((DATA / "tiny_kernel.cu").read_text(), "CudaTinyStep", spec)
     fm = CUDAFunctionManager(N, E)
     cubin = fm.compile_and_load_cuda(
@@ -80,7 +83,6 @@ def test_pycuda_kernel_updates_torch_tensors_and_reset(cache):
     # reset only the even envs; nothing may synchronise with the host
     done = dm.data_on_device_via_torch(DONE)
     done[1::2] = 0
-    resetter = CUDAEnvironmentReset(dm)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
@@ -102,6 +104,28 @@ def test_pycuda_kernel_updates_torch_tensors_and_reset(cache):
         )
         == cubin
     )
+
+
+@pytest.mark.parametrize("use_graph", [False, True])
+def test_reset_graph_matches_eager_and_recaptures_after_push(use_graph):
+    dm, spec, init, weights = make_state()
+    resetter = CUDAEnvironmentReset(dm, use_cuda_graph=use_graph)
+    state = dm.data_on_device_via_torch("state")
+    done = dm.data_on_device_via_torch(DONE)
+    for round_ in range(3):
+        state.add_(1.0)
+        done.copy_((torch.arange(E, device="cuda") % 3 == round_).int())
+        resetter.reset_when_done()
+        if round_ == 1:  # a new per-env array after the graph was captured
+            late = StateSpec([StateField("late", np.int32, ("num_agents",), reset="zeros")])
+            late.resolve({"num_agents": N}).allocate(dm, {"late": np.ones(N, np.int32)})
+    host = dm.pull_data_from_device("state")
+    # env e was last reset in round e % 3 (rounds 0..2), then incremented 2 - e % 3 times
+    for e in (0, 1, 2, 3, E - 1):
+        np.testing.assert_allclose(host[e], init + (2 - e % 3), rtol=1e-6)
+    late = dm.pull_data_from_device("late")
+    assert late[2::3].sum() == 0 and late[0::3].min() == 1 and late[1::3].min() == 1
+    assert (resetter._graph is not None) == use_graph
 
 
 def test_numba_kernel_on_device_tensors():
@@ -146,19 +170,44 @@ def test_memory_error_says_how_many_envs_fit():
     assert "huge" not in dm
 
 
+def _per_call_us(fn, n=2000) -> float:
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / n * 1e6
+
+
 def test_launch_overhead_report(cache, capsys):
     dm, spec, _, _ = make_state()
     fm = CUDAFunctionManager(N, E)
     fm.compile_and_load_cuda(DATA / "tiny_kernel.cu", defines={"kEpisodeLength": 10**9})
-    step = fm.bind("CudaTinyStep", *spec.kernel_args(dm, backend="pycuda"))
-    step()
-    torch.cuda.synchronize()
-    n = 2000
-    t0 = time.perf_counter()
-    for _ in range(n):
-        step()
-    torch.cuda.synchronize()
-    per = (time.perf_counter() - t0) / n * 1e6
+    args = spec.kernel_args(dm, backend="pycuda")
+    bound = _per_call_us(fm.bind("CudaTinyStep", *args))
+    launch = _per_call_us(lambda: fm.launch("CudaTinyStep", *args))
+    resetter = CUDAEnvironmentReset(dm)
+    reset = _per_call_us(resetter.reset_when_done, n=500)
+    eager = _per_call_us(CUDAEnvironmentReset(dm, use_cuda_graph=False).reset_when_done, n=500)
+    lines = [
+        f"pycuda bound launch {bound:.1f} us, launch() {launch:.1f} us",
+        f"reset (graph) {reset:.1f} us, reset (eager) {eager:.1f} us",
+    ]
+    if not cudasim_enabled():
+        nfm = NumbaFunctionManager(N, E)
+        nfm.load_module(DATA / "tiny_numba_kernels.py")
+        nargs = [
+            dm.data_on_device_via_torch("state"),
+            dm.data_on_device_via_torch("weights"),
+            np.float32(1.0),
+            dm.data_on_device_via_torch(DONE),
+            dm.data_on_device_via_torch(TIMESTEP),
+            np.int32(10**9),
+        ]
+        nb_bound = _per_call_us(nfm.bind("tiny_step", *nargs), n=500)
+        nb_launch = _per_call_us(lambda: nfm.launch("tiny_step", *nargs), n=500)
+        lines.append(f"numba bound launch {nb_bound:.1f} us, launch() {nb_launch:.1f} us")
     with capsys.disabled():
-        print(f"\npycuda bound launch: {per:.1f} us per step ({E} envs x {N} agents)")
-    assert per < 1000
+        print(f"\n[{E} envs x {N} agents] " + "; ".join(lines))
+    assert bound < 1000
