@@ -35,16 +35,22 @@ from ai_economist.training.config import (
 def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
     """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper``.
 
-    ``env_backend`` defaults to ``"pycuda"`` on a CUDA device and ``"cpu"`` otherwise.
+    ``env_backend`` (else ``trainer.env_backend``; ``auto``) is ``"pycuda"`` on a CUDA device
+    and ``"numpy"`` (all envs batched in arrays) on the CPU; ``"cpu"`` steps Python copies of
+    the env (the original, slower CPU path), ``"numba"`` the Numba kernels.
     """
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
 
+    on_gpu = str(device).startswith("cuda")
     if env_backend is None:
-        env_backend = "pycuda" if str(device).startswith("cuda") else "cpu"
+        env_backend = run_config["trainer"].get("env_backend", "auto")
+    if env_backend == "auto":
+        env_backend = "pycuda" if on_gpu else "numpy"
     env = CovidAndEconomyEnvironment(**run_config["env"])
+    kwargs = {"device": device} if on_gpu else {}
     return FoundationEnvWrapper(
-        env, num_envs=run_config["trainer"]["num_envs"], env_backend=env_backend
+        env, num_envs=run_config["trainer"]["num_envs"], env_backend=env_backend, **kwargs
     )
 
 

@@ -91,6 +91,12 @@ TRAINER_SCHEMA: dict[str, Any] = {
     "seed": Field("int", 0, "seed of the model initialisation and of action sampling"),
     "device": Field("str", "auto", "where to train", choices=("auto", "cpu", "cuda")),
     "num_gpus": Field("int", 1, "GPUs of this machine to train on", minimum=1),
+    "env_backend": Field(
+        "str",
+        "auto",
+        "simulator backend of FoundationEnvWrapper; auto: pycuda on cuda, numpy on cpu",
+        choices=("auto", "cpu", "numpy", "pycuda", "numba"),
+    ),
     "compile": Field("bool", False, "torch.compile the models"),
     "profile_phases": Field("bool", False, "synchronise to time each phase exactly (slower)"),
     "nan_check_freq": Field("int", 10, "iterations between NaN checks (host syncs)", minimum=1),

@@ -168,3 +168,25 @@ class ToyTargetEnv:
             self._targets[tag].copy_(torch.where(sel, target, self._targets[tag]))
             self._masks[tag].copy_(torch.where(sel[..., None], mask, self._masks[tag]))
             self._obs[tag].copy_(torch.where(sel[..., None], obs, self._obs[tag]))
+
+
+def toy_run_config(**trainer_overrides: object) -> dict:
+    """A small run configuration for the toy env (tests, examples); trainer keys overridable."""
+    trainer = {"num_envs": 8, "num_episodes": 80, "train_batch_size": 80, "progress_bar": False}
+    trainer.update(trainer_overrides)
+    policy = {
+        "algorithm": "PPO",
+        "gamma": 0.5,
+        "lr": 0.01,
+        "entropy_coeff": 0.001,
+        "num_epochs": 4,
+        "num_mini_batches": 2,
+        "model": {"fc_dims": [32, 32]},
+    }
+    return {
+        "name": "toy",
+        "env": {"num_agents": 3, "episode_length": 10, "seed": 0},
+        "trainer": trainer,
+        "policy": {"a": dict(policy), "p": {**policy, "algorithm": "A2C", "num_epochs": 1}},
+        "saving": {"metrics_log_freq": 1, "model_params_save_freq": 5, "tensorboard": False},
+    }
