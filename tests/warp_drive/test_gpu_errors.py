@@ -17,7 +17,16 @@ from ai_economist.warp_drive.errors import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-MODULES = ["errors", "state", "data_manager", "function_manager", "env_reset", "registrar"]
+MODULES = [
+    "errors",
+    "state",
+    "data_manager",
+    "function_manager",
+    "env_reset",
+    "registrar",
+    "cuda_compile",
+    "c_signature",
+]
 
 
 def test_importing_the_runtime_imports_no_gpu_stack_and_prints_nothing():
