@@ -38,7 +38,7 @@ extern "C" __global__ void CudaCovidResetEnvs(const CovidData* __restrict__ d,
   const bool done = d->done[env] != 0;
   __syncthreads();  // every thread has read _done_ before thread 0 clears it
   if (!force && !done) return;  // uniform over the block
-  if (done && tid == 0) {
+  if (done && !force && tid == 0) {
     float deaths = 0.0f, vaccinated = 0.0f;
     for (int i = 0; i < NUM_AGENTS; ++i) {
       deaths += d->deaths[agent_at(env, i)];

@@ -179,71 +179,90 @@ def _real_policy_rows(params: CovidParams) -> np.ndarray:
     return np.stack([params.real_policy_row(params.start_date_index + t - 1) for t in steps])
 
 
-def host_initial_values(sim) -> dict[str, np.ndarray]:
-    """One env's values right after reset (env 0 of ``sim``), plus every constant.
+_SIM_STATE_NAMES = (
+    "susceptible", "infected", "recovered", "vaccinated", "deaths", "new_deaths", "unemployed",
+    "productivity", "postsubsidy_productivity", "subsidy", "vaccines_available", "health_index",
+    "economic_index", "stringency_level", "cooldown_until", "filter_state", "subsidy_level",
+    "planner_health_index", "planner_economic_index",
+)  # fmt: skip
 
-    ``sim`` is a freshly reset ``CovidSimulation``; values are cast to the declared dtypes.
+
+def simulation_state(sim) -> dict[str, np.ndarray]:
+    """Every per-env declared field of a ``CovidSimulation`` (leading axis = env), uncast.
+
+    ``rewards_*``, ``sampled_actions_*`` and the episode bookkeeping are not part of the
+    simulator's state and are left out.
     """
-    p, c = sim.params, sim.components
+    p, e = sim.params, sim.num_envs
     layout = observation_layout(sim)
     fields = sim.observation_fields()
     mask_a, mask_p = sim.action_masks()
+    values = {name: np.asarray(getattr(sim, name)) for name in _SIM_STATE_NAMES}
+    values.update(
+        stringency_history=np.asarray(sim.history),
+        beta_intercept_modulation=np.asarray(sim.beta_intercept_modulation).reshape(e),
+        beta_slope_modulation=np.asarray(sim.beta_slope_modulation).reshape(e),
+        unemployment_modulation=np.asarray(sim.unemployment_modulation).reshape(e),
+        observations_a=layout.flatten(fields, "a"),
+        observations_p=layout.flatten(fields, "p"),
+        action_mask_a=mask_a,
+        action_mask_p=mask_p,
+        _timestep_=np.asarray(sim.timestep),
+        _done_=(np.asarray(sim.timestep) >= p.episode_length).astype(np.int64),
+    )
+    return values
+
+
+def constant_values(sim) -> dict[str, np.ndarray]:
+    """The declared constants of a ``CovidSimulation``'s parameters and mode."""
+    p, c = sim.params, sim.components
     levels = sim.real_subsidy_levels
     if levels is None:
         levels = np.zeros(p.episode_length + 1, dtype=np.int64)
-    values = {
-        name: np.asarray(getattr(sim, name))[0]
-        for name in (
-            "susceptible", "infected", "recovered", "vaccinated", "deaths", "new_deaths",
-            "unemployed", "productivity", "postsubsidy_productivity", "subsidy",
-            "vaccines_available", "health_index", "economic_index", "stringency_level",
-            "cooldown_until", "filter_state", "subsidy_level", "planner_health_index",
-            "planner_economic_index",
-        )
-    }  # fmt: skip
+    names = (
+        "population", "beta_intercepts", "beta_slopes", "filter_weights", "filter_decay",
+        "window_decay", "unemployment_bias", "maximum_productivity", "agents_health_norm",
+        "agents_economic_norm", "min_agent_health", "max_agent_health", "min_agent_economic",
+        "max_agent_economic", "agent_health_weightage",
+    )  # fmt: skip
+    values = {name: getattr(p, name) for name in names}
     values.update(
-        stringency_history=sim.history[0],
-        beta_intercept_modulation=np.asarray(sim.beta_intercept_modulation).reshape(-1)[0],
-        beta_slope_modulation=np.asarray(sim.beta_slope_modulation).reshape(-1)[0],
-        unemployment_modulation=np.asarray(sim.unemployment_modulation).reshape(-1)[0],
-        observations_a=layout.flatten(fields, "a")[0],
-        observations_p=layout.flatten(fields, "p")[0],
-        action_mask_a=mask_a[0],
-        action_mask_p=mask_p[0],
-        population=p.population,
-        beta_intercepts=p.beta_intercepts,
-        beta_slopes=p.beta_slopes,
-        filter_weights=p.filter_weights,
-        filter_decay=p.filter_decay,
-        window_decay=p.window_decay,
-        unemployment_bias=p.unemployment_bias,
-        maximum_productivity=p.maximum_productivity,
-        agents_health_norm=p.agents_health_norm,
-        agents_economic_norm=p.agents_economic_norm,
-        min_agent_health=p.min_agent_health,
-        max_agent_health=p.max_agent_health,
-        min_agent_economic=p.min_agent_economic,
-        max_agent_economic=p.max_agent_economic,
-        agent_health_weightage=p.agent_health_weightage,
         max_daily_subsidy_per_state=c.max_daily_subsidy_per_state,
         num_vaccines_per_delivery=c.num_vaccines_per_delivery,
         real_policy_stringency=_real_policy_rows(p),
         real_subsidy_levels=np.asarray(levels)[: p.episode_length + 1],
     )
-    spec = covid_state_spec(p, c, layout)
+    return values
+
+
+def cast_to_field(field, value) -> np.ndarray:
+    """``value`` broadcast to ``field.shape`` (leading env axis allowed) in the field's dtype;
+    integer fields must hold integers in range."""
+    v = np.asarray(value)
+    if field.dtype.kind == "i":
+        if not np.array_equal(v, np.round(v)):
+            raise ValueError(f"{field.name}: non-integer values for an integer field")
+        info = np.iinfo(field.dtype)
+        if v.size and (v.min() < info.min or v.max() > info.max):
+            raise OverflowError(f"{field.name}: values outside the {field.dtype} range")
+    return np.array(v, dtype=field.dtype, order="C")
+
+
+def host_initial_values(sim) -> dict[str, np.ndarray]:
+    """One env's values right after reset (env 0 of ``sim``), plus every constant.
+
+    ``sim`` is a freshly reset ``CovidSimulation``; values are cast to the declared dtypes and
+    fields the simulator does not have (rewards, actions, episode bookkeeping) are zeros.
+    """
+    spec = covid_state_spec(sim.params, sim.components, observation_layout(sim))
+    per_env = {k: v[0] for k, v in simulation_state(sim).items()}
+    values = {**per_env, **constant_values(sim)}
     out = {}
     for f in allocatable_spec(spec):
         if f.name not in values:
             out[f.name] = np.zeros(f.shape, f.dtype)
-            continue
-        v = np.asarray(values[f.name])
-        if f.dtype.kind == "i":
-            if not np.array_equal(v, np.round(v)):
-                raise ValueError(f"{f.name}: non-integer values for an integer field")
-            info = np.iinfo(f.dtype)
-            if v.size and (v.min() < info.min or v.max() > info.max):
-                raise OverflowError(f"{f.name}: values outside the {f.dtype} range")
-        out[f.name] = np.ascontiguousarray(np.broadcast_to(v, f.shape).astype(f.dtype))
+        else:
+            out[f.name] = cast_to_field(f, np.broadcast_to(values[f.name], f.shape))
     return out
 
 
