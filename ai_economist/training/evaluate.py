@@ -53,8 +53,12 @@ def build_eval_env(config: dict) -> tuple[Any, Any]:
 
 
 def scenario_dense_log(scenario: Any) -> Any:
-    """The scenario's own dense log of its last episode, when it keeps one."""
-    log = getattr(scenario, "previous_episode_dense_log", None) if scenario is not None else None
+    """The scenario's own dense log of the episode just played, when it keeps one."""
+    if scenario is None:
+        return None
+    log = getattr(scenario, "dense_log", None) or getattr(
+        scenario, "previous_episode_dense_log", None
+    )
     try:
         json.dumps(log, default=_jsonable)
     except (TypeError, ValueError):

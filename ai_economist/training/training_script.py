@@ -55,12 +55,14 @@ def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = N
 
 
 def build_toy_env(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The toy target-matching environment (any torch device)."""
+    """The toy target-matching environment (any torch device; GPU ``i`` adds ``i`` to the seed)."""
+    import torch
+
     from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
 
-    return ToyTargetEnv(
-        num_envs=run_config["trainer"]["num_envs"], device=device, **run_config["env"]
-    )
+    kwargs = dict(run_config["env"])
+    kwargs["seed"] = kwargs.get("seed", 0) + (torch.device(device).index or 0)
+    return ToyTargetEnv(num_envs=run_config["trainer"]["num_envs"], device=device, **kwargs)
 
 
 def _toy_env_class() -> Callable:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,22 @@ def prune_checkpoints(run_dir: str | Path, keep: int) -> None:
     if keep > 0:
         for old in list_checkpoints(run_dir)[:-keep]:
             old.unlink(missing_ok=True)
+
+
+def set_aside_newer(run_dir: str | Path, iteration: int) -> Path | None:
+    """Move the checkpoints written after ``iteration`` into ``checkpoints/superseded_<time>/``.
+
+    Resuming from an older checkpoint starts a new branch of the curve; the old branch's later
+    checkpoints are kept, but no longer count as the run's newest.
+    """
+    newer = [p for p in list_checkpoints(run_dir) if int(_NAME.match(p.name).group(1)) > iteration]
+    if not newer:
+        return None
+    folder = Path(run_dir) / CHECKPOINT_DIR / f"superseded_{int(time.time())}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in newer:
+        os.replace(path, folder / path.name)
+    return folder
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:

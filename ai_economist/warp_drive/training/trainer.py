@@ -162,6 +162,8 @@ class Trainer:
             with (self.run_dir / "config.yaml").open("w") as f:
                 yaml.safe_dump(self.config, f, sort_keys=False)
             resumed_at = self.iteration if resume_path is not None else None
+            if resumed_at is not None and ckpt.set_aside_newer(self.run_dir, resumed_at):
+                print(f"resuming from iteration {resumed_at}: later checkpoints moved aside")
             self.logger = MetricsLogger(
                 self.run_dir, self.config["saving"]["tensorboard"], resumed_at
             )
