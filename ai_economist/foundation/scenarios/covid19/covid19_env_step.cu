@@ -89,13 +89,12 @@ __device__ __forceinline__ float economy_step(float population, float infected, 
 // ------------------------------------------------------------------ rewards
 __device__ __forceinline__ float crra_nonlinearity(float x) {
   const float annual = fminf(fmaxf(x * NUM_DAYS_IN_AN_YEAR, 0.1f), 3.0f);
-  float utility;
-  if (ECONOMIC_REWARD_CRRA_ETA == 1.0f) {
-    utility = logf(annual);  // the limit; the original divided by zero
-  } else {
-    utility = (powf(annual, 1.0f - ECONOMIC_REWARD_CRRA_ETA) - 1.0f) /
-              (1.0f - ECONOMIC_REWARD_CRRA_ETA);
-  }
+#if ECONOMIC_REWARD_CRRA_ETA_IS_ONE
+  const float utility = logf(annual);  // eta == 1: the limit (the original divided by zero)
+#else
+  const float utility = (powf(annual, 1.0f - ECONOMIC_REWARD_CRRA_ETA) - 1.0f) /
+                        (1.0f - ECONOMIC_REWARD_CRRA_ETA);
+#endif
   return (1.0f + utility) / NUM_DAYS_IN_AN_YEAR;
 }
 

@@ -117,6 +117,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     SICK, P18 = float(c["INFECTION_TOO_SICK_TO_WORK_RATE"]), float(c["POP_BETWEEN_AGE_18_65"])
     DPPW, VOL = float(c["DAILY_PRODUCTION_PER_WORKER"]), float(c["VALUE_OF_LIFE"])
     ETA, RFR = float(c["ECONOMIC_REWARD_CRRA_ETA"]), float(c["RISK_FREE_INTEREST_RATE"])
+    ETA_IS_ONE = bool(c["ECONOMIC_REWARD_CRRA_ETA_IS_ONE"])
     P_HN, P_EN = float(c["PLANNER_HEALTH_NORM"]), float(c["PLANNER_ECONOMIC_NORM"])
     P_MIN_H, P_MAX_H = float(c["MIN_PLANNER_HEALTH"]), float(c["MAX_PLANNER_HEALTH"])
     P_MIN_E, P_MAX_E = float(c["MIN_PLANNER_ECONOMIC"]), float(c["MAX_PLANNER_ECONOMIC"])
@@ -379,8 +380,8 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     @jit
     def crra_nonlinearity(x):
         annual = min(max(x * DAYS, 0.1), 3.0)
-        if ETA == 1.0:
-            utility = math.log(annual)
+        if ETA_IS_ONE:
+            utility = math.log(annual)  # the limit (the original divided by zero)
         else:
             utility = (annual ** (1.0 - ETA) - 1.0) / (1.0 - ETA)
         return (1.0 + utility) / DAYS

@@ -315,6 +315,7 @@ def compile_time_constants(
         "DAILY_PRODUCTION_PER_WORKER": float(p.daily_production_per_worker),
         "VALUE_OF_LIFE": float(p.value_of_life),
         "ECONOMIC_REWARD_CRRA_ETA": float(p.economic_reward_crra_eta),
+        "ECONOMIC_REWARD_CRRA_ETA_IS_ONE": int(p.economic_reward_crra_eta == 1.0),
         "RISK_FREE_INTEREST_RATE": float(p.risk_free_interest_rate),
         "PLANNER_HEALTH_NORM": float(p.planner_health_norm),
         "PLANNER_ECONOMIC_NORM": float(p.planner_economic_norm),
