@@ -92,9 +92,8 @@ class CovidGpuBackend:
             num_envs=self.num_envs,
             device=device,
         )
-        gpu_state.allocatable_spec(self.spec).allocate(
-            self.data_manager, gpu_state.host_initial_values(template)
-        )
+        self.initial_values = gpu_state.host_initial_values(template)  # one env, host
+        gpu_state.allocatable_spec(self.spec).allocate(self.data_manager, self.initial_values)
         self.resetter = CUDAEnvironmentReset(self.data_manager)
         self.function_manager = None
         self.grid, self.block = self.num_envs, self.num_agents + 1
@@ -230,10 +229,10 @@ class CovidGpuBackend:
                 if v.ndim == 0:
                     target.fill_(float(v))
                 else:
-                    target.copy_(torch.as_tensor(np.broadcast_to(v, target.shape)))
+                    target.copy_(torch.as_tensor(np.array(np.broadcast_to(v, target.shape))))
             else:
                 ids = torch.as_tensor(np.asarray(env_ids, dtype=np.int64), device=target.device)
-                src = torch.as_tensor(np.broadcast_to(v, ids.shape), dtype=target.dtype)
+                src = torch.as_tensor(np.array(np.broadcast_to(v, ids.shape)), dtype=target.dtype)
                 target[ids] = src.to(target.device)
 
     def load_simulation_state(self, sim: CovidSimulation) -> None:
