@@ -111,11 +111,16 @@ def _worker(rank: int, world_size: int, port: int, backend: str, fn: Callable, a
 
 
 def launch(
-    fn: Callable[..., None], world_size: int, args: tuple = (), backend: str = "nccl"
+    fn: Callable[..., None],
+    world_size: int,
+    args: tuple = (),
+    backend: str = "nccl",
+    start_method: str = "spawn",
 ) -> None:
     """Run ``fn(ctx, *args)`` in ``world_size`` processes (one per GPU for NCCL).
 
-    ``fn`` must be importable (defined at module level) because the workers are spawned.
+    ``fn`` must be importable (defined at module level) when the workers are spawned;
+    ``start_method="fork"`` (CPU/gloo only, e.g. in tests) skips re-importing torch.
     """
     if backend == "nccl" and torch.cuda.device_count() < world_size:
         raise RuntimeError(
@@ -123,6 +128,10 @@ def launch(
             f"{torch.cuda.device_count()} are visible"
         )
     port = free_port()
-    torch.multiprocessing.spawn(
-        _worker, args=(world_size, port, backend, fn, args), nprocs=world_size, join=True
+    torch.multiprocessing.start_processes(
+        _worker,
+        args=(world_size, port, backend, fn, args),
+        nprocs=world_size,
+        join=True,
+        start_method=start_method,
     )

@@ -44,34 +44,35 @@ class RolloutBuffer:
 
 
 class EpisodeTracker:
-    """Per-policy episode returns, accumulated on the device.
+    """Per-policy episode returns (mean over a policy's agents), accumulated on the device.
 
-    ``returns[tag]`` is the running return of every agent in the current episode; when an env
-    reports done, the mean over that env's agents is added to ``completed_sum[tag]`` and the
-    env is counted in ``completed_count``.
+    ``record`` takes a whole rollout at once (a handful of vectorised operations instead of
+    bookkeeping at every step): steps that belong to an episode which ended inside the rollout
+    are added to ``completed_sum``; the rest is carried into the next rollout in ``carry``.
     """
 
-    def __init__(self, specs: dict[str, PolicySpec], num_envs: int, device: torch.device):
-        self.returns = {
-            t: torch.zeros(num_envs, s.num_agents, device=device) for t, s in specs.items()
-        }
-        self.completed_sum = {t: torch.zeros((), device=device) for t in specs}
+    def __init__(self, tags: list[str], num_envs: int, device: torch.device) -> None:
+        self.carry = {t: torch.zeros(num_envs, device=device) for t in tags}
+        self.completed_sum = {t: torch.zeros((), device=device) for t in tags}
         self.completed_count = torch.zeros((), device=device)
 
-    def add(self, tag: str, rewards: torch.Tensor) -> None:
-        self.returns[tag] += rewards
-
-    def end_step(self, dones: torch.Tensor) -> None:
-        """Close the episodes of the envs whose ``dones`` flag is set."""
-        done = dones.to(torch.float32)
-        for tag, ret in self.returns.items():
-            self.completed_sum[tag] += (ret.mean(-1) * done).sum()
-            ret.mul_(1.0 - done[:, None])
-        self.completed_count += done.sum()
+    def record(self, rewards: dict[str, torch.Tensor], dones: torch.Tensor) -> None:
+        """Account for a rollout: ``rewards[tag]`` (T, E, N), ``dones`` (T, E)."""
+        dones = dones.to(torch.float32)
+        # finished[t, e]: an episode end follows (or is) step t in env e
+        finished = dones.flip(0).cumsum(0).flip(0) > 0
+        ended = finished[0]
+        for tag, reward in rewards.items():
+            per_env = reward.mean(-1)
+            inside = torch.where(finished, per_env, 0.0).sum(0)
+            self.completed_sum[tag] += torch.where(ended, inside + self.carry[tag], 0.0).sum()
+            rest = torch.where(finished, 0.0, per_env).sum(0)
+            self.carry[tag].copy_(torch.where(ended, 0.0, self.carry[tag]) + rest)
+        self.completed_count += dones.sum()
 
     def pop(self) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-        """Summed per-agent-mean returns per policy and the number of episodes completed since
-        the last call (device tensors); the counters restart from zero."""
+        """Summed returns per policy and the number of episodes completed since the last call
+        (device tensors); the counters restart from zero."""
         sums = {t: s.clone() for t, s in self.completed_sum.items()}
         count = self.completed_count.clone()
         for value in self.completed_sum.values():
@@ -80,14 +81,14 @@ class EpisodeTracker:
         return sums, count
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        state = {f"returns/{t}": v.clone() for t, v in self.returns.items()}
+        state = {f"carry/{t}": v.clone() for t, v in self.carry.items()}
         state.update({f"sum/{t}": v.clone() for t, v in self.completed_sum.items()})
         state["count"] = self.completed_count.clone()
         return state
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        for tag in self.returns:
-            self.returns[tag].copy_(state[f"returns/{tag}"])
+        for tag in self.carry:
+            self.carry[tag].copy_(state[f"carry/{tag}"])
             self.completed_sum[tag].copy_(state[f"sum/{tag}"])
         self.completed_count.copy_(state["count"])
 

@@ -97,6 +97,9 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "simulator backend of FoundationEnvWrapper; auto: pycuda on cuda, numpy on cpu",
         choices=("auto", "cpu", "numpy", "pycuda", "numba"),
     ),
+    "num_threads": Field(
+        "int", 1, "torch CPU threads when training on the CPU (0: torch's default)", minimum=0
+    ),
     "compile": Field("bool", False, "torch.compile the models"),
     "profile_phases": Field("bool", False, "synchronise to time each phase exactly (slower)"),
     "nan_check_freq": Field("int", 10, "iterations between NaN checks (host syncs)", minimum=1),

@@ -135,6 +135,8 @@ class Trainer:
         self.iteration = 0
         self.env_steps = 0
 
+        if self.device.type == "cpu" and tcfg["num_threads"] > 0:
+            torch.set_num_threads(tcfg["num_threads"])  # small models: one thread is fastest
         seed = tcfg["seed"]
         torch.manual_seed(seed)
         np.random.seed(seed + self.dist.rank)
@@ -142,7 +144,7 @@ class Trainer:
         self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
         self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
         self.dones = torch.zeros(self.num_steps, self.num_envs, device=self.device)
-        self.tracker = EpisodeTracker(env_wrapper.policy_specs, self.num_envs, self.device)
+        self.tracker = EpisodeTracker(list(self.policies), self.num_envs, self.device)
         self.timer = PhaseTimer(self.device, synchronize=tcfg["profile_phases"])
         # first iteration whose loss was NaN/inf, per policy (inf: none), checked lazily
         self._nan_iteration = torch.full((len(self.policies),), math.inf, device=self.device)
@@ -233,13 +235,7 @@ class Trainer:
         self._window_start = time.perf_counter()
         try:
             while self.iteration < self.num_iterations:
-                with self.timer.phase("rollout"):
-                    self._collect_rollout()
-                with self.timer.phase("update"):
-                    self._update()
-                self.iteration += 1
-                self.env_steps += self.steps_per_iteration
-                self._window_iterations += 1
+                self.train_iteration()
                 last = self.iteration == self.num_iterations
                 if self.iteration % tcfg["nan_check_freq"] == 0:
                     self._check_finite()
@@ -252,6 +248,16 @@ class Trainer:
         finally:
             self._progress.close()
         return self.last_metrics
+
+    def train_iteration(self) -> None:
+        """One rollout of ``train_batch_size`` env-steps and one update (no logging, no sync)."""
+        with self.timer.phase("rollout"):
+            self._collect_rollout()
+        with self.timer.phase("update"):
+            self._update()
+        self.iteration += 1
+        self.env_steps += self.steps_per_iteration
+        self._window_iterations += 1
 
     @torch.no_grad()
     def _collect_rollout(self) -> None:
@@ -274,10 +280,9 @@ class Trainer:
                 env.step_all_envs()
                 for p in self.policies.values():
                     p.buffer.rewards[t].copy_(env.rewards(p.tag))
-                    self.tracker.add(p.tag, p.buffer.rewards[t])
                 self.dones[t].copy_(env.done())
-                self.tracker.end_step(self.dones[t])
                 env.reset_only_done_envs()
+        self.tracker.record({t: p.buffer.rewards for t, p in self.policies.items()}, self.dones)
         with timer.phase("policy_forward"):
             for p in self.policies.values():
                 if p.config["to_train"]:

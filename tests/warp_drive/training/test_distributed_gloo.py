@@ -25,7 +25,7 @@ def _worker(ctx: DistributedContext, run_dir: str) -> None:
 
 
 def test_two_processes_stay_in_sync(tmp_path):
-    launch(_worker, 2, (str(tmp_path),), backend="gloo")
+    launch(_worker, 2, (str(tmp_path),), backend="gloo", start_method="fork")
     r0 = torch.load(tmp_path / "rank0.pt", weights_only=False)
     r1 = torch.load(tmp_path / "rank1.pt", weights_only=False)
     for tag in ("a", "p"):
