@@ -82,9 +82,9 @@ def _obs_key(layout, tag: str, offset: int) -> str:
     return f"element {offset}"
 
 
-def describe_index(name: str, index: tuple, layout=None) -> str:
+def describe_index(name: str, index: tuple, layout=None, env_ids=None) -> str:
     """``[env 1, agent 4, 'world-agent_state'[2]]``-style location of an element."""
-    parts = [f"env {index[0]}"] if index else []
+    parts = [f"env {index[0] if env_ids is None else env_ids[index[0]]}"] if index else []
     rest = index[1:]
     if name in ("observations_a", "action_mask_a", "filter_state") and rest:
         parts.append(f"agent {rest[0]}")
@@ -107,7 +107,9 @@ def describe_index(name: str, index: tuple, layout=None) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
-def compare_field(name: str, gpu, ref, layout=None, tolerance=None) -> Mismatch | None:
+def compare_field(
+    name: str, gpu, ref, layout=None, tolerance=None, env_ids=None
+) -> Mismatch | None:
     """The worst out-of-tolerance element of one field, or None when it matches."""
     ref = np.asarray(ref, dtype=np.float64)
     gpu = np.asarray(gpu, dtype=np.float64).reshape(ref.shape)
@@ -123,7 +125,7 @@ def compare_field(name: str, gpu, ref, layout=None, tolerance=None) -> Mismatch 
     index = np.unravel_index(int(np.argmax(excess)), ref.shape)
     return Mismatch(
         name,
-        describe_index(name, tuple(int(i) for i in index), layout),
+        describe_index(name, tuple(int(i) for i in index), layout, env_ids),
         float(gpu[index]),
         float(ref[index]),
         float(allowed[index]),
@@ -140,13 +142,25 @@ def reference_values(sim, agent_rewards=None, planner_rewards=None) -> dict[str,
     return values
 
 
-def compare(backend, sim, agent_rewards=None, planner_rewards=None, skip=()) -> list[Mismatch]:
-    """Mismatches (one per field, in declaration order) between ``backend`` and ``sim``."""
+def compare(
+    backend, sim, agent_rewards=None, planner_rewards=None, skip=(), env_ids=None
+) -> list[Mismatch]:
+    """Mismatches (one per field, in declaration order) between ``backend`` and ``sim``.
+
+    With ``env_ids``, only those envs of the backend are read (and compared with a ``sim`` of
+    ``len(env_ids)`` envs, or of one env that all of them should equal).
+    """
     out = []
     for name, ref in reference_values(sim, agent_rewards, planner_rewards).items():
         if name in skip:
             continue
-        mismatch = compare_field(name, backend.pull(name), ref, backend.layout)
+        ids = None if env_ids is None else [int(e) for e in env_ids]
+        if ids is None:
+            gpu = backend.pull(name)
+        else:
+            gpu = backend.tensor(name)[ids].cpu().numpy()
+            ref = np.broadcast_to(np.asarray(ref), (len(ids), *np.shape(ref)[1:]))
+        mismatch = compare_field(name, gpu, ref, backend.layout, env_ids=ids)
         if mismatch is not None:
             out.append(mismatch)
     return out
