@@ -1,0 +1,156 @@
+"""GPU stepping speed of the COVID-19 & economy simulator (environment only, no policy).
+
+    python benchmarks/gpu_env_step.py [--num_envs 60 1200 10000 100000]
+        [--backends pycuda numba] [--modes fused per_component] [--steps 540] [--episode]
+
+For each backend, step mode and number of envs: builds ``CovidGpuBackend`` with the published
+configuration, warms up (compilation, caches), resets, then times ``--steps`` consecutive
+``step()`` calls (one 540-day episode by default) and prints env-steps/s and agent-steps/s
+(x52: 51 states + the planner), from the wall clock around the loop (torch.cuda.synchronize
+before and after) and from CUDA events (GPU time).  ``--episode`` also calls
+``reset_done()`` after every step, as a training loop does, and times whole episodes.
+
+Targets on one H200 (pycuda backend): >= 1.2e7 env-steps/s at 1,200 envs and >= 1e8
+env-steps/s at 100,000 envs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+TARGETS = {1200: 1.2e7, 100_000: 1e8}  # env-steps/s, pycuda backend
+
+
+def published_config(episode_length: int = 540):
+    from ai_economist.datasets.covid19 import load_calibration
+    from ai_economist.foundation.scenarios.covid19.params import build_params
+    from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
+
+    params = build_params(
+        load_calibration(),
+        episode_length=episode_length,
+        health_priority_scaling_agents=0.3,
+        health_priority_scaling_planner=0.45,
+    )
+    comps = component_params_from_config(
+        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
+    )
+    return params, comps
+
+
+def time_steps(backend, steps: int, with_reset: bool) -> tuple[float, float]:
+    """(wall seconds, GPU seconds) of ``steps`` steps (plus ``reset_done`` after each)."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    step, reset = backend.step, backend.reset_done
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    start.record()
+    if with_reset:
+        for _ in range(steps):
+            step()
+            reset()
+    else:
+        for _ in range(steps):
+            step()
+    end.record()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0, start.elapsed_time(end) / 1e3
+
+
+def run_one(name: str, mode: str, num_envs: int, args, params, comps) -> dict:
+    import torch
+
+    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+
+    t0 = time.perf_counter()
+    backend = CovidGpuBackend(params, comps, num_envs, backend=name, fused_step=(mode == "fused"))
+    setup = time.perf_counter() - t0
+    # NO-OP for the states; the planner keeps level 0 (the kernels' work does not depend on it)
+    backend.tensor("sampled_actions_a").zero_()
+    backend.tensor("sampled_actions_p").zero_()
+    time_steps(backend, args.warmup, with_reset=args.episode)  # compile, caches, clocks
+    backend.reset_all()
+    wall, gpu = time_steps(backend, args.steps, with_reset=args.episode)
+    assert int(backend.tensor("_timestep_")[0]) in (args.steps % params.episode_length, args.steps)
+    result = {
+        "backend": name,
+        "mode": mode,
+        "num_envs": num_envs,
+        "setup_s": setup,
+        "us_per_step": wall / args.steps * 1e6,
+        "gpu_us_per_step": gpu / args.steps * 1e6,
+        "env_steps_per_s": num_envs * args.steps / wall,
+        "memory_gib": backend.memory_bytes() / 2**30,
+    }
+    del backend
+    gc.collect()
+    torch.cuda.empty_cache()
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--num_envs", type=int, nargs="+", default=[60, 1200, 10_000, 100_000])
+    parser.add_argument("--backends", nargs="+", default=["pycuda", "numba"])
+    parser.add_argument("--modes", nargs="+", default=["fused", "per_component"])
+    parser.add_argument("--steps", type=int, default=540, help="timed steps (one episode)")
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument(
+        "--episode", action="store_true", help="call reset_done() after every step (whole episodes)"
+    )
+    args = parser.parse_args(argv)
+
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("no CUDA GPU visible to torch: this benchmark needs one")
+    print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+    params, comps = published_config()
+    print(
+        f"published config: {params.num_agents} states + planner, episode {params.episode_length}"
+        f" days; timed {args.steps} steps after {args.warmup} warm-up steps"
+        + (", reset_done() after every step" if args.episode else "")
+    )
+    header = (
+        f"{'backend':8s} {'mode':14s} {'envs':>8s} {'us/step':>9s} {'GPU us':>9s} "
+        f"{'env-steps/s':>12s} {'agent-steps/s':>14s} {'GiB':>6s} {'setup s':>8s}"
+    )
+    print(header)
+    results = []
+    for name in args.backends:
+        for mode in args.modes:
+            for num_envs in args.num_envs:
+                try:
+                    r = run_one(name, mode, num_envs, args, params, comps)
+                except Exception as exc:  # report and go on with the other settings
+                    print(f"{name:8s} {mode:14s} {num_envs:8d} FAILED: {type(exc).__name__}: {exc}")
+                    continue
+                results.append(r)
+                print(
+                    f"{name:8s} {mode:14s} {num_envs:8d} {r['us_per_step']:9.1f} "
+                    f"{r['gpu_us_per_step']:9.1f} {r['env_steps_per_s']:12.3e} "
+                    f"{r['env_steps_per_s'] * (params.num_agents + 1):14.3e} "
+                    f"{r['memory_gib']:6.2f} {r['setup_s']:8.1f}",
+                    flush=True,
+                )
+    for num_envs, target in TARGETS.items():
+        best = [r for r in results if r["backend"] == "pycuda" and r["num_envs"] == num_envs]
+        if best:
+            top = max(best, key=lambda r: r["env_steps_per_s"])
+            verdict = "met" if top["env_steps_per_s"] >= target else "NOT met"
+            print(
+                f"target {target:.1e} env-steps/s at {num_envs} envs (pycuda): {verdict} "
+                f"({top['env_steps_per_s']:.3e}, {top['mode']})"
+            )
+
+
+if __name__ == "__main__":
+    main()

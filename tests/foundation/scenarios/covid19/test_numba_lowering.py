@@ -1,0 +1,80 @@
+"""The Numba kernels type-check and lower to LLVM for a real sm_90 target, without a GPU.
+
+The CUDA simulator (the rest of the suite) runs the kernels as Python and so cannot catch
+typing errors of the real Numba CUDA compiler. This test runs that compiler's front end
+(``numba.cuda.compiler.compile_cuda`` with ``no_compile``: typing + lowering, no NVVM) in a
+subprocess with ``NUMBA_ENABLE_CUDASIM=0``, faking the compute capability the device-function
+compiler asks the (absent) driver for. It skips when the numba-cuda internals it relies on
+are not there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numba")
+
+SKIP = 77
+SCRIPT = textwrap.dedent(
+    """
+    import sys, types as pytypes
+    try:
+        import numba
+        from numba import types
+        from numba.cuda import compiler
+        import numba.cuda.dispatcher as dispatcher
+        compiler.compile_cuda, dispatcher.get_current_device
+    except Exception as exc:
+        print(f"numba-cuda internals unavailable: {exc!r}")
+        sys.exit(SKIP)
+    # Device functions are compiled for the current device's compute capability: fake sm_90.
+    dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=(9, 0))
+
+    from ai_economist.datasets.covid19 import load_calibration
+    from ai_economist.foundation.scenarios.covid19 import gpu_state
+    from ai_economist.foundation.scenarios.covid19.covid19_numba import make_numba_kernels
+    from ai_economist.foundation.scenarios.covid19.params import build_params
+    from ai_economist.foundation.scenarios.covid19.simulation import (
+        CovidSimulation, component_params_from_config,
+    )
+
+    real = sys.argv[1] == "real"
+    params = build_params(load_calibration(), episode_length=540,
+                          economic_reward_crra_eta=1.0 if real else 2.0)
+    comps = component_params_from_config(params, observe_rate=real, delivery_interval=2 if real else 1)
+    layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
+    spec = gpu_state.covid_state_spec(params, comps, layout)
+    constants = gpu_state.compile_time_constants(params, comps, layout, use_real_world_policies=real)
+    argtypes = tuple(
+        types.Array(numba.from_dtype(f.dtype), len(f.shape) + int(f.per_env), "C") for f in spec
+    )
+    for name, kernel in make_numba_kernels(constants).items():
+        compiler.compile_cuda(kernel.py_func, types.void, argtypes, cc=(9, 0))
+        print("lowered", name)
+    """
+).replace("SKIP", str(SKIP))
+
+
+@pytest.mark.parametrize("variant", ["published", "real"])
+def test_numba_kernels_lower_for_sm90(variant):
+    root = Path(__file__).resolve().parents[4]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, variant],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=600,
+    )
+    if proc.returncode == SKIP:
+        pytest.skip(proc.stdout.strip())
+    assert proc.returncode == 0, f"numba lowering failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
+    assert proc.stdout.count("lowered") == 6, proc.stdout
