@@ -66,21 +66,31 @@ def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
 
 
 def sample_masked(
-    logits: torch.Tensor, masks: torch.Tensor, generator: torch.Generator | None = None
+    logits: torch.Tensor,
+    masks: torch.Tensor,
+    generator: torch.Generator | None = None,
+    gumbel: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw one allowed action per row with the Gumbel-max trick.
 
-    ``argmax(logits - log(Exp(1)))`` is a draw from ``softmax(logits)``; it needs one random
-    tensor and no host synchronisation.
+    ``argmax(logits + G)`` with standard Gumbel noise ``G = -log(Exp(1))`` is a draw from
+    ``softmax(logits)``; no host synchronisation is needed.  Pass pre-drawn noise as ``gumbel``
+    (same shape as ``logits``), or let the function draw it from ``generator``.
 
     Returns:
         ``(actions, log_probs)``: int64 ``(...)`` and float ``(...)``.
     """
     masked = mask_logits(logits, masks)
-    noise = torch.empty_like(masked).exponential_(generator=generator)
-    actions = (masked - noise.log()).argmax(dim=-1)
+    if gumbel is None:
+        gumbel = draw_gumbel(torch.empty_like(masked), generator)
+    actions = (masked + gumbel).argmax(dim=-1)
     log_probs = torch.log_softmax(masked, dim=-1).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
     return actions, log_probs
+
+
+def draw_gumbel(out: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Fill ``out`` with standard Gumbel noise in place (three kernels for any size)."""
+    return out.exponential_(generator=generator).log_().neg_()
 
 
 def greedy_masked(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:

@@ -11,10 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.training.models import draw_gumbel, sample_masked
 
 
 @dataclass
@@ -27,6 +29,7 @@ class RolloutBuffer:
     log_probs: torch.Tensor  # (T, E, N)
     values: torch.Tensor  # (T, E, N)
     rewards: torch.Tensor  # (T, E, N)
+    gumbel: torch.Tensor  # (T, E, N, num_actions) sampling noise, drawn once per iteration
 
     @classmethod
     def allocate(
@@ -40,6 +43,7 @@ class RolloutBuffer:
             log_probs=torch.zeros(shape, device=device),
             values=torch.zeros(shape, device=device),
             rewards=torch.zeros(shape, device=device),
+            gumbel=torch.zeros(*shape, spec.num_actions, device=device),
         )
 
 
@@ -106,9 +110,13 @@ class PhaseTimer:
         self.totals: dict[str, float] = defaultdict(float)
         self._sync = synchronize and device.type == "cuda"
         self._device = device
+        self.disabled = False  # set while capturing a CUDA graph (no synchronisation allowed)
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
+        if self.disabled:
+            yield
+            return
         if self._sync:
             torch.cuda.synchronize(self._device)
         start = time.perf_counter()
@@ -123,3 +131,101 @@ class PhaseTimer:
         out = dict(self.totals)
         self.totals.clear()
         return out
+
+
+class RolloutCollector:
+    """Steps the env ``num_steps`` times with the current policies, filling their buffers.
+
+    ``policies`` maps tags to objects with ``act_model``, ``buffer`` and ``config`` (the
+    trainer's ``Policy``).  With ``cuda_graphs=True`` (CUDA only) the policy part of every
+    step -- copying observations and masks into the buffers, the forward pass, sampling and
+    writing the actions into the env -- is captured once per step index into a CUDA graph and
+    then replayed: one launch per step instead of a few dozen.  This needs the env's tensors
+    to stay at fixed addresses, which is checked every iteration.
+    """
+
+    def __init__(self, env: Any, policies: dict[str, Any], num_steps: int,
+                 generator: torch.Generator, cuda_graphs: bool = False) -> None:  # fmt: skip
+        self.env = env
+        self.policies = policies
+        self.num_steps = num_steps
+        self.generator = generator
+        self.device = torch.device(env.device)
+        self.dones = torch.zeros(num_steps, env.num_envs, device=self.device)
+        self.last_values: dict[str, torch.Tensor] = {}
+        self.use_graphs = cuda_graphs and self.device.type == "cuda"
+        self._graphs: list[torch.cuda.CUDAGraph] = []
+        self._graph_addresses: list[int] = []
+
+    def _env_addresses(self) -> list[int]:
+        env = self.env
+        tensors = [env.done()]
+        for tag in self.policies:
+            tensors += [env.observations(tag), env.action_masks(tag), env.actions(tag)]
+        return [t.data_ptr() for t in tensors]
+
+    def _policy_step(self, t: int, timer: PhaseTimer) -> None:
+        env = self.env
+        for p in self.policies.values():
+            buf = p.buffer
+            with timer.phase("policy_forward"):
+                buf.obs[t].copy_(env.observations(p.tag))
+                buf.masks[t].copy_(env.action_masks(p.tag))
+                logits, values = p.act_model(buf.obs[t])
+            with timer.phase("sampling"):
+                actions, log_probs = sample_masked(logits, buf.masks[t], gumbel=buf.gumbel[t])
+                buf.actions[t].copy_(actions)
+                buf.log_probs[t].copy_(log_probs)
+                buf.values[t].copy_(values)
+                env.actions(p.tag).copy_(actions)
+
+    def _capture_graphs(self, timer: PhaseTimer) -> None:
+        timer.disabled = True
+        try:
+            side = torch.cuda.Stream(self.device)
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side):  # warm-up outside the graphs (cuBLAS, allocator)
+                for _ in range(2):
+                    self._policy_step(0, timer)
+            torch.cuda.current_stream(self.device).wait_stream(side)
+            pool = torch.cuda.graph_pool_handle()
+            for t in range(self.num_steps):
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, pool=pool):
+                    self._policy_step(t, timer)
+                self._graphs.append(graph)
+        finally:
+            timer.disabled = False
+        self._graph_addresses = self._env_addresses()
+
+    @torch.no_grad()
+    def collect(self, timer: PhaseTimer) -> None:
+        """One rollout; afterwards the buffers, ``dones`` and ``last_values`` are filled."""
+        env = self.env
+        with timer.phase("sampling"):
+            for p in self.policies.values():
+                draw_gumbel(p.buffer.gumbel, self.generator)
+        if self.use_graphs:
+            if not self._graphs:
+                self._capture_graphs(timer)
+            elif self._env_addresses() != self._graph_addresses:
+                raise RuntimeError(
+                    "trainer.cuda_graphs: the env's observation/mask/action/done tensors moved "
+                    "in memory since the graphs were captured; turn cuda_graphs off for this env"
+                )
+        for t in range(self.num_steps):
+            if self.use_graphs:
+                with timer.phase("policy (graph)"):
+                    self._graphs[t].replay()
+            else:
+                self._policy_step(t, timer)
+            with timer.phase("env_step"):
+                env.step_all_envs()
+                for p in self.policies.values():
+                    p.buffer.rewards[t].copy_(env.rewards(p.tag))
+                self.dones[t].copy_(env.done())
+                env.reset_only_done_envs()
+        with timer.phase("policy_forward"):
+            for tag, p in self.policies.items():
+                if p.config["to_train"]:
+                    self.last_values[tag] = p.act_model(env.observations(tag).float())[1]

@@ -101,6 +101,8 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "int", 1, "torch CPU threads when training on the CPU (0: torch's default)", minimum=0
     ),
     "compile": Field("bool", False, "torch.compile the models"),
+    "cuda_graphs": Field("bool", False, "replay each rollout step's policy work as a CUDA graph"),
+    "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
     "profile_phases": Field("bool", False, "synchronise to time each phase exactly (slower)"),
     "nan_check_freq": Field("int", 10, "iterations between NaN checks (host syncs)", minimum=1),
     "progress_bar": Field("bool", True, "show a tqdm progress bar"),

@@ -117,7 +117,7 @@ class ToyTargetEnv:
             # accuracy of the episodes that just ended, kept on the device until asked for
             acc = (self._hits[tag] * ended).sum() / ended.sum().clamp(min=1) / self.episode_length
             self._last_accuracy[tag] = torch.where(ended.any(), acc, self._last_accuracy[tag])
-        self._draw(torch.ones_like(ended))
+        self._draw(None)
 
     def episode_metrics(self) -> dict[str, float]:
         return {f"accuracy_{t}": float(v) for t, v in self._last_accuracy.items()}
@@ -149,21 +149,25 @@ class ToyTargetEnv:
             self._hits[tag].mul_(keep.float())
         self._draw(which)
 
-    def _draw(self, which: torch.Tensor) -> None:
-        """New targets, masks and observations for the selected environments."""
+    def _draw(self, which: torch.Tensor | None) -> None:
+        """New targets, masks and observations for the selected environments (None: all)."""
         time = (self._timestep.float() / self.episode_length)[:, None]
         for tag, spec in self._specs.items():
             shape = (self.num_envs, spec.num_agents)
-            target = torch.randint(
-                0, spec.num_actions, shape, generator=self._gen, device=self._device
-            )
-            u = torch.rand((*shape, spec.num_actions), generator=self._gen, device=self._device)
+            gen, dev = self._gen, self._device
+            target = torch.randint(0, spec.num_actions, shape, generator=gen, device=dev)
+            u = torch.rand((*shape, spec.num_actions), generator=gen, device=dev)
             mask = (u >= self._mask_probability).float()
             mask[..., 0] = 1.0
             mask.scatter_(-1, target.unsqueeze(-1), 1.0)
-            noise = torch.randn((*shape, self._noise), generator=self._gen, device=self._device)
+            noise = torch.randn((*shape, self._noise), generator=gen, device=dev)
             one_hot = torch.nn.functional.one_hot(target, spec.num_actions).float()
             obs = torch.cat([one_hot, noise, time.expand(shape).unsqueeze(-1)], dim=-1)
+            if which is None:
+                self._targets[tag].copy_(target)
+                self._masks[tag].copy_(mask)
+                self._obs[tag].copy_(obs)
+                continue
             sel = which[:, None]
             self._targets[tag].copy_(torch.where(sel, target, self._targets[tag]))
             self._masks[tag].copy_(torch.where(sel[..., None], mask, self._masks[tag]))

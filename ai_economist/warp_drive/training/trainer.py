@@ -39,8 +39,13 @@ from ai_economist.warp_drive.training.algorithms import (
 from ai_economist.warp_drive.training.distributed import DistributedContext
 from ai_economist.warp_drive.training.gae import compute_gae
 from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress, format_table
-from ai_economist.warp_drive.training.models import build_model, sample_masked
-from ai_economist.warp_drive.training.rollout import EpisodeTracker, PhaseTimer, RolloutBuffer
+from ai_economist.warp_drive.training.models import build_model
+from ai_economist.warp_drive.training.rollout import (
+    EpisodeTracker,
+    PhaseTimer,
+    RolloutBuffer,
+    RolloutCollector,
+)
 from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
 
@@ -63,7 +68,6 @@ class Policy:
     schedules: dict[str, Schedule]
     buffer: RolloutBuffer
     act_model: Any = None  # the model used to act (compiled when trainer.compile is on)
-    last_values: torch.Tensor | None = None
     window_stats: torch.Tensor | None = None  # sum of STAT_NAMES over the logging window
     window_reward: torch.Tensor | None = None  # sum of the mean per-step reward
     hyper: dict[str, float] = field(default_factory=dict)
@@ -137,13 +141,19 @@ class Trainer:
 
         if self.device.type == "cpu" and tcfg["num_threads"] > 0:
             torch.set_num_threads(tcfg["num_threads"])  # small models: one thread is fastest
+        if self.device.type == "cuda" and tcfg["tf32"]:
+            torch.backends.cuda.matmul.allow_tf32 = True  # tensor cores for float32 matmuls
+            torch.backends.cudnn.allow_tf32 = True
         seed = tcfg["seed"]
         torch.manual_seed(seed)
         np.random.seed(seed + self.dist.rank)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
         self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
-        self.dones = torch.zeros(self.num_steps, self.num_envs, device=self.device)
+        self.rollout = RolloutCollector(
+            env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"]
+        )
+        self.dones = self.rollout.dones
         self.tracker = EpisodeTracker(list(self.policies), self.num_envs, self.device)
         self.timer = PhaseTimer(self.device, synchronize=tcfg["profile_phases"])
         # first iteration whose loss was NaN/inf, per policy (inf: none), checked lazily
@@ -259,34 +269,9 @@ class Trainer:
         self.env_steps += self.steps_per_iteration
         self._window_iterations += 1
 
-    @torch.no_grad()
     def _collect_rollout(self) -> None:
-        """Step every env ``num_steps`` times, recording what the update needs."""
-        env, timer = self.env, self.timer
-        for t in range(self.num_steps):
-            for p in self.policies.values():
-                buf = p.buffer
-                with timer.phase("policy_forward"):
-                    buf.obs[t].copy_(env.observations(p.tag))
-                    buf.masks[t].copy_(env.action_masks(p.tag))
-                    logits, values = p.act_model(buf.obs[t])
-                with timer.phase("sampling"):
-                    actions, log_probs = sample_masked(logits, buf.masks[t], self.generator)
-                    buf.actions[t].copy_(actions)
-                    buf.log_probs[t].copy_(log_probs)
-                    buf.values[t].copy_(values)
-                    env.actions(p.tag).copy_(actions)
-            with timer.phase("env_step"):
-                env.step_all_envs()
-                for p in self.policies.values():
-                    p.buffer.rewards[t].copy_(env.rewards(p.tag))
-                self.dones[t].copy_(env.done())
-                env.reset_only_done_envs()
+        self.rollout.collect(self.timer)
         self.tracker.record({t: p.buffer.rewards for t, p in self.policies.items()}, self.dones)
-        with timer.phase("policy_forward"):
-            for p in self.policies.values():
-                if p.config["to_train"]:
-                    p.last_values = p.act_model(env.observations(p.tag).float())[1]
 
     def _update(self) -> None:
         """GAE, then the PPO/A2C update of every trained policy."""
@@ -297,7 +282,7 @@ class Trainer:
                 continue
             p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
             advantages, returns = compute_gae(
-                buf.rewards, buf.values, self.dones, p.last_values,
+                buf.rewards, buf.values, self.dones, self.rollout.last_values[p.tag],
                 p.hyper["gamma"], p.config["gae_lambda"],
             )  # fmt: skip
             batch = Batch(

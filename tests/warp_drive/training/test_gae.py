@@ -23,8 +23,9 @@ def reference_gae(rewards, values, dones, last_value, gamma, lam):
     return adv, [a + v for a, v in zip(adv, values, strict=True)]
 
 
+@pytest.mark.parametrize("method", ["loop", "matrix"])
 @pytest.mark.parametrize("gamma,lam", [(0.98, 0.95), (0.9, 1.0), (0.99, 0.0)])
-def test_gae_matches_plain_loop(gamma, lam):
+def test_gae_matches_plain_loop(gamma, lam, method):
     gen = torch.Generator().manual_seed(0)
     steps, envs, agents = 7, 3, 4
     rewards = torch.randn(steps, envs, agents, generator=gen)
@@ -34,7 +35,7 @@ def test_gae_matches_plain_loop(gamma, lam):
     dones[2, 0] = 1  # episodes end inside the rollout ...
     dones[6, 1] = 1  # ... and at its last step
     dones[[1, 4], 2] = 1
-    adv, ret = compute_gae(rewards, values, dones, last, gamma, lam)
+    adv, ret = compute_gae(rewards, values, dones, last, gamma, lam, method)
     for e in range(envs):
         for n in range(agents):
             ref_adv, ref_ret = reference_gae(
@@ -45,10 +46,25 @@ def test_gae_matches_plain_loop(gamma, lam):
             np.testing.assert_allclose(ret[:, e, n].numpy(), ref_ret, rtol=1e-5, atol=1e-5)
 
 
-def test_lambda_one_gives_discounted_returns():
+def test_long_rollouts_use_the_loop_and_agree():
+    gen = torch.Generator().manual_seed(3)
+    steps = 200  # beyond the matrix form's limit
+    rewards, values = (
+        torch.randn(steps, 2, 3, generator=gen),
+        torch.randn(steps, 2, 3, generator=gen),
+    )
+    dones = (torch.rand(steps, 2, generator=gen) < 0.05).int()
+    last = torch.randn(2, 3, generator=gen)
+    auto = compute_gae(rewards, values, dones, last, 0.99, 0.95)[0]
+    matrix = compute_gae(rewards, values, dones, last, 0.99, 0.95, "matrix")[0]
+    assert torch.allclose(auto, matrix, atol=1e-4)
+
+
+@pytest.mark.parametrize("method", ["loop", "matrix"])
+def test_lambda_one_gives_discounted_returns(method):
     rewards = torch.tensor([1.0, 2.0, 3.0]).view(3, 1, 1)
     values = torch.zeros(3, 1, 1)
     dones = torch.tensor([0, 0, 1]).view(3, 1)
-    _, ret = compute_gae(rewards, values, dones, torch.full((1, 1), 100.0), 0.5, 1.0)
+    _, ret = compute_gae(rewards, values, dones, torch.full((1, 1), 100.0), 0.5, 1.0, method)
     # the bootstrap value is ignored after the terminal step
     assert ret.flatten().tolist() == [1 + 0.5 * 2 + 0.25 * 3, 2 + 0.5 * 3, 3.0]
