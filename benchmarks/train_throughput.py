@@ -5,8 +5,9 @@
         [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu] [--compile]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
-fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``; the
-published run is 60 envs x 90 steps = 5400) and prints:
+one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
+the published run is 60 envs x 90 steps = 5400; minibatches of at most ``--max_minibatch``
+agent-steps bound the activation memory) and prints:
 
 * end-to-end env-steps/s over ``--iterations`` timed iterations (after ``--warmup``), with
   nothing synchronised inside an iteration, exactly as in training;
@@ -15,7 +16,9 @@ published run is 60 envs x 90 steps = 5400) and prints:
   with ``--cuda_graphs``), update (GAE + PPO).
 
 The hardware (GPU name, or CPU model) is named in the output.  The original trainer ran
-12,300 env-steps/s at 60 envs (A100); ``--env toy`` runs the same loop on the toy env.
+12,300 env-steps/s at 60 envs (A100).  ``--env toy`` runs the same loop and models on the toy
+env shaped like the COVID-19 policies (51 agents with 11 actions and 64 observations, a
+planner with 21 actions), whose own step is heavier than the COVID-19 GPU kernels.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ai_economist.training.config import default_config_path, load_run_config  # noqa: E402
+from ai_economist.training.config import default_config_path, load_run_config, load_yaml  # noqa: E402
 from ai_economist.training.training_script import (  # noqa: E402
     ENVIRONMENTS,
     policy_tag_to_agent_id_map,
@@ -78,7 +81,11 @@ def measure(args: argparse.Namespace, num_envs: int, device: str, run_dir: str) 
     if args.env == "toy":  # shaped like the COVID-19 policies: 51 agents, 11/21 actions, obs 64
         overrides += ["env.num_agents=51", "env.num_actions_agents=11", "env.num_actions_planner=21",
                       "env.num_noise_features=52", "env.episode_length=540"]  # fmt: skip
-    config = load_run_config(default_config_path(args.env), overrides)
+    # the published trainer and policy settings (PPO, 1 epoch) for every env
+    base = load_yaml(default_config_path("covid_and_economy_environment"))
+    if args.env != base["name"]:
+        base = {**base, "name": args.env, "env": load_yaml(default_config_path(args.env))["env"]}
+    config = load_run_config(base=base, overrides=overrides, source=f"{args.env} benchmark")
     torch_device = torch.device(device)
     env = ENVIRONMENTS[args.env].build(config, torch_device, None)
     for tag, spec in env.policy_specs.items():  # bound the minibatch size (activation memory)
