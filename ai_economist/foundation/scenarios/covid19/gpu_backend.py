@@ -55,6 +55,8 @@ class CovidGpuBackend:
         fused_step: let ``step()`` launch the single fused kernel instead of five.
     """
 
+    BACKENDS: tuple[str, ...] = ("pycuda", "numba")
+
     def __init__(
         self,
         params,
@@ -66,8 +68,8 @@ class CovidGpuBackend:
         device=None,
         fused_step: bool = False,
     ) -> None:
-        if backend not in ("pycuda", "numba"):
-            raise ValueError(f"backend must be 'pycuda' or 'numba', got {backend!r}")
+        if backend not in self.BACKENDS:
+            raise ValueError(f"backend must be one of {self.BACKENDS}, got {backend!r}")
         if use_real_world_policies and real_world_subsidy_levels is None:
             real_world_subsidy_levels = _derived_subsidy_levels(params, components)
         self.name = self.backend = backend
@@ -97,12 +99,17 @@ class CovidGpuBackend:
         self.resetter = CUDAEnvironmentReset(self.data_manager)
         self.function_manager = None
         self.grid, self.block = self.num_envs, self.num_agents + 1
-        if backend == "pycuda":
+        self._setup_kernels()
+
+    # ------------------------------------------------------------------ setup
+    def _setup_kernels(self) -> None:
+        """Compile/load the kernels and fill ``_launch`` (name -> zero-argument launcher),
+        ``_reset_done_launch`` and ``_reset_all_launch``."""
+        if self.backend == "pycuda":
             self._setup_pycuda()
         else:
             self._setup_numba()
 
-    # ------------------------------------------------------------------ setup
     def _setup_pycuda(self) -> None:
         from ai_economist.warp_drive.function_manager import CUDAFunctionManager
 

@@ -4,17 +4,23 @@ Used by the tests (Numba simulator on the CPU, both backends on a GPU) and runna
 
     python -m ai_economist.foundation.scenarios.covid19.gpu_consistency --backend pycuda
 
-Float32 tolerances (``TOLERANCES``; a value passes when |gpu - ref| <= atol + rtol * |ref|):
-the device stores every value in float32 (relative rounding 6e-8) and the recursions (SIR
-growth, the unemployment filters, the index sums) carry that rounding forward over up to 540
-days, which leaves relative errors up to ~1e-5: rtol = 1e-4 keeps a 10x margin.  The absolute
-floors are set in each field's own units, for values that pass through zero: 1 person for
-people counts (float32 holds 40 million to +-2 people), 1e-4 for the unitless reward terms
-(min-max normalisation divides by a spread as small as 2e-4, which amplifies the float32
-rounding of the economic index by ~1e4), 1e-4 for the recursive filter states (sums of
-integer stringency changes of order 1-100 that can cancel to ~0) and 1e-6 for observations
-(values of order one).  Integer fields, masks, time and done must match exactly.
-The rtol/atol pair of each field is in ``TOLERANCES``.
+Float32 tolerances (a value passes when |gpu - ref| <= atol + rtol * |ref|; the pairs are in
+``TOLERANCES``). The device stores every value in float32 (relative rounding 6e-8) and carries
+that rounding forward through running sums over up to 540 days, e.g. S_t = S_0 - sum of daily
+infections and vaccinations: relative errors stay below ~1e-5 (rtol = 1e-4), but the ABSOLUTE
+error of such a sum is set by its largest past value, not by its current one. Hence:
+
+* people counts: atol = 1e-5 x the state's population (S can fall from 4e7 to a few hundred
+  while keeping the +-20 people of float32 rounding it accumulated on the way); new deaths
+  (= death_rate x gamma x I_{t-1}): 1e-7 x population;
+* observations: atol 1e-5 (they include people / population);
+* per-step rewards: atol 1e-4 (min-max normalisation divides by spreads as small as 2e-4);
+* episode sums of the normalised indices (health/economic index): atol 5e-3, i.e. 1e-5 per
+  day over 540 days; a small state's marginal health index is its new deaths x 2.5e-4 / 1e-3,
+  so the float32 error of I (a few people) shifts it by ~1e-5 per day, with a steady sign;
+* unemployment filter states: atol 1e-4 (sums of integer level changes that can cancel to 0).
+
+Integer fields, masks, time and done must match exactly.
 """
 
 from __future__ import annotations
@@ -27,23 +33,23 @@ import numpy as np
 from ai_economist.foundation.scenarios.covid19 import gpu_state
 
 PEOPLE = ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
-#: field -> (rtol, atol); fields not listed use DEFAULT_TOLERANCE; EXACT fields must be equal.
-TOLERANCES: dict[str, tuple[float, float]] = {
-    **{name: (1e-4, 1.0) for name in PEOPLE},
-    "new_deaths": (1e-4, 1e-2),
+#: field -> (rtol, atol); a string atol "<x> * population" scales with each state's population.
+TOLERANCES: dict[str, tuple[float, float | str]] = {
+    **{name: (1e-4, "1e-5 * population") for name in PEOPLE},
+    "new_deaths": (1e-4, "1e-7 * population"),
     "productivity": (1e-4, 1.0),
     "postsubsidy_productivity": (1e-4, 1.0),
     "subsidy": (1e-5, 1.0),
-    "vaccines_available": (0.0, 0.0),
+    "vaccines_available": (1e-6, 0.0),
     "filter_state": (1e-4, 1e-4),
-    "health_index": (1e-4, 1e-4),
-    "economic_index": (1e-4, 1e-4),
-    "planner_health_index": (1e-4, 1e-4),
-    "planner_economic_index": (1e-4, 1e-4),
+    "health_index": (1e-4, 5e-3),
+    "economic_index": (1e-4, 5e-3),
+    "planner_health_index": (1e-4, 5e-3),
+    "planner_economic_index": (1e-4, 5e-3),
     "rewards_a": (1e-4, 1e-4),
     "rewards_p": (1e-4, 1e-4),
-    "observations_a": (1e-4, 1e-6),
-    "observations_p": (1e-4, 1e-6),
+    "observations_a": (1e-4, 1e-5),
+    "observations_p": (1e-4, 1e-5),
     # set from float64 host values: float32 rounding only
     "beta_intercept_modulation": (1e-7, 0.0),
     "beta_slope_modulation": (1e-7, 0.0),
@@ -107,16 +113,25 @@ def describe_index(name: str, index: tuple, layout=None, env_ids=None) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def allowed_error(name: str, ref: np.ndarray, population=None, tolerance=None) -> np.ndarray:
+    """atol + rtol * |ref| for field ``name`` (0 for the exact fields), shaped like ``ref``."""
+    rtol, atol = (
+        (0.0, 0.0) if name in EXACT else (tolerance or TOLERANCES.get(name, DEFAULT_TOLERANCE))
+    )
+    if isinstance(atol, str):  # "<x> * population"
+        if population is None:
+            raise ValueError(f"{name}: the tolerance {atol!r} needs the population")
+        atol = float(atol.split("*")[0]) * np.asarray(population, dtype=np.float64)
+    return np.broadcast_to(atol + rtol * np.abs(ref), ref.shape)
+
+
 def compare_field(
-    name: str, gpu, ref, layout=None, tolerance=None, env_ids=None
+    name: str, gpu, ref, layout=None, tolerance=None, env_ids=None, population=None
 ) -> Mismatch | None:
     """The worst out-of-tolerance element of one field, or None when it matches."""
     ref = np.asarray(ref, dtype=np.float64)
     gpu = np.asarray(gpu, dtype=np.float64).reshape(ref.shape)
-    rtol, atol = (
-        (0.0, 0.0) if name in EXACT else (tolerance or TOLERANCES.get(name, DEFAULT_TOLERANCE))
-    )
-    allowed = atol + rtol * np.abs(ref)
+    allowed = allowed_error(name, ref, population, tolerance)
     diff = np.abs(gpu - ref)
     bad = ~(diff <= allowed)  # NaN counts as bad
     if not bad.any():
@@ -160,7 +175,9 @@ def compare(
         else:
             gpu = backend.tensor(name)[ids].cpu().numpy()
             ref = np.broadcast_to(np.asarray(ref), (len(ids), *np.shape(ref)[1:]))
-        mismatch = compare_field(name, gpu, ref, backend.layout, env_ids=ids)
+        mismatch = compare_field(
+            name, gpu, ref, backend.layout, env_ids=ids, population=sim.params.population
+        )
         if mismatch is not None:
             out.append(mismatch)
     return out

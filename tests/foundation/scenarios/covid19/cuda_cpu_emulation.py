@@ -1,0 +1,101 @@
+"""Run the COVID-19 CUDA C kernels on the CPU (test infrastructure, no GPU needed).
+
+``EmulatedCudaBackend`` is ``CovidGpuBackend`` with the kernels of ``covid19_build.cu``
+compiled by g++ against a tiny CUDA shim (``cuda_emulation/cuda_emu.h``: one std::thread per
+CUDA thread, ``__syncthreads`` = std::barrier, ``__shared__`` = static, blocks run one after
+another) and called through ctypes on torch CPU tensors, with the same generated header and
+the same pointer table as on the GPU.  It checks the CUDA C logic (indexing, struct order,
+kernels, reset lists) without a GPU; it does not check GPU specifics (launch, memory model,
+FMA contraction or CUDA's math library, whose last-ulp differences the tolerances cover).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+from ai_economist.foundation.scenarios.covid19 import gpu_codegen
+from ai_economist.foundation.scenarios.covid19.gpu_backend import (
+    FUSED_KERNEL,
+    RESET_KERNEL,
+    STEP_KERNELS,
+    CovidGpuBackend,
+)
+
+EMULATION_DIR = Path(__file__).resolve().parent / "cuda_emulation"
+CUDA_SOURCES = (
+    gpu_codegen.SOURCE_DIR / "covid19_build.cu",
+    gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
+    gpu_codegen.SOURCE_DIR / "covid19_common.cuh",
+    gpu_codegen.SOURCE_DIR.parents[1] / "components" / "covid19_components_step.cu",
+)
+
+
+def compiler_problem() -> str | None:
+    """Why the emulation cannot be built here, or None."""
+    if shutil.which("g++") is None:
+        return "g++ is not installed"
+    return None
+
+
+def build_library(header: str, build_dir: Path) -> Path:
+    """g++-compile the kernels with ``header`` into a shared library (cached by content)."""
+    digest = hashlib.sha256(header.encode())
+    for path in (*CUDA_SOURCES, *sorted(EMULATION_DIR.iterdir())):
+        digest.update(path.read_bytes())
+    key = digest.hexdigest()[:16]
+    library = build_dir / f"libcovid19_emu_{key}.so"
+    if library.is_file():
+        return library
+    include = gpu_codegen.write_header(header, build_dir / key)
+    cmd = [
+        "g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-w",
+        f'-DCOVID_BUILD_SOURCE="{gpu_codegen.BUILD_SOURCE}"',
+        "-I", str(include), "-I", str(EMULATION_DIR),
+        str(EMULATION_DIR / "emu_launch.cpp"), "-o", str(library),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"g++ failed to build the CUDA emulation:\n{' '.join(cmd)}\n{proc.stderr}"
+        )
+    return library
+
+
+class EmulatedCudaBackend(CovidGpuBackend):
+    """``CovidGpuBackend`` running the CUDA C kernels on the CPU (see the module docstring)."""
+
+    BACKENDS = ("cuda-cpu-emulation",)
+
+    def __init__(self, params, components, num_envs: int, build_dir: Path, **kwargs) -> None:
+        self._build_dir = Path(build_dir)
+        super().__init__(
+            params, components, num_envs, backend="cuda-cpu-emulation", device="cpu", **kwargs
+        )
+
+    def _setup_kernels(self) -> None:
+        header = gpu_codegen.generate_header(self.spec, self.constants)
+        self._library = ctypes.CDLL(str(build_library(header, self._build_dir)))
+        launch = self._library.emu_launch
+        launch.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int] * 3
+        launch.restype = ctypes.c_int
+        self._table = gpu_codegen.pointer_table(self.data_manager, self.spec)
+        self._snapshot_table = gpu_codegen.pointer_table(
+            self.data_manager, self.spec, snapshots=True
+        )
+        table, snap = self._table.data_ptr(), self._snapshot_table.data_ptr()
+
+        def call(name: bytes, force: int) -> None:
+            if launch(name, table, snap, force, self.grid, self.block) != 0:
+                raise RuntimeError(f"unknown kernel {name!r}")
+
+        self._launch = {
+            name: functools.partial(call, name.encode(), 0)
+            for name in (*STEP_KERNELS, FUSED_KERNEL)
+        }
+        self._reset_done_launch = functools.partial(call, RESET_KERNEL.encode(), 0)
+        self._reset_all_launch = functools.partial(call, RESET_KERNEL.encode(), 1)

@@ -1,0 +1,122 @@
+"""The CUDA C kernels, run on the CPU through a g++ CUDA shim, against the float64 numpy model.
+
+This executes the exact ``.cu`` sources, generated header and pointer table of the pycuda
+backend (see ``cuda_cpu_emulation``), so the CUDA C logic is checked in CI without a GPU:
+a full 540-day episode of the published configuration (both step modes), device resets,
+real-world policies and parameter modulations. Tolerances: ``gpu_consistency.TOLERANCES``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from cuda_cpu_emulation import EmulatedCudaBackend, compiler_problem  # noqa: E402
+
+from ai_economist.datasets.covid19 import load_calibration  # noqa: E402
+from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.params import build_params  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
+    CovidSimulation,
+    component_params_from_config,
+    real_world_subsidy_levels,
+)
+
+NUM_ENVS = 2
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory):
+    problem = compiler_problem()
+    if problem:
+        pytest.skip(problem)
+    return tmp_path_factory.mktemp("covid19_cuda_emulation")
+
+
+def configuration(episode_length=540, m_a=0.3, m_p=0.45):
+    params = build_params(
+        load_calibration(),
+        episode_length=episode_length,
+        health_priority_scaling_agents=m_a,
+        health_priority_scaling_planner=m_p,
+    )
+    comps = component_params_from_config(
+        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
+    )
+    return params, comps
+
+
+def assert_reset_state(backend, envs) -> None:
+    for field in backend.spec:
+        if field.per_env and field.reset != "none":
+            want = backend.initial_values.get(field.name, np.zeros(field.shape, field.dtype))
+            for env in envs:
+                np.testing.assert_array_equal(
+                    backend.pull(field.name)[env], want, err_msg=f"{field.name} env {env}"
+                )
+
+
+def test_cuda_kernels_full_published_episode(build_dir):
+    """540 days, alternating the five per-component kernels and the fused kernel."""
+    mode = "alternate"
+    params, comps = configuration()
+    backend = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
+    sim = CovidSimulation(params, comps, NUM_ENVS)
+    assert not gc.compare(backend, sim), "initial state differs"
+    gc.run_and_compare(backend, sim, 540, np.random.default_rng(10), mode, label="CUDA C: ")
+    np.testing.assert_array_equal(backend.pull("_done_"), 1)
+    deaths = sim.deaths.sum(axis=-1).mean() / 1e3
+    backend.reset_done()
+    assert_reset_state(backend, range(NUM_ENVS))
+    metrics = backend.episode_metrics()
+    assert metrics["usa/deaths (thousands)"] == pytest.approx(deaths, rel=1e-4)
+    fresh = CovidSimulation(params, comps, NUM_ENVS)
+    gc.run_and_compare(backend, fresh, 3, np.random.default_rng(11), mode, label="after reset: ")
+
+
+def test_cuda_reset_kernel_only_touches_done_envs(build_dir):
+    params, comps = configuration()
+    backend = EmulatedCudaBackend(params, comps, 4, build_dir)
+    sim = CovidSimulation(params, comps, 4)
+    gc.run_and_compare(backend, sim, 30, np.random.default_rng(12), "fused")
+    before = {f.name: backend.pull(f.name) for f in backend.spec if f.per_env}
+    backend.tensor("_done_")[[0, 2]] = 1
+    backend.reset_done()
+    assert_reset_state(backend, [0, 2])
+    for name, value in before.items():
+        if name not in ("_done_", "completed_episodes", "episode_metrics"):
+            np.testing.assert_array_equal(backend.pull(name)[[1, 3]], value[[1, 3]], err_msg=name)
+    assert backend.pull("completed_episodes").tolist() == [1, 0, 1, 0]
+    backend.reset_all()
+    assert_reset_state(backend, range(4))
+    assert backend.pull("completed_episodes").tolist() == [1, 0, 1, 0]  # force: no metrics
+
+
+def test_cuda_real_world_policies_reproduce_the_original(build_dir):
+    """The covid tutorial with real policies: planner reward sum 349.06 in the original."""
+    params, comps = configuration(405, m_a=1.0, m_p=1.0)
+    levels = real_world_subsidy_levels(params, 20, 90, 20000)
+    backend = EmulatedCudaBackend(params, comps, 1, build_dir, use_real_world_policies=True)
+    sim = CovidSimulation(params, comps, 1, True, levels)
+    total = 0.0
+    rng = np.random.default_rng(13)
+    for _ in range(405):
+        gc.run_and_compare(backend, sim, 1, rng, "alternate", label="real-world policies: ")
+        total += float(backend.pull("rewards_p")[0, 0])
+    assert total == pytest.approx(349.06, rel=0.005)
+
+
+def test_cuda_parameter_modulations(build_dir):
+    params, comps = configuration()
+    backend = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
+    sim = CovidSimulation(params, comps, NUM_ENVS)
+    values = np.array([[1.3, 0.7], [0.5, 1.2], [1.5, 0.8]])
+    backend.set_parameter_modulations(*values)
+    for target, v in zip(
+        (sim.beta_intercept_modulation, sim.beta_slope_modulation, sim.unemployment_modulation),
+        values,
+    ):
+        target[:, 0] = v
+    gc.run_and_compare(backend, sim, 120, np.random.default_rng(14), "alternate")
