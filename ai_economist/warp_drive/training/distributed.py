@@ -91,9 +91,11 @@ def init_process(rank: int, world_size: int, port: int, backend: str) -> Distrib
     """Join the process group (and pick this rank's GPU when the backend is NCCL)."""
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ["MASTER_PORT"] = str(port)
+    kwargs = {}
     if backend == "nccl":
         torch.cuda.set_device(rank)
-    dist.init_process_group(backend, rank=rank, world_size=world_size)
+        kwargs["device_id"] = torch.device("cuda", rank)
+    dist.init_process_group(backend, rank=rank, world_size=world_size, **kwargs)
     return DistributedContext(rank, world_size)
 
 
