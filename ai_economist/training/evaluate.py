@@ -27,8 +27,7 @@ import torch
 
 from ai_economist.training.training_script import ENVIRONMENTS
 from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint, run_dir_of
-from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
-from ai_economist.warp_drive.training.trainer import build_policy_model
+from ai_economist.warp_drive.training.models import build_policy_model, greedy_masked, sample_masked
 
 
 def build_covid_eval_env(config: dict) -> tuple[Any, Any]:

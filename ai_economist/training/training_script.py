@@ -192,6 +192,9 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
         if verbose and rank == 0:
             print(f"run directory: {trainer.run_dir}  ({trainer.num_iterations} iterations, "
                   f"{trainer.num_steps} steps x {trainer.num_envs} envs each, device {device})")  # fmt: skip
+        if trainer.iteration >= trainer.num_iterations and verbose and rank == 0:
+            print(f"nothing to train: iteration {trainer.iteration} of {trainer.num_iterations} "
+                  f"is done (raise trainer.num_episodes to continue)")  # fmt: skip
         return trainer.train()
     finally:
         trainer.graceful_close()

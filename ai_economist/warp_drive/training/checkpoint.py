@@ -152,3 +152,14 @@ def _to_lists(value: Any) -> Any:
 
 def _to_tuples(value: Any) -> Any:
     return tuple(_to_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def to_cpu(value: Any) -> Any:
+    """A copy of nested dicts/lists/tuples with every tensor moved to the CPU."""
+    if torch.is_tensor(value):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: to_cpu(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(to_cpu(v) for v in value)
+    return value

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from ai_economist.warp_drive.env_protocol import PolicySpec
+
 MASKED_LOGIT = torch.finfo(torch.float32).min
 """Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
 
@@ -58,6 +60,20 @@ def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module
     if kind != "fully_connected":
         raise ValueError(f"unknown model type {kind!r}; supported: 'fully_connected'")
     return FullyConnectedActorCritic(obs_dim, num_actions, model_config.get("fc_dims", [256, 256]))
+
+
+def build_policy_model(
+    tag: str, policy_config: dict, spec: PolicySpec, device: torch.device
+) -> torch.nn.Module:
+    """The model of policy ``tag``, with the initial weights named by its config loaded."""
+    model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions).to(device)
+    path = policy_config["model"].get("model_ckpt_filepath", "")
+    if path:
+        state = torch.load(path, map_location=device, weights_only=True)
+        if "policies" in state:  # a full trainer checkpoint: take this policy's weights
+            state = state["policies"][tag]["model"]
+        model.load_state_dict(state)
+    return model
 
 
 def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:

@@ -39,7 +39,7 @@ from ai_economist.warp_drive.training.algorithms import (
 from ai_economist.warp_drive.training.distributed import DistributedContext
 from ai_economist.warp_drive.training.gae import compute_gae
 from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress, format_table
-from ai_economist.warp_drive.training.models import build_model
+from ai_economist.warp_drive.training.models import build_policy_model
 from ai_economist.warp_drive.training.rollout import (
     EpisodeTracker,
     PhaseTimer,
@@ -71,20 +71,6 @@ class Policy:
     window_stats: torch.Tensor | None = None  # sum of STAT_NAMES over the logging window
     window_reward: torch.Tensor | None = None  # sum of the mean per-step reward
     hyper: dict[str, float] = field(default_factory=dict)
-
-
-def build_policy_model(
-    tag: str, policy_config: dict, spec: PolicySpec, device: torch.device
-) -> torch.nn.Module:
-    """The model of policy ``tag``, with the initial weights named by its config loaded."""
-    model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions).to(device)
-    path = policy_config["model"].get("model_ckpt_filepath", "")
-    if path:
-        state = torch.load(path, map_location=device, weights_only=True)
-        if "policies" in state:  # a full trainer checkpoint: take this policy's weights
-            state = state["policies"][tag]["model"]
-        model.load_state_dict(state)
-    return model
 
 
 class Trainer:
@@ -378,7 +364,7 @@ class Trainer:
             "rng": ckpt.global_rng_states(),
         }
         if hasattr(self.env, "state_dict"):
-            state["env"] = _to_cpu(self.env.state_dict())
+            state["env"] = ckpt.to_cpu(self.env.state_dict())
         return state
 
     def save_checkpoint(self) -> Path | None:
@@ -427,6 +413,9 @@ class Trainer:
         ckpt.restore_global_rng_states(local["rng"])
         if "env" in local and hasattr(self.env, "load_state_dict"):
             self.env.load_state_dict(local["env"])
+        else:  # the env restarts its episodes: drop the returns of the interrupted ones
+            for carry in self.tracker.carry.values():
+                carry.zero_()
 
     def graceful_close(self) -> None:
         """Flush and close the logs (safe to call more than once)."""
@@ -435,13 +424,3 @@ class Trainer:
         if self.logger is not None:
             self.logger.close()
             self.logger = None
-
-
-def _to_cpu(value: Any) -> Any:
-    if torch.is_tensor(value):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_to_cpu(v) for v in value)
-    return value

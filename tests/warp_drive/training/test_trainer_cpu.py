@@ -88,3 +88,17 @@ def test_env_and_config_must_agree(tmp_path):
         Trainer(env, config, {"a": ["0"], "p": ["p"]}, results_directory=tmp_path)
     with pytest.raises(ValueError, match="policy tags differ"):
         Trainer(env, config, {"a": ["0", "1", "2"]}, results_directory=tmp_path)
+
+
+def test_initial_weights_from_a_checkpoint(tmp_path):
+    config = toy_run_config(num_episodes=8)
+    trainer = make_trainer(tmp_path / "first", config)
+    trainer.train()
+    trainer.graceful_close()
+    warm = toy_run_config(num_episodes=8)
+    warm["policy"]["a"]["model"]["model_ckpt_filepath"] = str(trainer.last_checkpoint)
+    second = make_trainer(tmp_path / "second", warm)
+    trained = trainer.policies["a"].model.state_dict()
+    loaded = second.policies["a"].model.state_dict()
+    assert all(torch.equal(trained[k], loaded[k]) for k in trained)
+    second.graceful_close()
