@@ -27,6 +27,10 @@ import math
 
 from numba import float64
 
+from ai_economist.foundation.components.covid19_components_numba import (
+    component_device_functions,
+    observation_offsets,
+)
 from ai_economist.foundation.scenarios.covid19.gpu_state import covid_state_fields
 from ai_economist.warp_drive.errors import require_numba_cuda
 
@@ -93,7 +97,8 @@ def make_numba_kernels(constants: dict[str, int | float]) -> dict:
     """``{kernel name: @cuda.jit kernel}`` for these compile-time constants (cached)."""
     key = tuple(sorted(constants.items()))
     if key not in _CACHE:
-        namespace = {"cuda": cuda, **_device_functions(dict(constants))}
+        c = dict(constants)
+        namespace = {"cuda": cuda, **component_device_functions(c), **_device_functions(c)}
         kernels = {}
         for name in (*STEP_KERNELS, FUSED_KERNEL):
             exec(compile(kernel_source(name), f"<covid19_numba:{name}>", "exec"), namespace)
@@ -103,16 +108,11 @@ def make_numba_kernels(constants: dict[str, int | float]) -> dict:
 
 
 def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device function)
-    """The device functions, closing over the constants ``c``."""
+    """The scenario's device functions (SIR, unemployment, economy, rewards), closing over the
+    constants ``c``; the components' are in ``covid19_components_numba``."""
     A, L = int(c["NUM_AGENTS"]), int(c["EPISODE_LENGTH"])
     HISTORY_LEN, FILTER_LEN, K = int(c["HISTORY_LEN"]), int(c["FILTER_LEN"]), int(c["NUM_FILTERS"])
     BETA_DELAY, LEVELS = int(c["BETA_DELAY"]), int(c["NUM_STRINGENCY_LEVELS"])
-    NA_A, NA_P = int(c["NUM_ACTIONS_A"]), int(c["NUM_ACTIONS_P"])
-    COOLDOWN, INTERVAL = int(c["ACTION_COOLDOWN_PERIOD"]), int(c["SUBSIDY_INTERVAL"])
-    SUB_LEVELS = int(c["NUM_SUBSIDY_LEVELS"])
-    FIRST, DELIVERY = int(c["FIRST_DELIVERY_STEP"]), int(c["DELIVERY_INTERVAL"])
-    RATE = float(c["DAILY_VACCINES_PER_MILLION_PEOPLE"]) / 1e6
-    REAL = bool(c["USE_REAL_WORLD_POLICIES"])
     GAMMA, DEATH_RATE = float(c["GAMMA"]), float(c["DEATH_RATE"])
     SICK, P18 = float(c["INFECTION_TOO_SICK_TO_WORK_RATE"]), float(c["POP_BETWEEN_AGE_18_65"])
     DPPW, VOL = float(c["DAILY_PRODUCTION_PER_WORKER"]), float(c["VALUE_OF_LIFE"])
@@ -123,13 +123,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     P_MIN_E, P_MAX_E = float(c["MIN_PLANNER_ECONOMIC"]), float(c["MAX_PLANNER_ECONOMIC"])
     P_W, NORM = float(c["PLANNER_HEALTH_WEIGHTAGE"]), float(c["REWARD_NORMALIZATION_FACTOR"])
     DAYS = int(c["NUM_DAYS_IN_AN_YEAR"])
-    OA = {k[6:]: int(v) for k, v in c.items() if k.startswith("OBS_A_")}
-    OP = {k[6:]: int(v) for k, v in c.items() if k.startswith("OBS_P_")}
-    OA_POL, OP_POL = OA["POLICY_INDICATORS"], OP["POLICY_INDICATORS"]
-    OA_SUBL, OP_SUBL = OA["CURRENT_SUBSIDY_LEVEL"], OP["CURRENT_SUBSIDY_LEVEL"]
-    OA_SUBT, OP_SUBT = OA["T_UNTIL_NEXT_SUBSIDY"], OP["T_UNTIL_NEXT_SUBSIDY"]
-    OA_VACT, OP_VACT = OA["T_UNTIL_NEXT_VACCINES"], OP["T_UNTIL_NEXT_VACCINES"]
-    OA_VACR, OP_VACR = OA["NEXT_VACCINATION_RATE"], OP["NEXT_VACCINATION_RATE"]
+    OA, OP = observation_offsets(c)
     OA_TIME, OP_TIME = OA["TIME"], OP["TIME"]
     OA_POST, OP_POST = OA["POSTSUBSIDY_PRODUCTIVITY"], OP["POSTSUBSIDY_PRODUCTIVITY"]
     OA_STATE, OP_STATE = OA["AGENT_STATE"], OP["AGENT_STATE"]
@@ -138,118 +132,8 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     jit = cuda.jit(device=True)
 
     @jit
-    def real_policy_row(t):
-        return min(max(t, 0), L)
-
-    @jit
     def history_slot(row):
         return row % HISTORY_LEN  # Python (floor) modulo: never negative
-
-    # ---------------------------------------------------------------- components
-    @jit
-    def open_close_step(action, previous_level, cooldown_until, t):
-        level = action if (action >= 1 and action <= LEVELS) else previous_level
-        extension = COOLDOWN if action > 0 else 1
-        if t == cooldown_until + 1:
-            return level, cooldown_until + extension
-        return level, cooldown_until
-
-    @jit
-    def open_close_action_mask(t, cooldown_until):
-        return 1.0 if t >= cooldown_until else 0.0
-
-    @jit
-    def subsidy_step(planner_action, previous_level, t):
-        return planner_action if (t - 1) % INTERVAL == 0 else previous_level
-
-    @jit
-    def subsidy_amounts(subsidy_level, max_daily_subsidy):
-        return subsidy_level / SUB_LEVELS * max_daily_subsidy
-
-    @jit
-    def subsidy_action_mask(t):
-        return 1.0 if t % INTERVAL == 0 else 0.0
-
-    @jit
-    def vaccination_step(t, num_vaccines_per_delivery):
-        if t >= FIRST and t % DELIVERY == 0:
-            return num_vaccines_per_delivery
-        return 0.0
-
-    @jit
-    def time_until_next_vaccines(t):
-        if t < FIRST:
-            return min(1.0, (FIRST - (t + 1)) / DELIVERY) / DELIVERY
-        return (DELIVERY - (t + 1) % DELIVERY) / DELIVERY
-
-    @jit
-    def open_close_kernel_body(env, tid, t, stringency_level, cooldown_until, sampled_actions_a,
-                               real_policy_stringency, observations_a, observations_p,
-                               action_mask_a):  # fmt: skip
-        if tid >= A:
-            return
-        cooldown = cooldown_until[env, tid]
-        if REAL:  # the table row t already holds the one-day-late real policy
-            level = real_policy_stringency[real_policy_row(t), tid]
-        else:
-            level, cooldown = open_close_step(
-                sampled_actions_a[env, tid], stringency_level[env, tid], cooldown, t
-            )
-            cooldown_until[env, tid] = cooldown
-        stringency_level[env, tid] = level
-        indicator = level / LEVELS
-        if OA_POL >= 0:
-            observations_a[env, tid, OA_POL] = indicator
-        if OP_POL >= 0:
-            observations_p[env, 0, OP_POL + tid] = indicator
-        allowed = 1.0 if REAL else open_close_action_mask(t, cooldown)
-        action_mask_a[env, tid, 0] = 1.0
-        for j in range(1, NA_A):
-            action_mask_a[env, tid, j] = allowed
-
-    @jit
-    def subsidy_kernel_body(env, tid, t, subsidy_level, sampled_actions_p, real_subsidy_levels,
-                            max_daily_subsidy_per_state, subsidy, observations_a, observations_p,
-                            action_mask_p):  # fmt: skip
-        if REAL:
-            level = real_subsidy_levels[real_policy_row(t)]
-        else:
-            level = subsidy_step(sampled_actions_p[env, 0], subsidy_level[env], t)
-        cuda.syncthreads()  # every thread has read the previous level before the planner writes
-        level_obs = level / SUB_LEVELS
-        until_next = (INTERVAL - t % INTERVAL) / INTERVAL
-        if tid < A:
-            subsidy[env, tid] = subsidy_amounts(level, max_daily_subsidy_per_state[tid])
-            if OA_SUBL >= 0:
-                observations_a[env, tid, OA_SUBL] = level_obs
-            if OA_SUBT >= 0:
-                observations_a[env, tid, OA_SUBT] = until_next
-        elif tid == A:
-            subsidy_level[env] = level
-            if OP_SUBL >= 0:
-                observations_p[env, 0, OP_SUBL] = level_obs
-            if OP_SUBT >= 0:
-                observations_p[env, 0, OP_SUBT] = until_next
-        allowed = subsidy_action_mask(t)
-        for j in range(tid, NA_P, cuda.blockDim.x):
-            action_mask_p[env, 0, j] = 1.0 if j == 0 else allowed
-
-    @jit
-    def vaccination_kernel_body(env, tid, t, vaccines_available, num_vaccines_per_delivery,
-                                observations_a, observations_p):  # fmt: skip
-        until_next = time_until_next_vaccines(t)
-        rate = RATE if t >= FIRST else 0.0
-        if tid < A:
-            vaccines_available[env, tid] += vaccination_step(t, num_vaccines_per_delivery[tid])
-            if OA_VACT >= 0:
-                observations_a[env, tid, OA_VACT] = until_next
-            if OA_VACR >= 0:
-                observations_a[env, tid, OA_VACR] = rate
-        elif tid == A:
-            if OP_VACT >= 0:
-                observations_p[env, 0, OP_VACT] = until_next
-            if OP_VACR >= 0:
-                observations_p[env, 0, OP_VACR] = rate
 
     # ---------------------------------------------------------------- scenario
     @jit
