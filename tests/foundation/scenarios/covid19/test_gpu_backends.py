@@ -8,6 +8,7 @@ absolute floors). Set ``AI_ECONOMIST_GPU_TEST_ENVS`` to change the 64 envs of th
 
 from __future__ import annotations
 
+import gc as garbage_collector
 import os
 
 import numpy as np
@@ -226,3 +227,6 @@ def test_100k_envs(name, published):
     assert (backend.tensor("_timestep_") == 6).all()
     backend.reset_all()
     assert int(backend.tensor("_timestep_").abs().sum()) == 0
+    del backend  # free the ~10 GiB before the next backend's run
+    garbage_collector.collect()
+    torch.cuda.empty_cache()
