@@ -100,6 +100,8 @@ class CovidGpuBackend:
         self.function_manager = None
         self.grid, self.block = self.num_envs, self.num_agents + 1
         self._setup_kernels()
+        self._per_component = tuple(self._launch[name] for name in STEP_KERNELS)
+        self._fused = self._launch[FUSED_KERNEL]
 
     # ------------------------------------------------------------------ setup
     def _setup_kernels(self) -> None:
@@ -153,21 +155,25 @@ class CovidGpuBackend:
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> None:
-        """Advance every env by one day with the actions in ``sampled_actions_a/p``."""
+        """Advance every env by one day with the actions in ``sampled_actions_a/p``.
+
+        An env past its last day keeps stepping (time beyond ``episode_length``, the
+        real-policy tables clamped to their last row) until ``reset_done()`` resets it.
+        """
         if self.fused_step:
-            self._launch[FUSED_KERNEL]()
-            return
-        for name in STEP_KERNELS:
-            self._launch[name]()
+            self._fused()
+        else:
+            for launch in self._per_component:
+                launch()
 
     def step_fused(self) -> None:
         """One step through the single fused kernel."""
-        self._launch[FUSED_KERNEL]()
+        self._fused()
 
     def step_per_component(self) -> None:
-        """One step through the five WarpDrive-style kernels."""
-        for name in STEP_KERNELS:
-            self._launch[name]()
+        """One step through the five WarpDrive-style kernels, in order."""
+        for launch in self._per_component:
+            launch()
 
     def launch(self, name: str) -> None:
         """Launch one kernel by name (for tests and WarpDrive-style callers)."""
