@@ -6,7 +6,9 @@ Example::
 
 Writes ``<run_dir>/eval/<checkpoint>/dense_log.json`` (per step: every agent's action and
 reward, plus the episode's metrics and, for the COVID-19 scenario, the scenario's own dense
-log) and ``rewards.png``, ``actions_<tag>.png`` (matplotlib, the ``plot`` extra).
+log and all its metrics) and ``rewards.png``, ``actions_<tag>.png`` (matplotlib, the ``plot``
+extra; for COVID-19 the actions are the states' stringency levels and the subsidy level) and
+``covid_state.png`` (infections, deaths, unemployment, vaccinations, stringency, subsidies).
 
 The episode runs through the same ``BatchedPolicyEnv`` interface as training (one env, CPU
 backend), so the observations the policy sees have exactly the layout it was trained on.
@@ -101,7 +103,7 @@ def run_episode(env: Any, models: dict[str, torch.nn.Module], greedy: bool, seed
         ]
         for tag in models
     }
-    return {"steps": steps, "episode_returns": returns, "metrics": env.episode_metrics()}
+    return {"steps": steps, "episode_returns": returns}
 
 
 def write_plots(log: dict, out_dir: Path) -> list[Path]:
@@ -145,6 +147,43 @@ def write_plots(log: dict, out_dir: Path) -> list[Path]:
     return paths
 
 
+COVID_PANELS = ("Infected", "Deaths", "Unemployed", "Vaccinated", "Stringency Level", "Subsidy")
+
+
+def scenario_global_state(scenario: Any) -> dict | None:
+    """A copy of the COVID-19 scenario's global state (per-day arrays), if it has one."""
+    state = getattr(getattr(scenario, "world", None), "global_state", None)
+    if not isinstance(state, dict) or not all(k in state for k in COVID_PANELS):
+        return None
+    return {k: copy.deepcopy(state[k]) for k in COVID_PANELS}
+
+
+def write_scenario_plots(state: dict | None, out_dir: Path) -> list[Path]:
+    """For the COVID-19 scenario: US totals (means for levels) of its global state over the
+    episode just played.  Nothing for other envs or without matplotlib."""
+    if state is None:
+        return []
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import numpy as np
+    except ImportError:
+        return []
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    for ax, key in zip(axes.flat, COVID_PANELS, strict=True):
+        values = np.asarray(state[key], dtype=float)
+        series = values.mean(-1) if "Level" in key else values.sum(-1)
+        ax.plot(series)
+        ax.set(title=f"{key} ({'mean' if 'Level' in key else 'sum'} over states)", xlabel="day")
+    fig.tight_layout()
+    path = out_dir / "covid_state.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return [path]
+
+
 def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = False,
              out_dir: str | None = None, seed: int = 0) -> Path:  # fmt: skip
     """Evaluate a checkpoint (default: the newest of ``run_dir``); return the output folder."""
@@ -162,13 +201,20 @@ def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = 
     log = run_episode(env, models, greedy, seed)
     log.update({"checkpoint": str(path), "iteration": state["iteration"], "greedy": greedy,
                 "env": config["name"]})  # fmt: skip
-    dense = scenario_dense_log(scenario)
+    dense = scenario_dense_log(scenario)  # before the reset below starts a new episode
+    global_state = scenario_global_state(scenario)
+    env.reset_only_done_envs()  # some backends publish an episode's metrics at its reset
+    log["metrics"] = env.episode_metrics()
     if dense is not None:
         log["scenario_dense_log"] = dense
+    scenario_metrics = getattr(scenario, "previous_episode_metrics", None)
+    if scenario_metrics:
+        log["scenario_metrics"] = {k: float(v) for k, v in scenario_metrics.items()}
     out = Path(out_dir) if out_dir else run_dir_of(path) / "eval" / path.stem
     out.mkdir(parents=True, exist_ok=True)
     (out / "dense_log.json").write_text(json.dumps(log, default=_jsonable))
     write_plots(log, out)
+    write_scenario_plots(global_state, out)
     return out
 
 

@@ -97,3 +97,21 @@ def test_covid_training_runs_on_the_cpu(tmp_path):
         abs(last[k]) < float("inf")
         for k in ("a/loss", "p/loss", "a/episode_reward", "p/episode_reward")
     )
+
+
+def test_covid_evaluation_writes_dense_log_and_plots(tmp_path):
+    pytest.importorskip("ai_economist.foundation.env_wrapper")
+    run_dir = tmp_path / "covid"
+    args = ["--env", "covid_and_economy_environment", "--device", "cpu", "--quiet",
+            "--config", str(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"), "--results_dir", str(run_dir),
+            "trainer.num_envs=1", "trainer.train_batch_size=10", "trainer.num_episodes=1", "env.episode_length=10",
+            "saving.tensorboard=false"]  # fmt: skip
+    assert training_script.main(args) == 0
+    assert evaluate.main(["--run_dir", str(run_dir), "--greedy"]) == 0
+    out = run_dir / "eval" / "ckpt_00000001"
+    log = json.loads((out / "dense_log.json").read_text())
+    assert len(log["steps"]) == 10 and len(log["steps"][0]["actions"]["a"]) == 51
+    assert "usa/deaths (thousands)" in log["metrics"]
+    assert len(log["scenario_metrics"]) > 100 and "states" in log["scenario_dense_log"]
+    pytest.importorskip("matplotlib")
+    assert (out / "covid_state.png").is_file() and (out / "rewards.png").is_file()
