@@ -240,7 +240,9 @@ class Trainer:
                     self._log_metrics()
                 if self.iteration % saving["model_params_save_freq"] == 0 or last:
                     self.save_checkpoint()
-                self._progress.update(self.iteration)
+                shown = ("episode_reward", "entropy")
+                postfix = {k: v for k, v in self.last_metrics.items() if k.endswith(shown)}
+                self._progress.update(self.iteration, postfix)
         finally:
             self._progress.close()
         return self.last_metrics
