@@ -223,8 +223,14 @@ class Trainer:
         return run_dir
 
     # ------------------------------------------------------------------------- training --
-    def train(self) -> dict[str, Any]:
-        """Run the remaining iterations; return the last logged metrics."""
+    def train(self, max_seconds: float | None = None) -> dict[str, Any]:
+        """Run the remaining iterations; return the last logged metrics.
+
+        Args:
+            max_seconds: optional wall-clock budget; training stops after the first iteration
+                that ends past it, logging metrics and writing a checkpoint there.
+        """
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         tcfg, saving = self.config["trainer"], self.config["saving"]
         enabled = self.verbose and tcfg["progress_bar"]
         self._progress = Progress(self.num_iterations, self.iteration, enabled)
@@ -232,7 +238,9 @@ class Trainer:
         try:
             while self.iteration < self.num_iterations:
                 self.train_iteration()
-                last = self.iteration == self.num_iterations
+                last = self.iteration == self.num_iterations or (
+                    deadline is not None and time.perf_counter() >= deadline
+                )
                 if self.iteration % tcfg["nan_check_freq"] == 0:
                     self._check_finite()
                 if self.iteration % saving["metrics_log_freq"] == 0 or last:
@@ -243,6 +251,8 @@ class Trainer:
                 shown = ("episode_reward", "entropy")
                 postfix = {k: v for k, v in self.last_metrics.items() if k.endswith(shown)}
                 self._progress.update(self.iteration, postfix)
+                if last:
+                    break
         finally:
             self._progress.close()
         return self.last_metrics

@@ -1,0 +1,113 @@
+"""Does a trained federal planner beat the fixed policies? (issue: learning check)
+
+    python benchmarks/learning_vs_fixed_policies.py --minutes 15 [key.path=value ...]
+
+Trains the published COVID-19 config (540 days, m_a 0.3, m_p 0.45, PPO, [256, 256] models)
+for at most ``--minutes`` of wall-clock time (more envs allowed through overrides), then
+evaluates the planner greedily (most likely allowed action for every state and the planner)
+on one env, and compares its episode reward sum with three fixed policies on the same config:
+all states open with no subsidy, all closed with full subsidy, closed 180 days then open.
+Prints the learning curve (planner episode reward at each logging step) and the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+
+import numpy as np
+import torch
+
+from ai_economist import foundation
+from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.training.config import default_config_path, load_run_config
+from ai_economist.training.training_script import build_env_wrapper, policy_tag_to_agent_id_map
+from ai_economist.warp_drive.training.models import greedy_masked
+from ai_economist.warp_drive.training.trainer import Trainer
+
+
+def fixed_policy_sums(env) -> dict[str, float]:
+    """Planner episode reward sums of the fixed policies, on the array model (float64)."""
+    policies = {
+        "all open, no subsidy": lambda t: (1, 0),
+        "all closed, full subsidy": lambda t: (10, 20),
+        "closed 180 days, then open, no subsidy": lambda t: (10 if t <= 180 else 1, 0),
+    }
+    out = {}
+    for name, policy in policies.items():
+        sim = CovidSimulation(env.params, env.component_params(), 1)
+        total = 0.0
+        for t in range(1, env.episode_length + 1):
+            agent_action, planner_action = policy(t)
+            _, planner_reward = sim.step(np.full((1, 51), agent_action), np.array([planner_action]))
+            total += float(planner_reward[0])
+        out[name] = total
+    return out
+
+
+@torch.no_grad()
+def greedy_episode(models: dict, run_config: dict) -> float:
+    """Planner episode reward sum of the greedy policies on one env (numpy backend, CPU)."""
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **run_config["env"])
+    wrapper = FoundationEnvWrapper(env, num_envs=1, env_backend="numpy")
+    wrapper.reset_all_envs()
+    total = 0.0
+    for _ in range(wrapper.episode_length):
+        for tag, model in models.items():
+            logits, _ = model(wrapper.observations(tag))
+            wrapper.actions(tag).copy_(
+                greedy_masked(logits, wrapper.action_masks(tag)).to(torch.int32)
+            )
+        wrapper.step_all_envs()
+        total += float(wrapper.rewards("p")[0, 0])
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=15.0, help="wall-clock training budget")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("overrides", nargs="*", help="run-config overrides, key.path=value")
+    args = parser.parse_args()
+    path = default_config_path("covid_and_economy_environment")
+    config = load_run_config(path, [f"trainer.device={args.device}", *args.overrides])
+    device = torch.device(args.device)
+    wrapper = build_env_wrapper(config, device)
+    trainer = Trainer(
+        wrapper,
+        config,
+        policy_tag_to_agent_id_map(wrapper),
+        True,
+        "last",
+        results_directory="/tmp/learning_run",
+    )
+    hardware = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    print(f"training on {hardware}: {config['trainer']['num_envs']} envs, up to {args.minutes} min")
+    start = time.perf_counter()
+    trainer.train(max_seconds=args.minutes * 60)
+    minutes = (time.perf_counter() - start) / 60
+    print(
+        f"trained {trainer.iteration} iterations, {trainer.env_steps:,} env-steps in {minutes:.1f} min"
+    )
+    print("curve (iteration, env-steps, planner episode reward, agent episode reward):")
+    with open(trainer.run_dir / "metrics.csv") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        print(
+            f"   {row.get('iteration')}, {row.get('env_steps')}, {row.get('p/episode_reward')}, {row.get('a/episode_reward')}"
+        )
+    models = {tag: policy.model.to("cpu").eval() for tag, policy in trainer.policies.items()}
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
+    results = {"trained planner (greedy)": greedy_episode(models, config), **fixed_policy_sums(env)}
+    for name, total in results.items():
+        print(f"{name:45s} planner reward sum {total:9.2f}")
+    best_fixed = max(v for k, v in results.items() if k != "trained planner (greedy)")
+    verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"
+    print(f"the trained planner {verdict} every fixed policy (best fixed {best_fixed:.2f})")
+    trainer.graceful_close()
+
+
+if __name__ == "__main__":
+    main()
