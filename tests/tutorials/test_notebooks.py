@@ -18,4 +18,5 @@ def test_notebook_runs(path):
         if cell["cell_type"] == "code":
             source = "".join(cell["source"]).replace("plt.show()", "plt.close('all')")
             exec(compile(source, f"{path.name}", "exec"), namespace)  # noqa: S102
-    assert namespace["results"]["real-world policies"][0] == pytest.approx(349.06, rel=0.005)
+    if path.name == "covid19_and_economic_simulation.ipynb":
+        assert namespace["results"]["real-world policies"][0] == pytest.approx(349.06, rel=0.005)
