@@ -65,6 +65,10 @@ class FoundationEnvWrapper:
         event_messenger, process_id: accepted for compatibility (multi-process launchers).
         env_backend: ``"cpu"``, ``"numpy"``, ``"pycuda"`` or ``"numba"``.
         device: torch device for GPU backends (default ``cuda:<process_id>``).
+        fused_step: GPU backends step with one fused kernel (fast) instead of launching
+            ``CudaControlUSStateOpenCloseStatusStep``, ``CudaFederalGovernmentSubsidyStep``,
+            ``CudaVaccinationCampaignStep``, ``CudaCovidAndEconomySimulationStep`` and
+            ``CudaComputeReward`` in turn; both give identical results (tested).
     """
 
     def __init__(
@@ -79,6 +83,7 @@ class FoundationEnvWrapper:
         process_id: int = 0,
         env_backend: str | None = None,
         device=None,
+        fused_step: bool = True,
     ) -> None:
         if (
             isinstance(num_envs, bool)
@@ -105,6 +110,7 @@ class FoundationEnvWrapper:
         )
         self.observation_space = {k: _dict_space(v) for k, v in self._first_obs.items()}
         self.action_space = self._action_spaces()
+        self.fused_step = bool(fused_step)
         self.backend = self._build_backend(device)
         self._reset_on_host_done = False
 

@@ -120,3 +120,19 @@ def test_per_env_parameter_modulations():
         wrapper.step_all_envs()
     infected = wrapper.pull("infected").sum(axis=1)
     assert infected[1] < infected[0]
+
+
+def test_custom_registrar_kernel_source_takes_priority():
+    numba = pytest.importorskip("numba")
+    if not numba.config.ENABLE_CUDASIM:
+        pytest.skip("needs NUMBA_ENABLE_CUDASIM=1 (set by `make test`) or a GPU")
+    from ai_economist.warp_drive.registrar import EnvironmentRegistrar
+
+    registrar = EnvironmentRegistrar()
+    registrar.add_cuda_env_src_path("CovidAndEconomySimulation", "no_such_module.kernels", "numba")
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        FoundationEnvWrapper(
+            make(episode_length=5), num_envs=1, env_backend="numba", env_registrar=registrar
+        )
+    default = FoundationEnvWrapper(make(episode_length=5), num_envs=1, env_backend="numba")
+    assert default.backend.source == "ai_economist.foundation.scenarios.covid19.covid19_numba"

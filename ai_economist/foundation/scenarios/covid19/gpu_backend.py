@@ -41,6 +41,10 @@ RESET_KERNEL = "CudaCovidResetEnvs"
 ALIASES = {"history": "stringency_history", "timestep": "_timestep_", "done": "_done_"}
 
 
+NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.covid19_numba"
+"""Module of the Numba kernels (``make_numba_kernels(constants)``)."""
+
+
 class CovidGpuBackend:
     """``num_envs`` COVID-19 environments stepped on a GPU (or Numba's CUDA simulator).
 
@@ -67,6 +71,7 @@ class CovidGpuBackend:
         real_world_subsidy_levels: np.ndarray | None = None,
         device=None,
         fused_step: bool = False,
+        source: str | None = None,
     ) -> None:
         if backend not in self.BACKENDS:
             raise ValueError(f"backend must be one of {self.BACKENDS}, got {backend!r}")
@@ -78,6 +83,8 @@ class CovidGpuBackend:
         self.episode_length = params.episode_length
         self.use_real_world_policies = bool(use_real_world_policies)
         self.fused_step = bool(fused_step)
+        # Kernel source: a .cu build file (pycuda) or a module with make_numba_kernels (numba).
+        self.source = source
         template = CovidSimulation(
             params, components, 1, use_real_world_policies, real_world_subsidy_levels
         )
@@ -118,7 +125,9 @@ class CovidGpuBackend:
         header = gpu_codegen.generate_header(self.spec, self.constants)
         self.header_dir = gpu_codegen.write_header(header)
         fm = CUDAFunctionManager(num_agents=self.block, num_envs=self.num_envs)
-        fm.compile_and_load_cuda(gpu_codegen.BUILD_SOURCE, include_dirs=[self.header_dir])
+        fm.compile_and_load_cuda(
+            self.source or gpu_codegen.BUILD_SOURCE, include_dirs=[self.header_dir]
+        )
         self.function_manager = fm
         dm = self.data_manager
         self._table = gpu_codegen.pointer_table(dm, self.spec)
@@ -137,10 +146,12 @@ class CovidGpuBackend:
         self._reset_all_launch = bind(RESET_KERNEL, "PPi", table, snap, np.int32(1))
 
     def _setup_numba(self) -> None:
-        from ai_economist.foundation.scenarios.covid19.covid19_numba import make_numba_kernels
+        import importlib
+
         from ai_economist.warp_drive.state import numba_arg
 
-        kernels = make_numba_kernels(self.constants)
+        module = importlib.import_module(self.source or NUMBA_SOURCE)
+        kernels = module.make_numba_kernels(self.constants)
         self._numba_kernels = kernels
         args = tuple(numba_arg(self.tensor(f.name)) for f in self.spec)
         self._numba_args = args
