@@ -157,15 +157,23 @@ class FoundationEnvWrapper:
 
             return CovidNumpyBackend(env.params, env.component_params(), self.num_envs, **kwargs)
         from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+        from ai_economist.warp_drive.registrar import default_registrar
 
-        if device is None:
-            device = f"cuda:{self.process_id}"
+        if device is None and self.process_id:
+            device = f"cuda:{self.process_id}"  # one GPU per process
+        registrar = self.env_registrar or default_registrar
+        try:  # custom registrations come first, then the built-in kernels
+            source = registrar.get_cuda_env_src_path(env.name, self.env_backend)
+        except KeyError:
+            source = None
         return CovidGpuBackend(
             env.params,
             env.component_params(),
             self.num_envs,
             backend=self.env_backend,
             device=device,
+            fused_step=self.fused_step,
+            source=source,
             **kwargs,
         )
 
