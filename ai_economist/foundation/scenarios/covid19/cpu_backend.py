@@ -19,24 +19,6 @@ import numpy as np
 from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, ObservationLayout
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
 
-STATE_NAMES = (
-    "susceptible",
-    "infected",
-    "recovered",
-    "vaccinated",
-    "deaths",
-    "unemployed",
-    "stringency_level",
-    "subsidy_level",
-    "subsidy",
-    "productivity",
-    "postsubsidy_productivity",
-    "health_index",
-    "economic_index",
-    "planner_health_index",
-    "planner_economic_index",
-    "cooldown_until",
-)
 
 
 def placeholder_feed(
@@ -141,11 +123,10 @@ class CovidNumpyBackend:
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:
             return self.views[name].copy()
-        if name in STATE_NAMES or name in CovidSimulation.STATE_ATTRS:
+        if name in CovidSimulation.STATE_ATTRS:
             return np.array(getattr(self.sim, name), copy=True)
-        raise KeyError(
-            f"unknown array {name!r}; known: {sorted(set(self.views) | set(STATE_NAMES))}"
-        )
+        known = sorted(set(self.views) | set(CovidSimulation.STATE_ATTRS))
+        raise KeyError(f"unknown array {name!r}; known: {known}")
 
     def set_parameter_modulations(
         self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None
