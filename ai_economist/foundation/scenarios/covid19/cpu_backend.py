@@ -20,7 +20,6 @@ from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, 
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
 
 
-
 def placeholder_feed(
     num_envs: int, num_agents: int, layout: ObservationLayout, n_actions_a: int, n_actions_p: int
 ):
