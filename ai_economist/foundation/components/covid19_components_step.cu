@@ -25,7 +25,10 @@ __device__ __forceinline__ float open_close_action_mask(int t, int cooldown_unti
   return t >= cooldown_until ? 1.0f : 0.0f;
 }
 
-__device__ void open_close_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
+// Writes agent i's "non-NO-OP actions allowed" flag to allowed[i] (shared memory); the
+// caller stores the whole mask with flush_action_mask_a after a __syncthreads().
+__device__ void open_close_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
+                                       float* obs_stage, float* allowed) {
   if (tid >= NUM_AGENTS) return;  // no __syncthreads() in this body
   const long long ai = agent_at(env, tid);
   int level;
@@ -40,12 +43,9 @@ __device__ void open_close_kernel_body(const CovidData* __restrict__ d, int env,
   }
   d->stringency_level[ai] = level;
   const float indicator = (float)level / NUM_STRINGENCY_LEVELS;
-  if (OBS_A_POLICY_INDICATORS >= 0) d->observations_a[obs_a_at(env, tid, OBS_A_POLICY_INDICATORS)] = indicator;
+  if (OBS_A_POLICY_INDICATORS >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_POLICY_INDICATORS, indicator);
   if (OBS_P_POLICY_INDICATORS >= 0) d->observations_p[obs_p_at(env, OBS_P_POLICY_INDICATORS + tid)] = indicator;
-  const float allowed = USE_REAL_WORLD_POLICIES ? 1.0f : open_close_action_mask(t, cooldown);
-  float* mask = d->action_mask_a + ai * NUM_ACTIONS_A;
-  mask[0] = 1.0f;
-  for (int j = 1; j < NUM_ACTIONS_A; ++j) mask[j] = allowed;
+  allowed[tid] = USE_REAL_WORLD_POLICIES ? 1.0f : open_close_action_mask(t, cooldown);
 }
 
 // ------------------------------------------------------------------ FederalGovernmentSubsidy
@@ -62,7 +62,8 @@ __device__ __forceinline__ float subsidy_action_mask(int t) {
   return (t % SUBSIDY_INTERVAL == 0) ? 1.0f : 0.0f;
 }
 
-__device__ void subsidy_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
+__device__ void subsidy_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
+                                    float* obs_stage) {
   const int level = USE_REAL_WORLD_POLICIES
                         ? d->real_subsidy_levels[real_policy_row(t)]
                         : subsidy_step(d->sampled_actions_p[env], d->subsidy_level[env], t);
@@ -71,8 +72,8 @@ __device__ void subsidy_kernel_body(const CovidData* __restrict__ d, int env, in
   const float until_next = (float)(SUBSIDY_INTERVAL - t % SUBSIDY_INTERVAL) / SUBSIDY_INTERVAL;
   if (tid < NUM_AGENTS) {
     d->subsidy[agent_at(env, tid)] = subsidy_amounts(level, d->max_daily_subsidy_per_state[tid]);
-    if (OBS_A_CURRENT_SUBSIDY_LEVEL >= 0) d->observations_a[obs_a_at(env, tid, OBS_A_CURRENT_SUBSIDY_LEVEL)] = level_obs;
-    if (OBS_A_T_UNTIL_NEXT_SUBSIDY >= 0) d->observations_a[obs_a_at(env, tid, OBS_A_T_UNTIL_NEXT_SUBSIDY)] = until_next;
+    if (OBS_A_CURRENT_SUBSIDY_LEVEL >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_CURRENT_SUBSIDY_LEVEL, level_obs);
+    if (OBS_A_T_UNTIL_NEXT_SUBSIDY >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_T_UNTIL_NEXT_SUBSIDY, until_next);
   } else if (tid == COVID_PLANNER) {
     d->subsidy_level[env] = level;
     if (OBS_P_CURRENT_SUBSIDY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_CURRENT_SUBSIDY_LEVEL)] = level_obs;
@@ -99,14 +100,15 @@ __device__ __forceinline__ float time_until_next_vaccines(int t) {
   return (float)(DELIVERY_INTERVAL - (t + 1) % DELIVERY_INTERVAL) / DELIVERY_INTERVAL;
 }
 
-__device__ void vaccination_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
+__device__ void vaccination_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
+                                        float* obs_stage) {
   const float until_next = time_until_next_vaccines(t);
   const float rate = t >= FIRST_DELIVERY_STEP ? DAILY_VACCINES_PER_MILLION_PEOPLE / 1e6f : 0.0f;
   if (tid < NUM_AGENTS) {
     const long long ai = agent_at(env, tid);
     d->vaccines_available[ai] += vaccination_step(t, d->num_vaccines_per_delivery[tid]);
-    if (OBS_A_T_UNTIL_NEXT_VACCINES >= 0) d->observations_a[obs_a_at(env, tid, OBS_A_T_UNTIL_NEXT_VACCINES)] = until_next;
-    if (OBS_A_NEXT_VACCINATION_RATE >= 0) d->observations_a[obs_a_at(env, tid, OBS_A_NEXT_VACCINATION_RATE)] = rate;
+    if (OBS_A_T_UNTIL_NEXT_VACCINES >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_T_UNTIL_NEXT_VACCINES, until_next);
+    if (OBS_A_NEXT_VACCINATION_RATE >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_NEXT_VACCINATION_RATE, rate);
   } else if (tid == COVID_PLANNER) {
     if (OBS_P_T_UNTIL_NEXT_VACCINES >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_VACCINES)] = until_next;
     if (OBS_P_NEXT_VACCINATION_RATE >= 0) d->observations_p[obs_p_at(env, OBS_P_NEXT_VACCINATION_RATE)] = rate;
@@ -116,17 +118,20 @@ __device__ void vaccination_kernel_body(const CovidData* __restrict__ d, int env
 // ------------------------------------------------------------------ kernels
 extern "C" __global__ void CudaControlUSStateOpenCloseStatusStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
-  open_close_kernel_body(d, env, threadIdx.x, step_being_computed(d, env));
+  __shared__ float s_allowed[NUM_AGENTS];
+  open_close_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), nullptr, s_allowed);
+  __syncthreads();
+  flush_action_mask_a(d, s_allowed, env, threadIdx.x);
 }
 
 extern "C" __global__ void CudaFederalGovernmentSubsidyStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
-  subsidy_kernel_body(d, env, threadIdx.x, step_being_computed(d, env));
+  subsidy_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), nullptr);
 }
 
 extern "C" __global__ void CudaVaccinationCampaignStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
-  vaccination_kernel_body(d, env, threadIdx.x, step_being_computed(d, env));
+  vaccination_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), nullptr);
 }
 
 #endif  // AI_ECONOMIST_COVID19_COMPONENTS_STEP_CU_

@@ -14,16 +14,28 @@
 #include "covid19_env_step.cu"
 
 // One whole step: components, scenario, rewards, then time advances.
+// Memory traffic: the agent observations, the action mask and the unemployment filters are
+// staged in shared memory and moved by the whole block with contiguous (coalesced) accesses;
+// the reward takes the scenario's values from registers instead of re-reading them.
 extern "C" __global__ void CudaCovidStepFused(const CovidData* __restrict__ d) {
+  __shared__ float s_obs_a[NUM_AGENTS * OBS_A_DYN_DIM];
+  __shared__ float s_allowed[NUM_AGENTS];
+  __shared__ float s_filters[NUM_AGENTS * NUM_FILTERS];
   const int env = blockIdx.x;
   const int tid = threadIdx.x;
   const int t = step_being_computed(d, env);
-  open_close_kernel_body(d, env, tid, t);
-  subsidy_kernel_body(d, env, tid, t);
-  vaccination_kernel_body(d, env, tid, t);
+  load_filter_state(d, s_filters, env, tid);  // visible after the subsidy body's barrier
+  open_close_kernel_body(d, env, tid, t, s_obs_a, s_allowed);
+  subsidy_kernel_body(d, env, tid, t, s_obs_a);
+  vaccination_kernel_body(d, env, tid, t, s_obs_a);
   // The scenario body of agent i reads only what thread i wrote above, so no barrier here.
-  scenario_kernel_body(d, env, tid, t);
-  reward_kernel_body(d, env, tid, t);
+  float new_deaths = 0.0f, postsubsidy = 0.0f, subsidy = 0.0f;
+  scenario_kernel_body(d, env, tid, t, s_filters, s_obs_a, &new_deaths, &postsubsidy, &subsidy);
+  reward_kernel_body(d, env, tid, t, new_deaths, postsubsidy, subsidy);
+  // reward_kernel_body's barriers order every staged write above before these block-wide stores.
+  flush_observations_a(d, s_obs_a, env, tid);
+  flush_action_mask_a(d, s_allowed, env, tid);
+  store_filter_state(d, s_filters, env, tid);
   commit_timestep(d, env, tid, t);
 }
 

@@ -130,7 +130,14 @@ __device__ __forceinline__ void planner_indices(float sum_new_deaths, float sum_
 }
 
 // ------------------------------------------------------------------ kernel bodies
-__device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
+// filters: the env's (NUM_AGENTS, NUM_FILTERS) filter states in shared memory (load_filter_state
+// before, store_filter_state after, each behind a __syncthreads()); obs_stage: see put_obs_a.
+// Agent threads return today's new deaths, post-subsidy productivity and subsidy (the reward's
+// inputs) through *out_new_deaths, *out_postsubsidy, *out_subsidy.
+__device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
+                                     float* filters_stage, float* obs_stage,
+                                     float* out_new_deaths, float* out_postsubsidy,
+                                     float* out_subsidy) {
   if (tid == COVID_PLANNER) {
     if (OBS_P_TIME >= 0) d->observations_p[obs_p_at(env, OBS_P_TIME)] = (float)t / EPISODE_LENGTH;
   }
@@ -147,7 +154,8 @@ __device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, i
            d->beta_intercepts[i], d->beta_slopes[i], d->beta_intercept_modulation[env],
            d->beta_slope_modulation[env], population, &new_s, &new_i, &new_r, &new_v, &deaths,
            &beta);
-  d->new_deaths[ai] = new_deaths_step(t, inf, r, v, previous_deaths);
+  const float new_deaths = new_deaths_step(t, inf, r, v, previous_deaths);
+  d->new_deaths[ai] = new_deaths;
   d->susceptible[ai] = new_s;
   d->infected[ai] = new_i;
   d->recovered[ai] = new_r;
@@ -160,7 +168,7 @@ __device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, i
   const int new_delta = level - history_row(d, env, i, t - 1);
   d->stringency_history[history_at(env, t, i)] = (signed char)level;
   float filters[NUM_FILTERS];
-  float* state = d->filter_state + ai * NUM_FILTERS;
+  float* state = filters_stage + i * NUM_FILTERS;
 #pragma unroll
   for (int k = 0; k < NUM_FILTERS; ++k) filters[k] = state[k];
   unemployment_filter_update(filters, new_delta, dropped, d->filter_decay, d->window_decay);
@@ -171,9 +179,13 @@ __device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, i
                                              d->unemployment_modulation[env], population);
   d->unemployed[ai] = unemployed;
   const float productivity = economy_step(population, new_i, deaths, unemployed);
-  const float postsubsidy = productivity + d->subsidy[ai];
+  const float subsidy = d->subsidy[ai];
+  const float postsubsidy = productivity + subsidy;
   d->productivity[ai] = productivity;
   d->postsubsidy_productivity[ai] = postsubsidy;
+  *out_new_deaths = new_deaths;
+  *out_postsubsidy = postsubsidy;
+  *out_subsidy = subsidy;
 
   // Observations. world-agent_index (a one-hot) is constant: it is written once by the
   // initial values and restored by every reset, never by a step kernel.
@@ -182,27 +194,27 @@ __device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, i
   const float state6[6] = {new_s, new_i, new_r, deaths, new_v, unemployed};
   if (OBS_A_AGENT_STATE >= 0) {
 #pragma unroll
-    for (int k = 0; k < 6; ++k) d->observations_a[obs_a_at(env, i, OBS_A_AGENT_STATE + k)] = state6[k] / population;
+    for (int k = 0; k < 6; ++k) put_obs_a(d, obs_stage, env, i, OBS_A_AGENT_STATE + k, state6[k] / population);
   }
   if (OBS_P_AGENT_STATE >= 0) {
 #pragma unroll
     for (int k = 0; k < 6; ++k) d->observations_p[obs_p_at(env, OBS_P_AGENT_STATE + k * NUM_AGENTS + i)] = state6[k] / population;
   }
-  if (OBS_A_POSTSUBSIDY_PRODUCTIVITY >= 0) d->observations_a[obs_a_at(env, i, OBS_A_POSTSUBSIDY_PRODUCTIVITY)] = post_obs;
+  if (OBS_A_POSTSUBSIDY_PRODUCTIVITY >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_POSTSUBSIDY_PRODUCTIVITY, post_obs);
   if (OBS_P_POSTSUBSIDY_PRODUCTIVITY >= 0) d->observations_p[obs_p_at(env, OBS_P_POSTSUBSIDY_PRODUCTIVITY + i)] = post_obs;
-  if (OBS_A_LAGGED_STRINGENCY_LEVEL >= 0) d->observations_a[obs_a_at(env, i, OBS_A_LAGGED_STRINGENCY_LEVEL)] = lagged_obs;
+  if (OBS_A_LAGGED_STRINGENCY_LEVEL >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_LAGGED_STRINGENCY_LEVEL, lagged_obs);
   if (OBS_P_LAGGED_STRINGENCY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_LAGGED_STRINGENCY_LEVEL + i)] = lagged_obs;
-  if (OBS_A_TIME >= 0) d->observations_a[obs_a_at(env, i, OBS_A_TIME)] = (float)t / EPISODE_LENGTH;
+  if (OBS_A_TIME >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_TIME, (float)t / EPISODE_LENGTH);
 }
 
-__device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
+// Agent threads pass today's new_deaths, postsubsidy_productivity and subsidy of their state.
+__device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
+                                   float new_deaths, float postsubsidy, float subsidy) {
   __shared__ float s_new_deaths[REDUCTION_SIZE];
   __shared__ float s_postsubsidy[REDUCTION_SIZE];
   __shared__ float s_subsidy[REDUCTION_SIZE];
   if (tid < NUM_AGENTS) {
     const long long ai = agent_at(env, tid);
-    const float new_deaths = d->new_deaths[ai];
-    const float postsubsidy = d->postsubsidy_productivity[ai];
     float health, economic;
     agent_indices(d, tid, new_deaths, postsubsidy, &health, &economic);
     d->health_index[ai] += health;
@@ -211,7 +223,7 @@ __device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int
         get_rew(health, economic, d->agent_health_weightage[tid]) / REWARD_NORMALIZATION_FACTOR;
     s_new_deaths[tid] = new_deaths;
     s_postsubsidy[tid] = postsubsidy;
-    s_subsidy[tid] = d->subsidy[ai];
+    s_subsidy[tid] = subsidy;
   }
   __syncthreads();
   // Fixed-order tree reduction over the NUM_AGENTS states (REDUCTION_SIZE = next power of 2).
@@ -245,14 +257,30 @@ __device__ void commit_timestep(const CovidData* __restrict__ d, int env, int ti
 // ------------------------------------------------------------------ kernels
 extern "C" __global__ void CudaCovidAndEconomySimulationStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
-  scenario_kernel_body(d, env, threadIdx.x, step_being_computed(d, env));
+  const int tid = threadIdx.x;
+  __shared__ float s_filters[NUM_AGENTS * NUM_FILTERS];
+  load_filter_state(d, s_filters, env, tid);
+  __syncthreads();
+  float new_deaths, postsubsidy, subsidy;
+  scenario_kernel_body(d, env, tid, step_being_computed(d, env), s_filters, nullptr, &new_deaths,
+                       &postsubsidy, &subsidy);
+  __syncthreads();
+  store_filter_state(d, s_filters, env, tid);
 }
 
 extern "C" __global__ void CudaComputeReward(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
+  const int tid = threadIdx.x;
   const int t = step_being_computed(d, env);
-  reward_kernel_body(d, env, threadIdx.x, t);
-  commit_timestep(d, env, threadIdx.x, t);
+  float new_deaths = 0.0f, postsubsidy = 0.0f, subsidy = 0.0f;
+  if (tid < NUM_AGENTS) {
+    const long long ai = agent_at(env, tid);
+    new_deaths = d->new_deaths[ai];
+    postsubsidy = d->postsubsidy_productivity[ai];
+    subsidy = d->subsidy[ai];
+  }
+  reward_kernel_body(d, env, tid, t, new_deaths, postsubsidy, subsidy);
+  commit_timestep(d, env, tid, t);
 }
 
 #endif  // AI_ECONOMIST_COVID19_ENV_STEP_CU_
