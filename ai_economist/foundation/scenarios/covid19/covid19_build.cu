@@ -17,7 +17,8 @@
 // Memory traffic: the agent observations, the action mask and the unemployment filters are
 // staged in shared memory and moved by the whole block with contiguous (coalesced) accesses;
 // the reward takes the scenario's values from registers instead of re-reading them.
-extern "C" __global__ void CudaCovidStepFused(const CovidData* __restrict__ d) {
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, COVID_FUSED_MIN_BLOCKS)
+CudaCovidStepFused(const CovidData* __restrict__ d) {
   __shared__ float s_obs_a[NUM_AGENTS * OBS_A_DYN_DIM];
   __shared__ float s_allowed[NUM_AGENTS];
   __shared__ float s_filters[NUM_AGENTS * NUM_FILTERS];

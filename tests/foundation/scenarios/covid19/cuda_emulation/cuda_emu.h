@@ -14,6 +14,7 @@
 #define __global__
 #define __forceinline__ inline
 #define __shared__ static
+#define __launch_bounds__(...)  // a compiler hint only
 
 struct dim3 {
   unsigned int x = 0, y = 0, z = 0;
