@@ -53,6 +53,18 @@ class CollatedLayout:
         self.names = first.action_names
         self.sizes = first.subspace_sizes
         self.single_map = dict(first.single_action_map)
+        # (sub-space, local action) of each global action index (None for the NO-OP 0)
+        self._single_targets = [None] + [self.single_map[g] for g in sorted(self.single_map)]
+        if sorted(self.single_map) != list(range(1, len(self._single_targets))):
+            self._single_targets = None  # not 1..n: use the dict
+        # One sub-space whose local action is the global index: actions map to it directly.
+        self._identity_name = None
+        if self._single_targets is not None and len(self.names) == 1:
+            name = self.names[0]
+            if all(
+                self._single_targets[g] == (name, g) for g in range(1, len(self._single_targets))
+            ):
+                self._identity_name = name
         self._ones_row = np.ones((1, self.n_agents), dtype=np.float32)
 
     # ---------------------------------------------------------------- actions
@@ -74,8 +86,22 @@ class CollatedLayout:
             raise ValueError(
                 f"Collated actions must have shape ({self.n_agents},), got {arr.shape}"
             )
+        values = arr.tolist()
+        targets = self._single_targets
+        if targets is not None and values and 0 <= min(values) and max(values) < len(targets):
+            if self._identity_name is not None:
+                name = self._identity_name
+                for agent, action in zip(self.agents, values):
+                    if action:
+                        agent.action[name] = action
+                return
+            for agent, action in zip(self.agents, values):
+                if action:
+                    name, local = targets[action]
+                    agent.action[name] = local
+            return
         single_map = self.single_map
-        for agent, action in zip(self.agents, arr.tolist(), strict=True):
+        for agent, action in zip(self.agents, values, strict=True):
             if action:
                 target = single_map.get(action)
                 if target is None:
@@ -102,8 +128,9 @@ class CollatedLayout:
 
     def reset_actions(self) -> None:
         """Set every mobile agent's actions to NO-OP."""
+        agents = self.agents
         for name in self.names:
-            for agent in self.agents:
+            for agent in agents:
                 agent.action[name] = 0
 
     # ------------------------------------------------------------------ masks
@@ -138,6 +165,12 @@ class CollatedLayout:
         """float32 ``(n_logits, n_agents)`` mask laid out like the logits."""
         if self.passive:
             return np.ones((1, self.n_agents), dtype=np.float32)
+        if not self.multi and len(self.names) == 1:  # one sub-space: [ones row; mask]
+            mask = stacked[self.names[0]]
+            out = np.empty((1 + self.sizes[0], self.n_agents), dtype=np.float32)
+            out[0] = 1.0
+            np.copyto(out[1:], mask, casting="same_kind")
+            return out
         parts: list[np.ndarray] = [] if self.multi else [self._ones_row]
         for name in self.names:
             if self.multi:

@@ -72,8 +72,23 @@ def copy_actions(actions: Any) -> Any:
     return out
 
 
+_JSON_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
 def to_jsonable(obj: Any) -> Any:
     """Recursively convert arrays, numpy scalars and tuples to JSON-able Python objects."""
+    kind = type(obj)
+    if kind is dict:  # fast paths for the exact built-in types (replay logs are large)
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _JSON_ATOMS else to_jsonable(v))
+            for k, v in obj.items()
+        }
+    if kind in _JSON_ATOMS:
+        return obj
+    if kind is list or kind is tuple:
+        return [v if type(v) in _JSON_ATOMS else to_jsonable(v) for v in obj]
+    if kind is np.ndarray:
+        return obj.tolist()
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -100,8 +115,21 @@ class EpisodeLogger:
         self.dense_log: dict[str, Any] = new_dense_log()
         self.replay_log: dict[str, Any] = {"reset": {"seed_state": None}, "step": []}
         self.previous_dense_log: dict[str, Any] = new_dense_log()
-        self.previous_replay_log: dict[str, Any] | None = None
+        self._previous_replay_log: dict[str, Any] | None = None
+        self._previous_replay_raw: dict[str, Any] | None = None  # converted when first read
         self.previous_metrics: dict[str, Any] | None = None
+
+    @property
+    def previous_replay_log(self) -> dict[str, Any] | None:
+        """The last completed episode's replay log (JSON-able, converted on first read)."""
+        if self._previous_replay_raw is not None:
+            self._previous_replay_log = to_jsonable(self._previous_replay_raw)
+            self._previous_replay_raw = None
+        return self._previous_replay_log
+
+    @previous_replay_log.setter
+    def previous_replay_log(self, value: dict[str, Any] | None) -> None:
+        self._previous_replay_log, self._previous_replay_raw = value, None
 
     def start_episode(self, completions: int, force_dense: bool, seed_state: Any) -> None:
         """Decide whether to dense-log and clear the logs."""
@@ -140,7 +168,11 @@ class EpisodeLogger:
         metrics: dict[str, Any],
     ) -> None:
         """Store the episode's logs and metrics as the previous episode's (JSON-able)."""
-        self.previous_replay_log = to_jsonable(self.replay_log)
+        # Its entries are not written to again, so the conversion to JSON-able objects can
+        # wait until it is read (steps after the end append to a copy of the step list).
+        log = self.replay_log
+        self._previous_replay_raw = {**log, "step": list(log["step"])}
+        self._previous_replay_log = None
         self.previous_metrics = metrics
         if self.dense_this_episode:
             self.dense_log["world"].append(world.maps.state_dict)

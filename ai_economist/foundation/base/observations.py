@@ -26,6 +26,13 @@ import numpy as np
 PUT_IN_BOTH = ("time",)
 
 
+def filled(n: int, value: float) -> np.ndarray:
+    """A new float64 array of ``n`` copies of ``value`` (as ``np.full(n, value)``, cheaper)."""
+    out = np.empty(n)
+    out.fill(value)
+    return out
+
+
 def is_agentwise_planner_key(key: str, n_agents: int) -> bool:
     """Whether ``key`` is ``"p<i>"`` for a mobile agent index ``i``."""
     return len(key) > 1 and key[0] == "p" and key[1:].isdigit() and int(key[1:]) < n_agents
@@ -57,17 +64,22 @@ class ObservationMerger:
         """Return ``(obs, agent_wise_planner_obs)`` with prefixed field names and ``time``."""
         if self.collate:
             obs = {
-                "a": {"time": np.full(self.n_agents, time_value)},
-                "p": {"time": np.array([time_value])},
+                "a": {"time": filled(self.n_agents, time_value)},
+                "p": {"time": filled(1, time_value)},
             }
         else:
-            obs = {k: {"time": np.array([time_value])} for k in self.agent_keys}
-            obs["p"] = {"time": np.array([time_value])}
+            obs = {k: {"time": filled(1, time_value)} for k in self.agent_keys}
+            obs["p"] = {"time": filled(1, time_value)}
         planner_obs: dict[str, dict[str, Any]] = {}
         per_agent: dict[str, list[Any]] = {}
         for prefix, source in sources:
             for raw_key, fields in source.items():
-                key = str(raw_key)
+                key = raw_key if type(raw_key) is str else str(raw_key)
+                target = obs.get(key)
+                if target is not None:  # fast path: "a"/"p" in collated mode, any agent else
+                    for f, v in fields.items():
+                        target[prefix + f] = v
+                    continue
                 prefixed = {prefix + f: v for f, v in fields.items()}
                 self._route(key, prefixed, obs, planner_obs, per_agent, prefix)
         if per_agent:

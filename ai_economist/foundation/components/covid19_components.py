@@ -11,11 +11,13 @@ by the scenario (``CovidAndEconomyEnvironment``).
 from __future__ import annotations
 
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.base.observations import filled
 from ai_economist.foundation.scenarios.covid19 import dynamics, observations
 
 
@@ -69,7 +71,7 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
     def component_step(self):
         sim = self.world.simulation
         sim.timestep[:] = self.world.timestep
-        sim.step_open_close(self.get_agent_actions()[None], self.action_cooldown_period)
+        sim.step_open_close(self.get_agent_actions(), self.action_cooldown_period)
 
     def generate_observations(self):
         indicators = self.world.simulation.stringency_level[0] / self.num_stringency_levels
@@ -80,11 +82,12 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
 
     def generate_masks(self, completions=0):
         sim = self.world.simulation
+        mask = np.empty((self.num_stringency_levels, self.n_agents), dtype=np.float32)
         if sim.use_real_world_policies:
-            allowed = np.ones(self.n_agents, dtype=np.float32)
+            mask.fill(1.0)
         else:
-            allowed = dynamics.open_close_action_mask(self.world.timestep, sim.cooldown_until[0])
-        return {"a": np.repeat(allowed[None, :], self.num_stringency_levels, axis=0)}
+            mask[...] = dynamics.open_close_action_mask(self.world.timestep, sim.cooldown_until[0])
+        return {"a": mask}
 
     def get_data_dictionary(self):
         """Constants of this component for GPU backends (see ``covid19/gpu_state.py``)."""
@@ -124,7 +127,14 @@ class FederalGovernmentSubsidy(BaseComponent):
 
     @property
     def max_daily_subsidy_per_state(self) -> np.ndarray:
-        return self.world.covid_params.population * self.max_annual_subsidy_per_person / 365.0
+        """population * max_annual_subsidy_per_person / 365 per state (read-only, cached)."""
+        params, per_person = self.world.covid_params, self.max_annual_subsidy_per_person
+        cached = getattr(self, "_max_daily_cache", None)
+        if cached is None or cached[0] is not params or cached[1] != per_person:
+            value = params.population * per_person / 365.0
+            value.flags.writeable = False
+            self._max_daily_cache = cached = (params, per_person, value)
+        return cached[2]
 
     def get_n_actions(self, agent_cls_name):
         return self.num_subsidy_levels if agent_cls_name == "BasicPlanner" else None
@@ -144,25 +154,43 @@ class FederalGovernmentSubsidy(BaseComponent):
             self.num_subsidy_levels,
             self.max_daily_subsidy_per_state,
         )
-        planner.state["Current Subsidy Level"] = int(np.asarray(sim.subsidy_level).reshape(-1)[0])
-        planner.state["Total Subsidy"] += float(sim.subsidy.sum())
-
-    def _fields(self):
-        return observations.subsidy_observation_fields(
-            self.world.simulation, self.subsidy_interval, self.num_subsidy_levels
-        )
+        state = planner.state
+        state["Current Subsidy Level"] = int(sim.subsidy_level[0])
+        state["Total Subsidy"] += float(sim.subsidy.sum())
 
     def generate_observations(self):
+        t, level = self.world.timestep, self.world.simulation.subsidy_level[0]
         fields = {
-            k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0])
-            for k, v in self._fields().items()
+            "t_until_next_subsidy": float(
+                observations.t_until_next_subsidy(t, self.subsidy_interval)
+            ),
+            "current_subsidy_level": float(
+                observations.current_subsidy_level(level, self.num_subsidy_levels)
+            ),
         }
-        agent_obs = {k: np.full(self.n_agents, v) for k, v in fields.items()}
-        return {"a": agent_obs, "p": {k: np.array([v]) for k, v in fields.items()}}
+        n = self.n_agents
+        return {
+            "a": {k: filled(n, v) for k, v in fields.items()},
+            "p": {k: filled(1, v) for k, v in fields.items()},
+        }
 
     def generate_masks(self, completions=0):
-        allowed = float(dynamics.subsidy_action_mask(self.world.timestep, self.subsidy_interval))
-        return {"p": np.full(self.num_subsidy_levels, allowed, dtype=np.float32)}
+        t = self.world.timestep
+        table = getattr(self, "_mask_table", None)  # the mask of every step, built at reset
+        if table is not None and t < len(table) and table[0][0] == self.subsidy_interval:
+            allowed = table[1][t]
+        else:
+            allowed = dynamics.subsidy_action_mask(t, self.subsidy_interval)
+        mask = np.empty(self.num_subsidy_levels, dtype=np.float32)
+        mask.fill(allowed)
+        return {"p": mask}
+
+    def additional_reset_steps(self):
+        steps = np.arange(self.episode_length + 1)
+        self._mask_table = (
+            (self.subsidy_interval,),
+            dynamics.subsidy_action_mask(steps, self.subsidy_interval).tolist(),
+        )
 
     def get_data_dictionary(self):
         """Constants of this component for GPU backends."""
@@ -211,7 +239,11 @@ class VaccinationCampaign(BaseComponent):
 
     @property
     def first_delivery_step(self) -> int:
-        return (self.vaccine_delivery_start_date - self.world.covid_params.start_date).days
+        params, start = self.world.covid_params, self.vaccine_delivery_start_date
+        cached = getattr(self, "_first_delivery_cache", None)
+        if cached is None or cached[0] is not params or cached[1] != start:
+            self._first_delivery_cache = cached = (params, start, (start - params.start_date).days)
+        return cached[2]
 
     @property
     def num_vaccines_per_delivery(self) -> np.ndarray:
@@ -231,6 +263,19 @@ class VaccinationCampaign(BaseComponent):
 
     def additional_reset_steps(self):
         self._per_delivery = self.num_vaccines_per_delivery
+        # The observations depend on the step only: evaluate them for every step at once.
+        steps = np.arange(self.episode_length + 1)
+        fields = observations.vaccination_observation_fields(
+            SimpleNamespace(timestep=steps),
+            self.first_delivery_step,
+            self.delivery_interval,
+            self.daily_vaccines_per_million_people,
+            self.observe_rate,
+        )
+        self._observation_table = [
+            (k.split("-", 1)[1], np.broadcast_to(v, steps.shape).tolist())
+            for k, v in fields.items()
+        ]
 
     def component_step(self):
         sim = self.world.simulation
@@ -238,20 +283,26 @@ class VaccinationCampaign(BaseComponent):
         sim.step_vaccination(self.first_delivery_step, self.delivery_interval, self._per_delivery)
 
     def generate_observations(self):
-        fields = observations.vaccination_observation_fields(
-            self.world.simulation,
-            self.first_delivery_step,
-            self.delivery_interval,
-            self.daily_vaccines_per_million_people,
-            self.observe_rate,
-        )
-        values = {
-            k.split("-", 1)[1]: float(np.asarray(v).reshape(-1)[0]) for k, v in fields.items()
-        }
+        t = self.world.timestep
+        if t <= self.episode_length and hasattr(self, "_observation_table"):
+            values = {k: column[t] for k, column in self._observation_table}
+        else:
+            fields = observations.vaccination_observation_fields(
+                SimpleNamespace(timestep=np.array([t])),
+                self.first_delivery_step,
+                self.delivery_interval,
+                self.daily_vaccines_per_million_people,
+                self.observe_rate,
+            )
+            values = {k.split("-", 1)[1]: float(np.reshape(v, -1)[0]) for k, v in fields.items()}
+        n = self.n_agents
         return {
-            "a": {k: np.full(self.n_agents, v) for k, v in values.items()},
-            "p": {k: np.array([v]) for k, v in values.items()},
+            "a": {k: filled(n, v) for k, v in values.items()},
+            "p": {k: filled(1, v) for k, v in values.items()},
         }
+
+    def generate_masks(self, completions=0):
+        return {}  # no actions
 
     def get_data_dictionary(self):
         """Constants of this component for GPU backends."""

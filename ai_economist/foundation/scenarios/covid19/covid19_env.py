@@ -17,7 +17,7 @@ import numpy as np
 from ai_economist.datasets.covid19 import load_calibration
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
 from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
-from ai_economist.foundation.scenarios.covid19.observations import scenario_observation_fields
+from ai_economist.foundation.scenarios.covid19.observations import one_env_scenario_fields
 from ai_economist.foundation.scenarios.covid19.params import build_params
 from ai_economist.foundation.scenarios.covid19.simulation import (
     ComponentParams,
@@ -37,6 +37,18 @@ GLOBAL_STATE_KEYS = (
     "Subsidy",
     "Postsubsidy Productivity",
 )
+_GLOBAL_STATE_ATTRS = (  # (key, simulation attribute) of the float32 block in global_state
+    ("Susceptible", "susceptible"),
+    ("Infected", "infected"),
+    ("Recovered", "recovered"),
+    ("Deaths", "deaths"),
+    ("Unemployed", "unemployed"),
+    ("Vaccinated", "vaccinated"),
+    ("Stringency Level", "stringency_level"),
+    ("Subsidy", "subsidy"),
+    ("Postsubsidy Productivity", "postsubsidy_productivity"),
+)
+_ONE_DAY = timedelta(days=1)
 COMPONENT_NAMES = (
     "ControlUSStateOpenCloseStatus",
     "FederalGovernmentSubsidy",
@@ -255,10 +267,18 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
                 (p.start_date + timedelta(days=t)).strftime("%Y-%m-%d")
                 for t in range(self.episode_length + 1)
             ]
-        shape = (self.episode_length + 1, p.num_agents)
+        # One (steps, keys, A) block, recorded with one copy per step; global_state holds
+        # (steps, A) views of it, plus "Subsidy Level" on its own.
+        self._global_block = np.zeros(
+            (self.episode_length + 1, len(_GLOBAL_STATE_ATTRS), p.num_agents), dtype=np.float32
+        )
         self.world.global_state = {
-            key: np.zeros(shape, dtype=np.float32) for key in GLOBAL_STATE_KEYS
+            key: self._global_block[:, k] for k, (key, _) in enumerate(_GLOBAL_STATE_ATTRS)
         }
+        self.world.global_state["Subsidy Level"] = np.zeros(
+            (self.episode_length + 1, p.num_agents), dtype=np.float32
+        )
+        self.world.global_state = {key: self.world.global_state[key] for key in GLOBAL_STATE_KEYS}
         self._record_global_state(0)
         previous = p.start_date_index - 1
         real = p.real_world_data
@@ -274,14 +294,26 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
     def scenario_step(self):
         sim, t = self.world.simulation, self.world.timestep
         sim.timestep[:] = t
-        infected_before = sim.infected[0].copy()
+        infected_before = sim.infected  # the simulation replaces (never mutates) its state
         sim.step_scenario()
         if self.use_real_world_data:
             self._override_with_real_data(t)
-        self.current_date += timedelta(days=1)
-        self._new_infections = sim.infected[0] - infected_before
+        self.current_date += _ONE_DAY
+        self._infected_pair = (infected_before, sim.infected)
         self._new_deaths = sim.new_deaths[0]
         self._record_global_state(t)
+
+    @property
+    def _new_infections(self) -> np.ndarray:
+        """New infections (A,) of the last step (computed when first read)."""
+        pair = self._infected_pair
+        if isinstance(pair, tuple):
+            self._infected_pair = pair = pair[1][0] - pair[0][0]
+        return pair
+
+    @_new_infections.setter
+    def _new_infections(self, value: np.ndarray) -> None:
+        self._infected_pair = value
 
     def _override_with_real_data(self, t: int) -> None:
         sim, p = self.world.simulation, self.params
@@ -316,30 +348,23 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         )
 
     def _record_global_state(self, t: int) -> None:
-        sim, gs = self.world.simulation, self.world.global_state
-        for key, value in (
-            ("Susceptible", sim.susceptible),
-            ("Infected", sim.infected),
-            ("Recovered", sim.recovered),
-            ("Deaths", sim.deaths),
-            ("Unemployed", sim.unemployed),
-            ("Vaccinated", sim.vaccinated),
-            ("Stringency Level", sim.stringency_level),
-            ("Subsidy", sim.subsidy),
-            ("Postsubsidy Productivity", sim.postsubsidy_productivity),
-        ):
-            gs[key][t] = value[0]
-        gs["Subsidy Level"][t] = np.asarray(sim.subsidy_level).reshape(-1)[0]
+        sim = self.world.simulation
+        np.concatenate(
+            [getattr(sim, attr) for _, attr in _GLOBAL_STATE_ATTRS],
+            out=self._global_block[t],
+            casting="same_kind",
+        )
+        self.world.global_state["Subsidy Level"][t] = sim.subsidy_level[0]
 
     # ------------------------------------------------------------ observations
     def generate_observations(self):
-        fields = scenario_observation_fields(self.world.simulation)
-        state = fields["world-agent_state"][0].T  # (6, A)
-        productivity = fields["world-agent_postsubsidy_productivity"][0]
-        lagged = fields["world-lagged_stringency_level"][0]
+        state, productivity, lagged = one_env_scenario_fields(self.world.simulation)
+        agent_index = getattr(self, "_agent_index", None)
+        if agent_index is None:
+            agent_index = self._agent_index = np.eye(self.n_agents, dtype=np.float32)
         return {
             "a": {
-                "agent_index": np.eye(self.n_agents, dtype=np.float32),
+                "agent_index": agent_index.copy(),
                 "agent_state": state,
                 "agent_postsubsidy_productivity": productivity,
                 "lagged_stringency_level": lagged,

@@ -19,6 +19,15 @@ EPSILON = 1e-10
 SOFTPLUS_THRESHOLD = 20.0
 
 
+def _ndim(x) -> int:
+    """``np.ndim(x)``, without its overhead for arrays and Python/numpy scalars."""
+    if isinstance(x, np.ndarray):
+        return x.ndim
+    if isinstance(x, (int, float, np.generic)):
+        return 0
+    return np.ndim(x)
+
+
 # --------------------------------------------------------------------------------------
 # Components
 # --------------------------------------------------------------------------------------
@@ -42,7 +51,7 @@ def open_close_step(
     actions = np.asarray(actions)
     valid = (actions >= 1) & (actions <= num_stringency_levels)
     level = np.where(valid, actions, previous_level)
-    timestep = np.asarray(timestep)[..., None] if np.ndim(timestep) else timestep
+    timestep = np.asarray(timestep)[..., None] if _ndim(timestep) else timestep
     at_decision = timestep == cooldown_until + 1
     extension = np.where(actions > 0, action_cooldown_period, 1)
     return level, np.where(at_decision, cooldown_until + extension, cooldown_until)
@@ -50,7 +59,7 @@ def open_close_step(
 
 def open_close_action_mask(timestep: int | np.ndarray, cooldown_until: np.ndarray) -> np.ndarray:
     """1 where a state may change its stringency level (its cooldown is over), else 0."""
-    timestep = np.asarray(timestep)[..., None] if np.ndim(timestep) else timestep
+    timestep = np.asarray(timestep)[..., None] if _ndim(timestep) else timestep
     return (timestep >= cooldown_until).astype(np.float32)
 
 
@@ -218,13 +227,15 @@ def economy_step(
 def crra_nonlinearity(x: np.ndarray, eta: float, num_days_in_an_year: int = 365) -> np.ndarray:
     """Annualised CRRA utility of a daily economic index (clipped to [0.1, 3] times a year).
 
-    For eta == 1 the limit log(.) is used (the original divided by zero).
+    For eta == 1 the limit log(.) is used (the original divided by zero).  A scalar ``x``
+    gives the same value as the same ``x`` in an array: the power is always an ndarray power
+    (for eta == 2 numpy computes ``a ** -1.0`` as ``1 / a``, the scalar power may differ).
     """
     annual = np.minimum(np.maximum(np.asarray(x, dtype=np.float64) * num_days_in_an_year, 0.1), 3.0)
     if eta == 1:
         utility = np.log(annual)
     else:
-        utility = (annual ** (1.0 - eta) - 1.0) / (1.0 - eta)
+        utility = (np.asarray(annual) ** (1.0 - eta) - 1.0) / (1.0 - eta)
     return (1.0 + utility) / num_days_in_an_year
 
 

@@ -145,6 +145,22 @@ def scenario_observation_fields(sim) -> dict[str, np.ndarray]:
     }
 
 
+def one_env_scenario_fields(sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``world-*`` fields of a one-env simulation in the collated Foundation layout:
+    ``agent_state`` (6, A) rows [S, I, R, D, V, U] / population, ``postsubsidy_productivity``
+    (A,) and ``lagged_stringency_level`` (A,) (the values of :func:`scenario_observation_fields`).
+    """
+    p = sim.params
+    state = np.concatenate([getattr(sim, key) for key in AGENT_STATE_KEYS], axis=0) / p.population
+    t = int(sim.timestep[0])
+    lagged = sim.history[0, (t - p.beta_delay + 1) % p.history_len]
+    return (
+        state,
+        sim.postsubsidy_productivity[0] / p.maximum_productivity,
+        lagged / p.num_stringency_levels,
+    )
+
+
 def open_close_observation_fields(sim) -> dict[str, np.ndarray]:
     return {
         "ControlUSStateOpenCloseStatus-agent_policy_indicators": sim.stringency_level
@@ -152,15 +168,26 @@ def open_close_observation_fields(sim) -> dict[str, np.ndarray]:
     }
 
 
+def t_until_next_subsidy(timestep, subsidy_interval: int):
+    """Fraction of the subsidy interval left (an int step gives a float)."""
+    return (subsidy_interval - timestep % subsidy_interval) / subsidy_interval
+
+
+def current_subsidy_level(subsidy_level, num_subsidy_levels: int):
+    """The planner's subsidy level as a fraction of the number of levels."""
+    return subsidy_level / num_subsidy_levels
+
+
 def subsidy_observation_fields(
     sim, subsidy_interval: int, num_subsidy_levels: int
 ) -> dict[str, np.ndarray]:
-    t = sim.timestep
     return {
-        "FederalGovernmentSubsidy-t_until_next_subsidy": (subsidy_interval - t % subsidy_interval)
-        / subsidy_interval,
-        "FederalGovernmentSubsidy-current_subsidy_level": np.asarray(sim.subsidy_level)
-        / num_subsidy_levels,
+        "FederalGovernmentSubsidy-t_until_next_subsidy": t_until_next_subsidy(
+            sim.timestep, subsidy_interval
+        ),
+        "FederalGovernmentSubsidy-current_subsidy_level": current_subsidy_level(
+            np.asarray(sim.subsidy_level), num_subsidy_levels
+        ),
     }
 
 

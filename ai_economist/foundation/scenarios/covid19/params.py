@@ -95,7 +95,7 @@ class CovidParams:
     def initial_stringency_history(self) -> np.ndarray:
         """(history_len, A): the real policy of the rows start-filter_len .. start (padded with 1s)."""
         rows = np.arange(self.start_date_index - self.filter_len, self.start_date_index + 1)
-        return np.stack([self.real_policy_row(r) for r in rows]).astype(np.int64)
+        return self.real_policy_row(rows).astype(np.int64)
 
 
 def exact_filter_state(history: np.ndarray, conv_lambdas: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ axis more); ``step`` takes integer actions and returns the rewards.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -138,6 +139,11 @@ class CovidSimulation:
         self.beta_intercept_modulation = np.ones((num_envs, 1))
         self.beta_slope_modulation = np.ones((num_envs, 1))
         self.unemployment_modulation = np.ones((num_envs, 1))
+        self._initial_history: np.ndarray | None = None
+        self._initial_filter: np.ndarray | None = None
+        self._fresh: CovidSimulation | None = None  # one freshly reset env, for reset_envs
+        self._operands_cache: SimpleNamespace | None = None
+        self._modulation_views: tuple | None = None
         self.reset()
 
     # ------------------------------------------------------------------ reset
@@ -150,18 +156,19 @@ class CovidSimulation:
         def from_data(key: str) -> np.ndarray:
             return np.broadcast_to(np.asarray(real[key][row], dtype=np.float64), (e, a)).copy()
 
+        if self._initial_history is None:  # rows start-filter_len .. start, and their filters
+            self._initial_history = p.initial_stringency_history()
+            self._initial_filter = dynamics_filter(self._initial_history, p.conv_lambdas)
+        history = self._initial_history
         self.timestep = np.zeros(e, dtype=np.int64)
         self.susceptible, self.infected = from_data("susceptible"), from_data("infected")
         self.recovered, self.vaccinated = from_data("recovered"), from_data("vaccinated")
         self.unemployed = from_data("unemployed")
         self.deaths = p.death_rate * self.recovered
-        history = p.initial_stringency_history()  # rows start-filter_len .. start
         self.history = np.zeros((e, p.history_len, a), dtype=np.int64)
         slots = np.arange(-p.filter_len, 1) % p.history_len
         self.history[:, slots] = history
-        self.filter_state = np.broadcast_to(
-            dynamics_filter(history, p.conv_lambdas), (e, a, p.num_filters)
-        ).copy()
+        self.filter_state = np.broadcast_to(self._initial_filter, (e, a, p.num_filters)).copy()
         self.stringency_level = np.broadcast_to(history[-1], (e, a)).copy()
         self.cooldown_until = np.zeros((e, a), dtype=np.int64)
         self.subsidy_level = np.zeros(e, dtype=np.int64)
@@ -186,12 +193,17 @@ class CovidSimulation:
             return
         if not env_mask.any():
             return
-        fresh = CovidSimulation(
-            self.params, self.components, 1, self.use_real_world_policies, self.real_subsidy_levels
-        )
+        if self._fresh is None:  # one freshly reset env, never stepped
+            self._fresh = CovidSimulation(
+                self.params,
+                self.components,
+                1,
+                self.use_real_world_policies,
+                self.real_subsidy_levels,
+            )
         for attr in self.STATE_ATTRS:
             value = np.array(getattr(self, attr), copy=True)
-            value[env_mask] = getattr(fresh, attr)[0]
+            value[env_mask] = getattr(self._fresh, attr)[0]
             setattr(self, attr, value)
 
     def history_row(self, row: np.ndarray) -> np.ndarray:
@@ -200,12 +212,75 @@ class CovidSimulation:
         return self.history[self._env_index, slot]
 
     # ------------------------------------------------------------------ step
+    # The step functions call the numpy model (``dynamics``) with the cheapest argument forms.
+    # When every env is on the same step (always, unless ``reset_envs`` reset some), the step
+    # is a Python int and the stringency history rows are plain slices, not gathers.  The
+    # model's constants come from ``_operands``: for a single env, (1, A) arrays (the shape of
+    # the state, so no op broadcasts) and 0-d arrays for the scalars multiplying arrays (a
+    # Python float operand costs numpy more than an array); for a batch, the parameters as
+    # they are.  Every elementwise operation is the same, so the results are bitwise equal.
+    def _clock(self) -> int | np.ndarray:
+        """The step as an int when every env is on the same step, else the (E,) array."""
+        t = self.timestep
+        t0 = int(t[0])
+        if self.num_envs == 1 or (t == t0).all():
+            return t0
+        return t
+
+    def _operands(self) -> SimpleNamespace:
+        """The model's constants in the shapes that make the ufunc calls cheapest (cached)."""
+        p = self.params
+        ops = self._operands_cache
+        if ops is not None and ops.params is p:
+            return ops
+        names = (
+            "population", "beta_intercepts", "beta_slopes", "unemployment_bias",
+            "agents_health_norm", "agents_economic_norm", "min_agent_health",
+            "max_agent_health", "min_agent_economic", "max_agent_economic",
+            "agent_health_weightage", "maximum_productivity",
+        )  # fmt: skip
+        scalars = (
+            "gamma", "death_rate", "value_of_life", "infection_too_sick_to_work_rate",
+            "pop_between_age_18_65", "daily_production_per_worker",
+        )  # fmt: skip
+        ops = SimpleNamespace(params=p)
+        single = self.num_envs == 1
+        for name in names:
+            value = np.asarray(getattr(p, name))
+            setattr(ops, name, value.reshape(1, -1) if single and value.ndim == 1 else value)
+        for name in scalars:
+            setattr(ops, name, np.array(getattr(p, name), dtype=np.float64))
+        ops.filter_decay, ops.filter_weights = p.filter_decay, p.filter_weights
+        if single:
+            shape = (1, p.num_agents, p.num_filters)
+            ops.filter_decay = np.broadcast_to(p.filter_decay, shape).copy()
+            ops.filter_weights = np.broadcast_to(p.filter_weights, shape).copy()
+        self._operands_cache = ops
+        return ops
+
+    def _modulations(self) -> tuple:
+        """(beta intercept, beta slope, unemployment) modulations: 0-d views for one env."""
+        mods = (
+            self.beta_intercept_modulation,
+            self.beta_slope_modulation,
+            self.unemployment_modulation,
+        )
+        if self.num_envs != 1:
+            return mods
+        cached = self._modulation_views
+        if cached is None or any(m is not c for m, c in zip(mods, cached[0], strict=True)):
+            cached = self._modulation_views = (mods, tuple(m.reshape(()) for m in mods))
+        return cached[1]
+
     def step_open_close(self, agent_actions: np.ndarray, action_cooldown_period: int) -> None:
         """``ControlUSStateOpenCloseStatus``: set each state's stringency level for this step."""
-        p, t = self.params, self.timestep
+        p, t = self.params, self._clock()
         if self.use_real_world_policies:  # the original applies the real policy one day late
-            self.stringency_level = p.real_policy_row(p.start_date_index + t - 1)
+            level = p.real_policy_row(p.start_date_index + t - 1)
+            self.stringency_level = np.broadcast_to(level, self.stringency_level.shape).copy()
             return
+        if self.num_envs == 1:
+            agent_actions = _one_env(agent_actions, p.num_agents)
         self.stringency_level, self.cooldown_until = dynamics.open_close_step(
             agent_actions,
             self.stringency_level,
@@ -225,13 +300,28 @@ class CovidSimulation:
         """``FederalGovernmentSubsidy``: the planner's level and each state's subsidy today."""
         if self.use_real_world_policies:
             self.subsidy_level = self.real_subsidy_levels[self.timestep]
+        elif self.num_envs == 1:  # numpy scalars
+            level = dynamics.subsidy_step(
+                _one_env(planner_actions, 1)[0, 0],
+                self.subsidy_level[0],
+                self._clock(),
+                subsidy_interval,
+            )
+            self.subsidy_level = np.reshape(level, 1)
         else:
             self.subsidy_level = dynamics.subsidy_step(
-                planner_actions, self.subsidy_level, self.timestep, subsidy_interval
+                planner_actions, self.subsidy_level, self._clock(), subsidy_interval
             )
-        self.subsidy = dynamics.subsidy_amounts(
-            self.subsidy_level, num_subsidy_levels, max_daily_subsidy_per_state
-        )
+        if self.num_envs == 1:
+            self.subsidy = dynamics.subsidy_amounts(
+                self.subsidy_level.reshape(()),
+                num_subsidy_levels,
+                _as_row(max_daily_subsidy_per_state),
+            )
+        else:
+            self.subsidy = dynamics.subsidy_amounts(
+                self.subsidy_level, num_subsidy_levels, max_daily_subsidy_per_state
+            )
 
     def step_vaccination(
         self,
@@ -240,8 +330,10 @@ class CovidSimulation:
         num_vaccines_per_delivery: np.ndarray,
     ) -> None:
         """``VaccinationCampaign``: deliver today's vaccines into ``vaccines_available``."""
+        if self.num_envs == 1:
+            num_vaccines_per_delivery = _as_row(num_vaccines_per_delivery)
         self.vaccines_available = self.vaccines_available + dynamics.vaccination_step(
-            self.timestep, first_delivery_step, delivery_interval, num_vaccines_per_delivery
+            self._clock(), first_delivery_step, delivery_interval, num_vaccines_per_delivery
         )
 
     def step_components(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> None:
@@ -257,12 +349,26 @@ class CovidSimulation:
 
     def step_scenario(self) -> None:
         """SIR, unemployment and economy for step ``self.timestep`` (uses up the vaccines)."""
-        p, t = self.params, self.timestep
+        p, t, c = self.params, self._clock(), self._operands()
+        length = p.history_len
+        if isinstance(t, int):  # (E, A) slices of the ring buffer
+            by_slot = self.history.swapaxes(0, 1)
+            lagged = by_slot[(t - p.beta_delay) % length]
+            dropped = (
+                by_slot[(t - p.filter_len) % length] - by_slot[(t - p.filter_len - 1) % length]
+            )
+            previous = by_slot[(t - 1) % length]
+        else:
+            lagged = self.history_row(t - p.beta_delay)
+            dropped = self.history_row(t - p.filter_len) - self.history_row(t - p.filter_len - 1)
+            previous = self.history_row(t - 1)
+        beta_intercept_modulation, beta_slope_modulation, unemployment_modulation = (
+            self._modulations()
+        )
         vaccines_available, self.vaccines_available = (
             self.vaccines_available,
             np.zeros_like(self.vaccines_available),
         )
-        lagged = self.history_row(t - p.beta_delay)
         (
             self.susceptible,
             self.infected,
@@ -277,60 +383,70 @@ class CovidSimulation:
             self.vaccinated,
             vaccines_available,
             lagged,
-            p.beta_intercepts,
-            p.beta_slopes,
-            self.beta_intercept_modulation,
-            self.beta_slope_modulation,
-            p.population,
-            p.gamma,
-            p.death_rate,
+            c.beta_intercepts,
+            c.beta_slopes,
+            beta_intercept_modulation,
+            beta_slope_modulation,
+            c.population,
+            c.gamma,
+            c.death_rate,
         )
         self.new_deaths = new_deaths_total - self.deaths
         self.deaths = new_deaths_total
-        dropped = self.history_row(t - p.filter_len) - self.history_row(t - p.filter_len - 1)
-        new_delta = self.stringency_level - self.history_row(t - 1)
-        self.history[self._env_index, t % p.history_len] = self.stringency_level
+        new_delta = self.stringency_level - previous
+        if isinstance(t, int):
+            by_slot[t % length] = self.stringency_level
+        else:
+            self.history[self._env_index, t % length] = self.stringency_level
         self.filter_state = dynamics.unemployment_filter_update(
-            self.filter_state, new_delta, dropped, p.filter_decay, p.window_decay
+            self.filter_state, new_delta, dropped, c.filter_decay, p.window_decay
         )
         self.unemployed = dynamics.unemployment_step(
             self.filter_state,
-            p.filter_weights,
-            p.unemployment_bias,
-            self.unemployment_modulation,
-            p.population,
+            c.filter_weights,
+            c.unemployment_bias,
+            unemployment_modulation,
+            c.population,
         )
         self.productivity = dynamics.economy_step(
-            p.population,
+            c.population,
             self.infected,
             self.deaths,
             self.unemployed,
-            p.infection_too_sick_to_work_rate,
-            p.pop_between_age_18_65,
-            p.daily_production_per_worker,
+            c.infection_too_sick_to_work_rate,
+            c.pop_between_age_18_65,
+            c.daily_production_per_worker,
         )
         self.postsubsidy_productivity = self.productivity + self.subsidy
 
     def compute_rewards(self) -> tuple[np.ndarray, np.ndarray]:
         """Agent rewards (E, A) and planner rewards (E,) of the step just taken."""
-        p = self.params
-        new_deaths = self.new_deaths
+        p, c = self.params, self._operands()
+        new_deaths, postsubsidy_productivity = self.new_deaths, self.postsubsidy_productivity
+        single = self.num_envs == 1
         health, economic = dynamics.agent_indices(
             new_deaths,
-            self.postsubsidy_productivity,
-            p.value_of_life,
-            p.agents_health_norm,
-            p.agents_economic_norm,
+            postsubsidy_productivity,
+            c.value_of_life,
+            c.agents_health_norm,
+            c.agents_economic_norm,
             p.economic_reward_crra_eta,
-            p.min_agent_health,
-            p.max_agent_health,
-            p.min_agent_economic,
-            p.max_agent_economic,
+            c.min_agent_health,
+            c.max_agent_health,
+            c.min_agent_economic,
+            c.max_agent_economic,
         )
+        subsidy = self.subsidy
+        if single:  # the planner's indices as np.float64 scalars: cheaper than (1,) arrays
+            new_deaths, postsubsidy_productivity, subsidy = (
+                new_deaths[0],
+                postsubsidy_productivity[0],
+                subsidy[0],
+            )
         planner_health, planner_economic = dynamics.planner_indices(
             new_deaths,
-            self.postsubsidy_productivity,
-            self.subsidy,
+            postsubsidy_productivity,
+            subsidy,
             p.value_of_life,
             p.risk_free_interest_rate,
             p.planner_health_norm,
@@ -343,16 +459,24 @@ class CovidSimulation:
         )
         self.health_index += health
         self.economic_index += economic
-        self.planner_health_index += planner_health
-        self.planner_economic_index += planner_economic
-        agent_rewards = dynamics.get_rew(health, economic, p.agent_health_weightage)
+        if single:  # item arithmetic on np.float64 is cheaper than a (1,) ufunc
+            self.planner_health_index[0] += planner_health
+            self.planner_economic_index[0] += planner_economic
+        else:
+            self.planner_health_index += planner_health
+            self.planner_economic_index += planner_economic
+        agent_rewards = dynamics.get_rew(health, economic, c.agent_health_weightage)
         planner_rewards = dynamics.get_rew(
             planner_health, planner_economic, p.planner_health_weightage
         )
-        return (
-            agent_rewards / p.reward_normalization_factor,
-            planner_rewards / p.reward_normalization_factor,
-        )
+        if p.reward_normalization_factor != 1.0:  # x / 1.0 == x: skip the two divisions
+            agent_rewards = agent_rewards / p.reward_normalization_factor
+            planner_rewards = planner_rewards / p.reward_normalization_factor
+        if single:
+            planner = np.empty(1)
+            planner[0] = planner_rewards
+            return agent_rewards, planner
+        return agent_rewards, planner_rewards
 
     def step(
         self, agent_actions: np.ndarray, planner_actions: np.ndarray
@@ -393,6 +517,22 @@ class CovidSimulation:
         planner = np.ones((e, 1, 1 + c.num_subsidy_levels), dtype=np.float32)
         planner[:, 0, 1:] = dynamics.subsidy_action_mask(t, c.subsidy_interval)[:, None]
         return agent, planner
+
+
+def _one_env(values, size: int) -> np.ndarray:
+    """One env's (1, size) values from a (1, size) or (size,) array (or a broadcastable value)."""
+    values = np.asarray(values)
+    if values.shape == (1, size):
+        return values
+    if values.shape == (size,):
+        return values.reshape(1, size)
+    return np.broadcast_to(values, (1, size))
+
+
+def _as_row(values: np.ndarray) -> np.ndarray:
+    """A (1, A) view of a per-state (A,) constant (other shapes are returned as they are)."""
+    values = np.asarray(values)
+    return values.reshape(1, -1) if values.ndim == 1 else values
 
 
 def dynamics_filter(history: np.ndarray, conv_lambdas: np.ndarray) -> np.ndarray:
