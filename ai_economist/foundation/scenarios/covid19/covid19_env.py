@@ -383,3 +383,18 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     def scenario_metrics(self):
         return covid_metrics.scenario_metrics(self)
+
+
+def _register_kernel_sources() -> None:
+    """Tell WarpDrive's default registrar where this scenario's kernels are (no imports of GPU libraries)."""
+    from ai_economist.foundation.scenarios.covid19.gpu_codegen import BUILD_SOURCE
+    from ai_economist.warp_drive.registrar import default_registrar
+
+    name = CovidAndEconomyEnvironment.name
+    default_registrar.add_cuda_env_src_path(name, BUILD_SOURCE, "pycuda")
+    default_registrar.add_cuda_env_src_path(
+        name, "ai_economist.foundation.scenarios.covid19.covid19_numba", "numba"
+    )
+
+
+_register_kernel_sources()
