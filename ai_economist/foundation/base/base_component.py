@@ -126,8 +126,16 @@ class BaseComponent(ABC):
         """Every mobile agent's current action for this component (0 = NO-OP).
 
         Returns an int64 array of shape (n_agents,), or (n_sub_spaces, n_agents) when the
-        component has several sub-spaces and ``sub_action_name`` is not given.
+        component has several sub-spaces and ``sub_action_name`` is not given.  Inside
+        ``env.step`` with a collated ``"a"`` action the values come from that array (the
+        agents' dicts hold the same values) instead of the 51 dicts.
         """
+        if sub_action_name is None:  # this step's collated actions, when env.step has them
+            parsed = getattr(self._world, "step_collated_actions", None)
+            if parsed is not None:
+                values = parsed.get(self.name)
+                if values is not None:
+                    return values.copy()
         agents = self._world.agents
         key = self.name if sub_action_name is None else f"{self.name}.{sub_action_name}"
         if key in agents[0].action:

@@ -302,6 +302,7 @@ class BaseEnvironment(ABC):
             self._install_rng_state(seed_state)
         self._logger.start_episode(self._completions, force_dense_logging, get_state(self.rng))
         self.world.timestep = 0
+        self.world.step_collated_actions = None
         self.reset_starting_layout()
         self.reset_agent_states()
         for component in self._components:
@@ -318,20 +319,35 @@ class BaseEnvironment(ABC):
             raise TypeError(
                 f"actions must be a dict keyed by agent idx, got {type(action_dictionary).__name__}"
             )
+        layout = self._collated_layout
+        if layout is not None:
+            layout.parsed = None
+        per_agent_keys = False
         for key, value in action_dictionary.items():
             if key == "a":
                 if self._collated_layout is None:
                     self._collated_layout = CollatedLayout(self.world.agents)
-                self._collated_layout.parse_actions(value)
+                layout = self._collated_layout
+                layout.parse_actions(value)
             else:
-                self.get_agent(key).parse_actions(value)
+                agent = self.get_agent(key)
+                agent.parse_actions(value)
+                per_agent_keys = per_agent_keys or agent is not self.world.planner
+        if per_agent_keys and layout is not None:
+            layout.parsed = None  # a mobile agent's own entry may override its "a" action
 
     def step(
         self, actions: Mapping[Any, Any] | None = None, seed_state: Mapping[str, Any] | None = None
     ) -> tuple[dict, dict, dict, dict]:
         """Advance one step; return ``(obs, rew, done, info)``."""
+        collated = None
         if actions is not None:
             self.parse_actions(actions)
+            if self._collated_layout is not None:
+                collated = self._collated_layout.parsed
+        # Components may read this step's collated actions from here instead of the agents'
+        # dicts (BaseComponent.get_agent_actions); cleared with the actions.
+        self.world.step_collated_actions = collated
         if seed_state is not None:
             self._install_rng_state(seed_state)
         self._logger.record_step(actions, get_state(self.rng), self.world, self._agents_and_planner)
@@ -375,6 +391,7 @@ class BaseEnvironment(ABC):
         return obs
 
     def _reset_all_actions(self) -> None:
+        self.world.step_collated_actions = None
         if self._collated_layout is not None:
             self._collated_layout.reset_actions()
         else:

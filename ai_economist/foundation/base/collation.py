@@ -66,10 +66,14 @@ class CollatedLayout:
             ):
                 self._identity_name = name
         self._ones_row = np.ones((1, self.n_agents), dtype=np.float32)
+        # ``{sub_space: int64 (n_agents,)}`` of the last parse_actions when it can be read
+        # without the agents' dicts (one sub-space, actions = local actions), else None.
+        self.parsed: dict[str, np.ndarray] | None = None
 
     # ---------------------------------------------------------------- actions
     def parse_actions(self, actions: Any) -> None:
         """Set every mobile agent's action from a collated ``"a"`` array."""
+        self.parsed = None
         arr = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
         if arr.dtype.kind not in "iu":
             if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
@@ -94,6 +98,7 @@ class CollatedLayout:
                 for agent, action in zip(self.agents, values):
                     if action:
                         agent.action[name] = action
+                self.parsed = {name: np.array(arr, dtype=np.int64)}
                 return
             for agent, action in zip(self.agents, values):
                 if action:

@@ -66,6 +66,9 @@ class World:
         self.timestep = 0
         self._rng = rng if rng is not None else np.random.default_rng()
         self.rng = self._rng
+        # Set by BaseEnvironment.step for its components: {sub_space: int64 (n_agents,)}
+        # actions parsed from a collated "a" entry, or None (read the agents' dicts).
+        self.step_collated_actions: dict[str, np.ndarray] | None = None
         # Set by the GPU wrapper.
         self.use_cuda = False
         self.cuda_function_manager: Any = None

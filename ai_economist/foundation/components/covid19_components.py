@@ -81,13 +81,17 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
         }
 
     def generate_masks(self, completions=0):
-        sim = self.world.simulation
         mask = np.empty((self.num_stringency_levels, self.n_agents), dtype=np.float32)
-        if sim.use_real_world_policies:
-            mask.fill(1.0)
-        else:
-            mask[...] = dynamics.open_close_action_mask(self.world.timestep, sim.cooldown_until[0])
+        mask[...] = self.allowed_agents()
         return {"a": mask}
+
+    def allowed_agents(self) -> np.ndarray | float:
+        """1 for each state that may change its level now (every level alike), else 0:
+        a float32 (A,) row, or 1.0 for every state when the real-world policies are applied."""
+        sim = self.world.simulation
+        if sim.use_real_world_policies:
+            return 1.0
+        return dynamics.open_close_action_mask(self.world.timestep, sim.cooldown_until[0])
 
     def get_data_dictionary(self):
         """Constants of this component for GPU backends (see ``covid19/gpu_state.py``)."""
@@ -156,7 +160,10 @@ class FederalGovernmentSubsidy(BaseComponent):
         )
         state = planner.state
         state["Current Subsidy Level"] = int(sim.subsidy_level[0])
-        state["Total Subsidy"] += float(sim.subsidy.sum())
+        subsidy, cached = sim.subsidy, getattr(self, "_subsidy_sum", None)
+        if cached is None or cached[0] is not subsidy or subsidy.flags.writeable:
+            cached = self._subsidy_sum = (subsidy, float(subsidy.sum()))
+        state["Total Subsidy"] += cached[1]
 
     def generate_observations(self):
         t, level = self.world.timestep, self.world.simulation.subsidy_level[0]
@@ -175,20 +182,22 @@ class FederalGovernmentSubsidy(BaseComponent):
         }
 
     def generate_masks(self, completions=0):
+        mask = np.empty(self.num_subsidy_levels, dtype=np.float32)
+        mask.fill(self.allowed_now())
+        return {"p": mask}
+
+    def allowed_now(self) -> float:
+        """1.0 when the planner's next action is read (every level alike), else 0.0."""
         t = self.world.timestep
         table = getattr(self, "_mask_table", None)  # the mask of every step, built at reset
-        if table is not None and t < len(table) and table[0][0] == self.subsidy_interval:
-            allowed = table[1][t]
-        else:
-            allowed = dynamics.subsidy_action_mask(t, self.subsidy_interval)
-        mask = np.empty(self.num_subsidy_levels, dtype=np.float32)
-        mask.fill(allowed)
-        return {"p": mask}
+        if table is not None and t < len(table[1]) and table[0] == self.subsidy_interval:
+            return table[1][t]
+        return float(dynamics.subsidy_action_mask(t, self.subsidy_interval))
 
     def additional_reset_steps(self):
         steps = np.arange(self.episode_length + 1)
         self._mask_table = (
-            (self.subsidy_interval,),
+            self.subsidy_interval,
             dynamics.subsidy_action_mask(steps, self.subsidy_interval).tolist(),
         )
 
@@ -263,6 +272,7 @@ class VaccinationCampaign(BaseComponent):
 
     def additional_reset_steps(self):
         self._per_delivery = self.num_vaccines_per_delivery
+        self._per_delivery.flags.writeable = False  # constant: the simulation may tabulate it
         # The observations depend on the step only: evaluate them for every step at once.
         steps = np.arange(self.episode_length + 1)
         fields = observations.vaccination_observation_fields(

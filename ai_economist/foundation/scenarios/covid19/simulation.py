@@ -143,6 +143,8 @@ class CovidSimulation:
         self._initial_filter: np.ndarray | None = None
         self._fresh: CovidSimulation | None = None  # one freshly reset env, for reset_envs
         self._operands_cache: SimpleNamespace | None = None
+        self._subsidy_cache: tuple | None = None
+        self._delivery_cache: tuple | None = None
         self._modulation_views: tuple | None = None
         self.reset()
 
@@ -313,11 +315,32 @@ class CovidSimulation:
                 planner_actions, self.subsidy_level, self._clock(), subsidy_interval
             )
         if self.num_envs == 1:
+            # The amounts depend on the level only: with read-only constants (as the
+            # Foundation component passes), the previous read-only array is reused while
+            # the level stays the same (it changes at most once per subsidy interval).
+            level, cached = int(self.subsidy_level[0]), self._subsidy_cache
+            if (
+                cached is not None
+                and cached[0] == level
+                and cached[1] == num_subsidy_levels
+                and cached[2] is max_daily_subsidy_per_state
+                and self.subsidy is cached[3]
+            ):
+                return
             self.subsidy = dynamics.subsidy_amounts(
                 self.subsidy_level.reshape(()),
                 num_subsidy_levels,
                 _as_row(max_daily_subsidy_per_state),
             )
+            self._subsidy_cache = None
+            if _is_constant_row(max_daily_subsidy_per_state, self.params.num_agents):
+                self.subsidy.flags.writeable = False
+                self._subsidy_cache = (
+                    level,
+                    num_subsidy_levels,
+                    max_daily_subsidy_per_state,
+                    self.subsidy,
+                )
         else:
             self.subsidy = dynamics.subsidy_amounts(
                 self.subsidy_level, num_subsidy_levels, max_daily_subsidy_per_state
@@ -330,11 +353,44 @@ class CovidSimulation:
         num_vaccines_per_delivery: np.ndarray,
     ) -> None:
         """``VaccinationCampaign``: deliver today's vaccines into ``vaccines_available``."""
+        t = self._clock()
         if self.num_envs == 1:
+            delivered = self._delivery_table(
+                t, first_delivery_step, delivery_interval, num_vaccines_per_delivery
+            )
+            if delivered is not None:
+                self.vaccines_available = self.vaccines_available + delivered
+                return
             num_vaccines_per_delivery = _as_row(num_vaccines_per_delivery)
         self.vaccines_available = self.vaccines_available + dynamics.vaccination_step(
-            self._clock(), first_delivery_step, delivery_interval, num_vaccines_per_delivery
+            t, first_delivery_step, delivery_interval, num_vaccines_per_delivery
         )
+
+    def _delivery_table(
+        self, t, first_delivery_step: int, delivery_interval: int, per_delivery: np.ndarray
+    ) -> np.ndarray | None:
+        """``vaccination_step`` of step ``t`` (1, A) from a table of every step of the episode,
+        evaluated at once; only for constant deliveries (a read-only (A,) array owning its
+        data, as the Foundation component passes), else None."""
+        steps = self.params.episode_length + 1
+        if (
+            not isinstance(t, int)
+            or not 0 <= t < steps
+            or not _is_constant_row(per_delivery, self.params.num_agents)
+        ):
+            return None
+        cached = self._delivery_cache
+        if (
+            cached is None
+            or cached[0] != (first_delivery_step, delivery_interval)
+            or cached[1] is not per_delivery
+        ):
+            table = dynamics.vaccination_step(
+                np.arange(steps)[:, None], first_delivery_step, delivery_interval, per_delivery
+            )  # (steps, 1, A)
+            cached = (first_delivery_step, delivery_interval), per_delivery, table
+            self._delivery_cache = cached
+        return cached[2][t]
 
     def step_components(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> None:
         """The three components in the order of the published configuration."""
@@ -527,6 +583,16 @@ def _one_env(values, size: int) -> np.ndarray:
     if values.shape == (size,):
         return values.reshape(1, size)
     return np.broadcast_to(values, (1, size))
+
+
+def _is_constant_row(values, size: int) -> bool:
+    """Whether ``values`` is a read-only (size,) array owning its data (so it cannot change)."""
+    return (
+        isinstance(values, np.ndarray)
+        and values.shape == (size,)
+        and values.base is None
+        and not values.flags.writeable
+    )
 
 
 def _as_row(values: np.ndarray) -> np.ndarray:
