@@ -315,6 +315,14 @@ class BaseEnvironment(ABC):
     # -------------------------------------------------------------------- step
     def parse_actions(self, action_dictionary: Mapping[Any, Any]) -> None:
         """Set agent actions from ``{agent_idx: action}`` (``"a"``: collated int array)."""
+        self._parse_actions(action_dictionary, True)
+
+    def _parse_actions(self, action_dictionary: Mapping[Any, Any], write_collated: bool) -> bool:
+        """``parse_actions``; with ``write_collated=False`` a collated ``"a"`` entry may be kept
+        only as ``CollatedLayout.parsed`` (see ``_collated_actions_to_agent_dicts``).
+
+        Returns whether the mobile agents' action dicts hold this call's actions.
+        """
         if not isinstance(action_dictionary, dict):
             raise TypeError(
                 f"actions must be a dict keyed by agent idx, got {type(action_dictionary).__name__}"
@@ -322,27 +330,39 @@ class BaseEnvironment(ABC):
         layout = self._collated_layout
         if layout is not None:
             layout.parsed = None
-        per_agent_keys = False
+        per_agent_keys = any(str(key) not in ("a", "p") for key in action_dictionary)
+        written = True
         for key, value in action_dictionary.items():
             if key == "a":
                 if self._collated_layout is None:
                     self._collated_layout = CollatedLayout(self.world.agents)
                 layout = self._collated_layout
-                layout.parse_actions(value)
+                written = layout.parse_actions(value, write_collated or per_agent_keys)
             else:
-                agent = self.get_agent(key)
-                agent.parse_actions(value)
-                per_agent_keys = per_agent_keys or agent is not self.world.planner
+                self.get_agent(key).parse_actions(value)
         if per_agent_keys and layout is not None:
             layout.parsed = None  # a mobile agent's own entry may override its "a" action
+        return written
+
+    def _collated_actions_to_agent_dicts(self) -> bool:
+        """Whether ``step`` must write collated actions into the mobile agents' dicts.
+
+        True here; a scenario whose components read the mobile agents' actions only through
+        ``BaseComponent.get_agent_actions`` may return False (the dicts then stay NO-OP
+        during the step, except in dense-logged episodes, which record them).
+        """
+        return True
 
     def step(
         self, actions: Mapping[Any, Any] | None = None, seed_state: Mapping[str, Any] | None = None
     ) -> tuple[dict, dict, dict, dict]:
         """Advance one step; return ``(obs, rew, done, info)``."""
-        collated = None
+        collated, mobile_written = None, True
         if actions is not None:
-            self.parse_actions(actions)
+            mobile_written = self._parse_actions(
+                actions,
+                self._logger.dense_this_episode or self._collated_actions_to_agent_dicts(),
+            )
             if self._collated_layout is not None:
                 collated = self._collated_layout.parsed
         # Components may read this step's collated actions from here instead of the agents'
@@ -364,7 +384,7 @@ class BaseEnvironment(ABC):
             info = {k: {} for k in obs}
         if self._logger.dense_this_episode:
             self._logger.record_rewards(split_rewards(rew, self.n_agents))
-        self._reset_all_actions()
+        self._reset_all_actions(mobile_written)
         if done["__all__"]:
             self._logger.finalize(self.world, self.all_agents, self._components, self.metrics)
             self._completions += 1
@@ -390,9 +410,13 @@ class BaseEnvironment(ABC):
             obs["p"].update(planner_obs)
         return obs
 
-    def _reset_all_actions(self) -> None:
+    def _reset_all_actions(self, mobile_agents: bool = True) -> None:
+        """Every action back to NO-OP (the mobile agents' only if ``mobile_agents``: they
+        were not written to this step)."""
         self.world.step_collated_actions = None
-        if self._collated_layout is not None:
+        if not mobile_agents:
+            pass
+        elif self._collated_layout is not None:
             self._collated_layout.reset_actions()
         else:
             for agent in self.world.agents:

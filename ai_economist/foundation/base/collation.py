@@ -71,8 +71,12 @@ class CollatedLayout:
         self.parsed: dict[str, np.ndarray] | None = None
 
     # ---------------------------------------------------------------- actions
-    def parse_actions(self, actions: Any) -> None:
-        """Set every mobile agent's action from a collated ``"a"`` array."""
+    def parse_actions(self, actions: Any, write_dicts: bool = True) -> bool:
+        """Set every mobile agent's action from a collated ``"a"`` array.
+
+        With ``write_dicts=False`` the agents' dicts are left alone when ``parsed`` can hold
+        the actions instead.  Returns whether the agents' dicts were written.
+        """
         self.parsed = None
         arr = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
         if arr.dtype.kind not in "iu":
@@ -82,10 +86,10 @@ class CollatedLayout:
                 raise TypeError(f"Collated actions must be integers, got dtype {arr.dtype}")
         if self.multi:
             self._parse_multi(arr)
-        else:
-            self._parse_single(arr)
+            return True
+        return self._parse_single(arr, write_dicts)
 
-    def _parse_single(self, arr: np.ndarray) -> None:
+    def _parse_single(self, arr: np.ndarray, write_dicts: bool = True) -> bool:
         if arr.shape != (self.n_agents,):
             raise ValueError(
                 f"Collated actions must have shape ({self.n_agents},), got {arr.shape}"
@@ -95,16 +99,18 @@ class CollatedLayout:
         if targets is not None and values and 0 <= min(values) and max(values) < len(targets):
             if self._identity_name is not None:
                 name = self._identity_name
-                for agent, action in zip(self.agents, values):
-                    if action:
-                        agent.action[name] = action
-                self.parsed = {name: np.array(arr, dtype=np.int64)}
-                return
+                if write_dicts:
+                    for agent, action in zip(self.agents, values):
+                        if action:
+                            agent.action[name] = action
+                # read-only use (get_agent_actions copies); the caller's int64 array is kept
+                self.parsed = {name: arr if arr.dtype == np.int64 else arr.astype(np.int64)}
+                return write_dicts
             for agent, action in zip(self.agents, values):
                 if action:
                     name, local = targets[action]
                     agent.action[name] = local
-            return
+            return True
         single_map = self.single_map
         for agent, action in zip(self.agents, values, strict=True):
             if action:
@@ -115,6 +121,7 @@ class CollatedLayout:
                         f"expected 0..{len(single_map)}"
                     )
                 agent.action[target[0]] = target[1]
+        return True
 
     def _parse_multi(self, arr: np.ndarray) -> None:
         n_sub = len(self.names)

@@ -62,6 +62,15 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
             "action_cooldown_period", action_cooldown_period, 1
         )
 
+    @property
+    def _levels_divisor(self) -> np.ndarray:
+        """``num_stringency_levels`` as a 0-d float64 array (the cheapest divisor for numpy)."""
+        cached = getattr(self, "_levels_divisor_cache", None)
+        if cached is None or cached[0] != self.num_stringency_levels:
+            n = self.num_stringency_levels
+            self._levels_divisor_cache = cached = (n, np.array(n, dtype=np.float64))
+        return cached[1]
+
     def get_n_actions(self, agent_cls_name):
         return self.num_stringency_levels if agent_cls_name == "BasicMobileAgent" else None
 
@@ -69,12 +78,13 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
         return {}
 
     def component_step(self):
-        sim = self.world.simulation
-        sim.timestep[:] = self.world.timestep
+        sim = self._world.simulation
+        sim.timestep.fill(self._world.timestep)
         sim.step_open_close(self.get_agent_actions(), self.action_cooldown_period)
 
     def generate_observations(self):
-        indicators = self.world.simulation.stringency_level[0] / self.num_stringency_levels
+        levels = self._world.simulation.stringency_level[0]
+        indicators = levels.astype(np.float64) / self._levels_divisor  # as int / int does
         return {
             "a": {"agent_policy_indicators": indicators},
             "p": {"agent_policy_indicators": indicators},
@@ -88,10 +98,10 @@ class ControlUSStateOpenCloseStatus(BaseComponent):
     def allowed_agents(self) -> np.ndarray | float:
         """1 for each state that may change its level now (every level alike), else 0:
         a float32 (A,) row, or 1.0 for every state when the real-world policies are applied."""
-        sim = self.world.simulation
+        sim = self._world.simulation
         if sim.use_real_world_policies:
             return 1.0
-        return dynamics.open_close_action_mask(self.world.timestep, sim.cooldown_until[0])
+        return dynamics.open_close_action_mask(self._world.timestep, sim.cooldown_until[0])
 
     def get_data_dictionary(self):
         """Constants of this component for GPU backends (see ``covid19/gpu_state.py``)."""
@@ -149,8 +159,9 @@ class FederalGovernmentSubsidy(BaseComponent):
         return {}
 
     def component_step(self):
-        sim, planner = self.world.simulation, self.world.planner
-        sim.timestep[:] = self.world.timestep
+        world = self._world
+        sim, planner = world.simulation, world.planner
+        sim.timestep.fill(world.timestep)
         action = planner.get_component_action(self.name) or 0
         sim.step_subsidy(
             np.array([action]),
@@ -166,19 +177,22 @@ class FederalGovernmentSubsidy(BaseComponent):
         state["Total Subsidy"] += cached[1]
 
     def generate_observations(self):
-        t, level = self.world.timestep, self.world.simulation.subsidy_level[0]
-        fields = {
-            "t_until_next_subsidy": float(
-                observations.t_until_next_subsidy(t, self.subsidy_interval)
-            ),
-            "current_subsidy_level": float(
-                observations.current_subsidy_level(level, self.num_subsidy_levels)
-            ),
-        }
-        n = self.n_agents
+        world, n = self._world, self.n_agents
+        until = float(observations.t_until_next_subsidy(world.timestep, self.subsidy_interval))
+        level = float(
+            observations.current_subsidy_level(
+                world.simulation.subsidy_level[0], self.num_subsidy_levels
+            )
+        )
         return {
-            "a": {k: filled(n, v) for k, v in fields.items()},
-            "p": {k: filled(1, v) for k, v in fields.items()},
+            "a": {
+                "t_until_next_subsidy": filled(n, until),
+                "current_subsidy_level": filled(n, level),
+            },
+            "p": {
+                "t_until_next_subsidy": filled(1, until),
+                "current_subsidy_level": filled(1, level),
+            },
         }
 
     def generate_masks(self, completions=0):
@@ -188,7 +202,7 @@ class FederalGovernmentSubsidy(BaseComponent):
 
     def allowed_now(self) -> float:
         """1.0 when the planner's next action is read (every level alike), else 0.0."""
-        t = self.world.timestep
+        t = self._world.timestep
         table = getattr(self, "_mask_table", None)  # the mask of every step, built at reset
         if table is not None and t < len(table[1]) and table[0] == self.subsidy_interval:
             return table[1][t]
@@ -282,30 +296,54 @@ class VaccinationCampaign(BaseComponent):
             self.daily_vaccines_per_million_people,
             self.observe_rate,
         )
-        self._observation_table = [
-            (k.split("-", 1)[1], np.broadcast_to(v, steps.shape).tolist())
-            for k, v in fields.items()
-        ]
+        self._observation_table = (
+            self._table_key(),
+            [
+                (k.split("-", 1)[1], np.broadcast_to(v, steps.shape).tolist())
+                for k, v in fields.items()
+            ],
+        )
+
+    def _table_key(self) -> tuple:
+        """What the observation table depends on (besides the step)."""
+        return (
+            self.vaccine_delivery_start_date,
+            self.delivery_interval,
+            self.daily_vaccines_per_million_people,
+            self.observe_rate,
+            self._world.covid_params,  # compared by identity (dataclass ==)
+        )
 
     def component_step(self):
-        sim = self.world.simulation
-        sim.timestep[:] = self.world.timestep
+        world = self._world
+        sim = world.simulation
+        sim.timestep.fill(world.timestep)
         sim.step_vaccination(self.first_delivery_step, self.delivery_interval, self._per_delivery)
 
     def generate_observations(self):
-        t = self.world.timestep
-        if t <= self.episode_length and hasattr(self, "_observation_table"):
-            values = {k: column[t] for k, column in self._observation_table}
-        else:
-            fields = observations.vaccination_observation_fields(
-                SimpleNamespace(timestep=np.array([t])),
-                self.first_delivery_step,
-                self.delivery_interval,
-                self.daily_vaccines_per_million_people,
-                self.observe_rate,
-            )
-            values = {k.split("-", 1)[1]: float(np.reshape(v, -1)[0]) for k, v in fields.items()}
-        n = self.n_agents
+        t, n = self._world.timestep, self.n_agents
+        table = getattr(self, "_observation_table", None)
+        if table is not None:
+            key = self._table_key()
+            if (
+                t >= len(table[1][0][1])
+                or table[0][:-1] != key[:-1]
+                or table[0][-1] is not key[-1]  # the params by identity
+            ):
+                table = None
+        if table is not None:
+            return {
+                "a": {k: filled(n, column[t]) for k, column in table[1]},
+                "p": {k: filled(1, column[t]) for k, column in table[1]},
+            }
+        fields = observations.vaccination_observation_fields(
+            SimpleNamespace(timestep=np.array([t])),
+            self.first_delivery_step,
+            self.delivery_interval,
+            self.daily_vaccines_per_million_people,
+            self.observe_rate,
+        )
+        values = {k.split("-", 1)[1]: float(np.reshape(v, -1)[0]) for k, v in fields.items()}
         return {
             "a": {k: filled(n, v) for k, v in values.items()},
             "p": {k: filled(1, v) for k, v in values.items()},

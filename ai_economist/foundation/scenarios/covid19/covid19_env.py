@@ -10,6 +10,7 @@ metrics, dense logs).  Deliberate differences from the original are listed in
 
 from __future__ import annotations
 
+import operator
 from datetime import timedelta
 
 import numpy as np
@@ -50,6 +51,7 @@ _GLOBAL_STATE_ATTRS = (  # (key, simulation attribute) of the float32 block in g
     ("Subsidy", "subsidy"),
     ("Postsubsidy Productivity", "postsubsidy_productivity"),
 )
+_GLOBAL_STATE_VALUES = operator.attrgetter(*(attr for _, attr in _GLOBAL_STATE_ATTRS))
 _ONE_DAY = timedelta(days=1)
 COMPONENT_NAMES = (
     "ControlUSStateOpenCloseStatus",
@@ -351,11 +353,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     def _record_global_state(self, t: int) -> None:
         sim = self.world.simulation
-        np.concatenate(
-            [getattr(sim, attr) for _, attr in _GLOBAL_STATE_ATTRS],
-            out=self._global_block[t],
-            casting="same_kind",
-        )
+        np.concatenate(_GLOBAL_STATE_VALUES(sim), out=self._global_block[t], casting="same_kind")
         self.world.global_state["Subsidy Level"][t] = sim.subsidy_level[0]
 
     # ------------------------------------------------------------ observations
@@ -384,15 +382,24 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             for key, value in fields["p"].items():
                 obs_p[prefix + key] = value
         mask_a = np.empty((1 + open_close.num_stringency_levels, n), dtype=np.float32)
+        mask_a[...] = open_close.allowed_agents()  # then the NO-OP row
         mask_a[0] = 1.0
-        mask_a[1:] = open_close.allowed_agents()
         mask_p = np.empty(1 + subsidy.num_subsidy_levels, dtype=np.float32)
+        mask_p.fill(subsidy.allowed_now())
         mask_p[0] = 1.0
-        mask_p[1:] = subsidy.allowed_now()
         obs_a["action_mask"], obs_p["action_mask"] = mask_a, mask_p
         return {"a": obs_a, "p": obs_p}
 
     _fast_observation_plan = None
+
+    def _collated_actions_to_agent_dicts(self) -> bool:
+        """With the standard components (see ``_generate_observations``), the states' actions
+        are read from the collated array only, so ``step`` does not write them into (and
+        reset) the 51 agents' dicts, except in dense-logged episodes."""
+        plan = self._fast_observation_plan
+        if plan is None:
+            plan = self._fast_observation_plan = self._make_fast_observation_plan()
+        return plan is False
 
     def _make_fast_observation_plan(self):
         """(sources, open/close component, subsidy component), or False for the base path."""

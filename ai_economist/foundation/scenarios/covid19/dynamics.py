@@ -154,13 +154,14 @@ def sir_step(
     )
     vaccinated_fraction = np.minimum(1.0, vaccines_available / (susceptible + EPSILON))
     num_vaccinated = np.minimum(vaccines_available, susceptible)
-    d_susceptible = (
-        -beta * susceptible / population * infected * (1.0 - vaccinated_fraction) - num_vaccinated
+    # dS = -beta * S / N * I * (1 - f) - V, computed as its negation (negating is exact, so
+    # S + dS == S - leaving and dI = -dS - dR == leaving - dR, bit for bit).
+    leaving_susceptible = (
+        beta * susceptible / population * infected * (1.0 - vaccinated_fraction) + num_vaccinated
     )
     d_recovered = gamma * infected + num_vaccinated
-    d_infected = -d_susceptible - d_recovered
-    new_s = np.maximum(susceptible + d_susceptible, 0.0)
-    new_i = np.maximum(infected + d_infected, 0.0)
+    new_s = np.maximum(susceptible - leaving_susceptible, 0.0)
+    new_i = np.maximum(infected + (leaving_susceptible - d_recovered), 0.0)
     new_r = np.maximum(recovered + d_recovered, 0.0)
     new_v = np.maximum(vaccinated + num_vaccinated, 0.0)
     deaths = death_rate * (new_r - new_v)
@@ -231,12 +232,37 @@ def crra_nonlinearity(x: np.ndarray, eta: float, num_days_in_an_year: int = 365)
     gives the same value as the same ``x`` in an array: the power is always an ndarray power
     (for eta == 2 numpy computes ``a ** -1.0`` as ``1 / a``, the scalar power may differ).
     """
-    annual = np.minimum(np.maximum(np.asarray(x, dtype=np.float64) * num_days_in_an_year, 0.1), 3.0)
+    x = np.asarray(x, dtype=np.float64)
+    # Everything is float64, so 0-d float64 constants give the same values as Python numbers
+    # and are cheaper numpy operands; after the power a scalar x has become a numpy scalar,
+    # for which Python numbers are the cheap operands.
+    days, low, high, one = _float64_constants(num_days_in_an_year, 0.1, 3.0, 1.0)
+    annual = np.minimum(np.maximum(x * days, low), high)
+    if not x.ndim:
+        days, one = num_days_in_an_year, 1.0
     if eta == 1:
         utility = np.log(annual)
     else:
-        utility = (np.asarray(annual) ** (1.0 - eta) - 1.0) / (1.0 - eta)
-    return (1.0 + utility) / num_days_in_an_year
+        (power_denominator,) = _float64_constants(1.0 - eta) if x.ndim else (1.0 - eta,)
+        utility = (np.asarray(annual) ** (1.0 - eta) - one) / power_denominator
+    return (one + utility) / days
+
+
+_CONSTANTS: dict[float, np.ndarray] = {}
+
+
+def _float64_constants(*values: float) -> tuple[np.ndarray, ...]:
+    """0-d float64 arrays of ``values`` (cached, read-only)."""
+    out = []
+    for value in values:
+        constant = _CONSTANTS.get(value)
+        if constant is None:
+            constant = np.array(value, dtype=np.float64)
+            constant.flags.writeable = False
+            if len(_CONSTANTS) < 1024:
+                _CONSTANTS[value] = constant
+        out.append(constant)
+    return tuple(out)
 
 
 def min_max_normalization(x: np.ndarray, min_x: np.ndarray, max_x: np.ndarray) -> np.ndarray:
@@ -296,10 +322,11 @@ def planner_indices(
     The planner pays for the subsidies with interest: its economic input is
     sum(postsubsidy productivity) - (1 + r) * sum(subsidy).
     """
-    health = -new_deaths.sum(axis=-1) * value_of_life / health_norm
-    net_output = postsubsidy_productivity.sum(axis=-1) - (
-        1.0 + risk_free_interest_rate
-    ) * subsidy.sum(axis=-1)
+    total = np.add.reduce  # sum over the states (the sum method without its Python wrapper)
+    health = -total(new_deaths, axis=-1) * value_of_life / health_norm
+    net_output = total(postsubsidy_productivity, axis=-1) - (1.0 + risk_free_interest_rate) * total(
+        subsidy, axis=-1
+    )
     economic = crra_nonlinearity(net_output / economic_norm, eta, num_days_in_an_year)
     return (
         min_max_normalization(health, min_health, max_health),

@@ -9,6 +9,7 @@ kernels and the Numba kernels (which receive the offsets as compile-time constan
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,14 +152,34 @@ def one_env_scenario_fields(sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (A,) and ``lagged_stringency_level`` (A,) (the values of :func:`scenario_observation_fields`).
     """
     p = sim.params
-    state = np.concatenate([getattr(sim, key) for key in AGENT_STATE_KEYS], axis=0) / p.population
+    divisors = _one_env_divisors(sim)
+    state = np.concatenate(_AGENT_STATE(sim), axis=0) / divisors[0]
     t = int(sim.timestep[0])
     lagged = sim.history[0, (t - p.beta_delay + 1) % p.history_len]
     return (
         state,
-        sim.postsubsidy_productivity[0] / p.maximum_productivity,
-        lagged / p.num_stringency_levels,
+        sim.postsubsidy_productivity[0] / divisors[1],
+        lagged.astype(np.float64) / divisors[2],  # int / int divides as float64 too
     )
+
+
+_AGENT_STATE = operator.attrgetter(*AGENT_STATE_KEYS)
+
+
+def _one_env_divisors(sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(population (6, A), maximum productivity (A,), number of levels (0-d float64)) of
+    ``sim.params``, shaped so that no division broadcasts (cached on ``sim``)."""
+    p = sim.params
+    cached = getattr(sim, "_observation_divisors", None)
+    if cached is None or cached[0] is not p:
+        population = np.broadcast_to(p.population, (len(AGENT_STATE_KEYS), p.num_agents))
+        divisors = (
+            population.copy(),
+            np.asarray(p.maximum_productivity),
+            np.array(p.num_stringency_levels, dtype=np.float64),
+        )
+        cached = sim._observation_divisors = (p, divisors)
+    return cached[1]
 
 
 def open_close_observation_fields(sim) -> dict[str, np.ndarray]:

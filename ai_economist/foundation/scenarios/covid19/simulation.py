@@ -227,7 +227,7 @@ class CovidSimulation:
         t0 = int(t[0])
         if self.num_envs == 1 or (t == t0).all():
             return t0
-        return t
+        return t  # envs on different steps (after reset_envs)
 
     def _operands(self) -> SimpleNamespace:
         """The model's constants in the shapes that make the ufunc calls cheapest (cached)."""
@@ -270,7 +270,12 @@ class CovidSimulation:
         if self.num_envs != 1:
             return mods
         cached = self._modulation_views
-        if cached is None or any(m is not c for m, c in zip(mods, cached[0], strict=True)):
+        if (
+            cached is None
+            or cached[0][0] is not mods[0]
+            or cached[0][1] is not mods[1]
+            or cached[0][2] is not mods[2]
+        ):
             cached = self._modulation_views = (mods, tuple(m.reshape(()) for m in mods))
         return cached[1]
 
@@ -421,10 +426,8 @@ class CovidSimulation:
         beta_intercept_modulation, beta_slope_modulation, unemployment_modulation = (
             self._modulations()
         )
-        vaccines_available, self.vaccines_available = (
-            self.vaccines_available,
-            np.zeros_like(self.vaccines_available),
-        )
+        vaccines_available = self.vaccines_available
+        self.vaccines_available = np.zeros(vaccines_available.shape)
         (
             self.susceptible,
             self.infected,
