@@ -19,6 +19,22 @@ EPSILON = 1e-10
 SOFTPLUS_THRESHOLD = 20.0
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _f64(value: float) -> np.ndarray:
+    """A read-only 0-d float64 array: as a numpy operand it costs less than a Python number
+    and, with float64 arrays, gives the same results."""
+    constant = np.array(value, dtype=np.float64)
+    constant.flags.writeable = False
+    return constant
+
+
+# Literals as 0-d float64 arrays, used where every result they enter is float64.
+_EPSILON64, _ZERO64, _ONE64, _HUNDRED64 = _f64(EPSILON), _f64(0.0), _f64(1.0), _f64(100.0)
+_THRESHOLD64, _LOW64, _HIGH64, _DAYS64 = _f64(SOFTPLUS_THRESHOLD), _f64(0.1), _f64(3.0), _f64(365)
+
+
 def _ndim(x) -> int:
     """``np.ndim(x)``, without its overhead for arrays and Python/numpy scalars."""
     if isinstance(x, np.ndarray):
@@ -152,18 +168,21 @@ def sir_step(
         beta_intercept_modulation * beta_intercepts
         + beta_slope_modulation * beta_slopes * lagged_stringency_level
     )
-    vaccinated_fraction = np.minimum(1.0, vaccines_available / (susceptible + EPSILON))
+    eps, one, zero = EPSILON, 1.0, 0.0
+    if type(susceptible) is np.ndarray and susceptible.dtype is _FLOAT64:
+        eps, one, zero = _EPSILON64, _ONE64, _ZERO64  # S enters every result below
+    vaccinated_fraction = np.minimum(one, vaccines_available / (susceptible + eps))
     num_vaccinated = np.minimum(vaccines_available, susceptible)
     # dS = -beta * S / N * I * (1 - f) - V, computed as its negation (negating is exact, so
     # S + dS == S - leaving and dI = -dS - dR == leaving - dR, bit for bit).
     leaving_susceptible = (
-        beta * susceptible / population * infected * (1.0 - vaccinated_fraction) + num_vaccinated
+        beta * susceptible / population * infected * (one - vaccinated_fraction) + num_vaccinated
     )
     d_recovered = gamma * infected + num_vaccinated
-    new_s = np.maximum(susceptible - leaving_susceptible, 0.0)
-    new_i = np.maximum(infected + (leaving_susceptible - d_recovered), 0.0)
-    new_r = np.maximum(recovered + d_recovered, 0.0)
-    new_v = np.maximum(vaccinated + num_vaccinated, 0.0)
+    new_s = np.maximum(susceptible - leaving_susceptible, zero)
+    new_i = np.maximum(infected + (leaving_susceptible - d_recovered), zero)
+    new_r = np.maximum(recovered + d_recovered, zero)
+    new_v = np.maximum(vaccinated + num_vaccinated, zero)
     deaths = death_rate * (new_r - new_v)
     return new_s, new_i, new_r, new_v, deaths, beta
 
@@ -171,6 +190,8 @@ def sir_step(
 def softplus(x: np.ndarray, threshold: float = SOFTPLUS_THRESHOLD) -> np.ndarray:
     """log(1 + exp(x)), linear above ``threshold`` (as torch's softplus with beta=1)."""
     x = np.asarray(x, dtype=np.float64)
+    if type(threshold) is float and threshold == SOFTPLUS_THRESHOLD:
+        threshold = _THRESHOLD64
     return np.where(x > threshold, x, np.log1p(np.exp(np.minimum(x, threshold))))
 
 
@@ -203,7 +224,8 @@ def unemployment_step(
     """Unemployed people per state: (softplus(sum_k w_k * F_k * modulation) + bias)% of N."""
     signal = (filter_state * filter_weights).sum(axis=-1) * unemployment_modulation
     rate_percent = softplus(signal) + unemployment_bias
-    return rate_percent * population / 100.0
+    hundred = _HUNDRED64 if rate_percent.dtype is _FLOAT64 else 100.0
+    return rate_percent * population / hundred
 
 
 def economy_step(
@@ -218,7 +240,9 @@ def economy_step(
     """Daily production of each state ($) from the people who can work."""
     incapacitated = infection_too_sick_to_work_rate * infected + deaths
     cant_work = incapacitated * population_between_age_18_65 + unemployed
-    can_work = np.maximum(0.0, population * population_between_age_18_65 - cant_work)
+    workers = population * population_between_age_18_65 - cant_work
+    zero = _ZERO64 if type(workers) is np.ndarray and workers.dtype is _FLOAT64 else 0.0
+    can_work = np.maximum(zero, workers)
     return can_work * daily_production_per_worker
 
 
@@ -236,45 +260,35 @@ def crra_nonlinearity(x: np.ndarray, eta: float, num_days_in_an_year: int = 365)
     # Everything is float64, so 0-d float64 constants give the same values as Python numbers
     # and are cheaper numpy operands; after the power a scalar x has become a numpy scalar,
     # for which Python numbers are the cheap operands.
-    days, low, high, one = _float64_constants(num_days_in_an_year, 0.1, 3.0, 1.0)
-    annual = np.minimum(np.maximum(x * days, low), high)
+    days = num_days_in_an_year
+    if type(days) is int and days == 365:
+        days = _DAYS64
+    annual = np.minimum(np.maximum(x * days, _LOW64), _HIGH64)
+    one = _ONE64
     if not x.ndim:
         days, one = num_days_in_an_year, 1.0
     if eta == 1:
         utility = np.log(annual)
     else:
-        (power_denominator,) = _float64_constants(1.0 - eta) if x.ndim else (1.0 - eta,)
-        utility = (np.asarray(annual) ** (1.0 - eta) - one) / power_denominator
+        utility = (np.asarray(annual) ** (1.0 - eta) - one) / (1.0 - eta)
     return (one + utility) / days
-
-
-_CONSTANTS: dict[float, np.ndarray] = {}
-
-
-def _float64_constants(*values: float) -> tuple[np.ndarray, ...]:
-    """0-d float64 arrays of ``values`` (cached, read-only)."""
-    out = []
-    for value in values:
-        constant = _CONSTANTS.get(value)
-        if constant is None:
-            constant = np.array(value, dtype=np.float64)
-            constant.flags.writeable = False
-            if len(_CONSTANTS) < 1024:
-                _CONSTANTS[value] = constant
-        out.append(constant)
-    return tuple(out)
 
 
 def min_max_normalization(x: np.ndarray, min_x: np.ndarray, max_x: np.ndarray) -> np.ndarray:
     """(x - min) / (max - min + 1e-10)."""
-    return (x - min_x) / (max_x - min_x + EPSILON)
+    span = max_x - min_x
+    eps = _EPSILON64 if type(span) is np.ndarray and span.dtype is _FLOAT64 else EPSILON
+    return (x - min_x) / (span + eps)
 
 
 def get_rew(
     health_index: np.ndarray, economic_index: np.ndarray, weightage_on_health: np.ndarray
 ) -> np.ndarray:
     """Weighted average of the two normalised indices."""
-    weightage_on_economy = 1.0 - weightage_on_health
+    one = 1.0
+    if type(weightage_on_health) is np.ndarray and weightage_on_health.dtype is _FLOAT64:
+        one = _ONE64
+    weightage_on_economy = one - weightage_on_health
     return (weightage_on_health * health_index + weightage_on_economy * economic_index) / (
         weightage_on_health + weightage_on_economy
     )
