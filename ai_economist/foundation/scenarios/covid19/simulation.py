@@ -307,14 +307,6 @@ class CovidSimulation:
         """``FederalGovernmentSubsidy``: the planner's level and each state's subsidy today."""
         if self.use_real_world_policies:
             self.subsidy_level = self.real_subsidy_levels[self.timestep]
-        elif self.num_envs == 1:  # numpy scalars
-            level = dynamics.subsidy_step(
-                _one_env(planner_actions, 1)[0, 0],
-                self.subsidy_level[0],
-                self._clock(),
-                subsidy_interval,
-            )
-            self.subsidy_level = np.reshape(level, 1)
         else:
             self.subsidy_level = dynamics.subsidy_step(
                 planner_actions, self.subsidy_level, self._clock(), subsidy_interval
