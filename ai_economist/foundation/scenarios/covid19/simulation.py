@@ -252,9 +252,13 @@ class CovidSimulation:
             setattr(ops, name, value.reshape(1, -1) if single and value.ndim == 1 else value)
         for name in scalars:
             setattr(ops, name, np.array(getattr(p, name), dtype=np.float64))
-        ops.filter_decay, ops.filter_weights = p.filter_decay, p.filter_weights
+        # (A, K) decays: with the filters' (E, A, K) layout numpy then loops over A * K
+        # contiguous values instead of K = 5 at a time
+        shape = (p.num_agents, p.num_filters)
+        ops.filter_decay = np.broadcast_to(p.filter_decay, shape).copy()
+        ops.filter_weights = p.filter_weights
         if single:
-            shape = (1, p.num_agents, p.num_filters)
+            shape = (1, *shape)
             ops.filter_decay = np.broadcast_to(p.filter_decay, shape).copy()
             ops.filter_weights = np.broadcast_to(p.filter_weights, shape).copy()
         self._operands_cache = ops
@@ -415,6 +419,13 @@ class CovidSimulation:
             lagged = self.history_row(t - p.beta_delay)
             dropped = self.history_row(t - p.filter_len) - self.history_row(t - p.filter_len - 1)
             previous = self.history_row(t - 1)
+        # The integer levels enter float64 ops: cast them once here (exact) rather than in
+        # numpy's buffered casting of broadcast operands, which goes value by value (the
+        # (E, A, K) filter update); for one env only the cheap cast of ``lagged`` pays off.
+        lagged = lagged.astype(np.float64)
+        batched = self.num_envs > 1
+        if batched:
+            dropped = dropped.astype(np.float64)
         beta_intercept_modulation, beta_slope_modulation, unemployment_modulation = (
             self._modulations()
         )
@@ -445,6 +456,8 @@ class CovidSimulation:
         self.new_deaths = new_deaths_total - self.deaths
         self.deaths = new_deaths_total
         new_delta = self.stringency_level - previous
+        if batched:
+            new_delta = new_delta.astype(np.float64)
         if isinstance(t, int):
             by_slot[t % length] = self.stringency_level
         else:
