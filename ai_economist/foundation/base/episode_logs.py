@@ -169,7 +169,7 @@ class EpisodeLogger:
     ) -> None:
         """Store the episode's logs and metrics as the previous episode's (JSON-able)."""
         # Its entries are not written to again, so the conversion to JSON-able objects can
-        # wait until it is read (steps after the end append to a copy of the step list).
+        # wait until it is read; the step list is copied, as the live log may still grow.
         log = self.replay_log
         self._previous_replay_raw = {**log, "step": list(log["step"])}
         self._previous_replay_log = None
