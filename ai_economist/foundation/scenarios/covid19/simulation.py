@@ -167,7 +167,9 @@ class CovidSimulation:
         self.recovered, self.vaccinated = from_data("recovered"), from_data("vaccinated")
         self.unemployed = from_data("unemployed")
         self.deaths = p.death_rate * self.recovered
-        self.history = np.zeros((e, p.history_len, a), dtype=np.int64)
+        # (E, history_len, A) view of (history_len, E, A) memory: a step reads and writes
+        # whole contiguous (E, A) slots
+        self.history = np.zeros((p.history_len, e, a), dtype=np.int64).swapaxes(0, 1)
         slots = np.arange(-p.filter_len, 1) % p.history_len
         self.history[:, slots] = history
         self.filter_state = np.broadcast_to(self._initial_filter, (e, a, p.num_filters)).copy()
@@ -408,7 +410,7 @@ class CovidSimulation:
         """SIR, unemployment and economy for step ``self.timestep`` (uses up the vaccines)."""
         p, t, c = self.params, self._clock(), self._operands()
         length = p.history_len
-        if isinstance(t, int):  # (E, A) slices of the ring buffer
+        if isinstance(t, int):  # (E, A) slices of the ring buffer (contiguous, see reset)
             by_slot = self.history.swapaxes(0, 1)
             lagged = by_slot[(t - p.beta_delay) % length]
             dropped = (
