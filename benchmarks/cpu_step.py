@@ -44,7 +44,9 @@ def pin_to_one_core() -> str:
 
 
 def bench_dict_api(steps: int, repeats: int) -> float:
-    env = foundation.make_env_instance("CovidAndEconomySimulation", **env_config(TRAINING_ENV_CONFIG))
+    env = foundation.make_env_instance(
+        "CovidAndEconomySimulation", **env_config(TRAINING_ENV_CONFIG)
+    )
     rng = np.random.default_rng(0)
     actions = [{"a": rng.integers(0, 11, 51), "p": int(rng.integers(0, 21))} for _ in range(64)]
     best = 0.0
@@ -61,7 +63,9 @@ def bench_dict_api(steps: int, repeats: int) -> float:
 
 
 def bench_batched(num_envs: int, steps: int, repeats: int) -> float:
-    env = foundation.make_env_instance("CovidAndEconomySimulation", **env_config(TRAINING_ENV_CONFIG))
+    env = foundation.make_env_instance(
+        "CovidAndEconomySimulation", **env_config(TRAINING_ENV_CONFIG)
+    )
     sim = CovidSimulation(env.params, env.component_params(), num_envs)
     rng = np.random.default_rng(0)
     agent_actions = rng.integers(0, 11, (num_envs, 51))
@@ -83,12 +87,18 @@ def main() -> None:
     parser.add_argument("--batch_steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3, help="best of N runs")
     args = parser.parse_args()
-    print(f"CPU: {cpu_name()} ({pin_to_one_core()}), numpy {np.__version__}, Python {platform.python_version()}")
+    print(
+        f"CPU: {cpu_name()} ({pin_to_one_core()}), numpy {np.__version__}, Python {platform.python_version()}"
+    )
     rate = bench_dict_api(args.steps, args.repeats)
-    print(f"dict API, 1 env (env.step, 51 states + planner): {rate:,.0f} env-steps/s  (target 3,000)")
+    print(
+        f"dict API, 1 env (env.step, 51 states + planner): {rate:,.0f} env-steps/s  (target 3,000)"
+    )
     for n in args.batch_envs:
         rate = bench_batched(n, args.batch_steps, args.repeats)
-        print(f"array model, {n:>5} envs (CovidSimulation.step): {rate:,.0f} env-steps/s  (target 50,000)")
+        print(
+            f"array model, {n:>5} envs (CovidSimulation.step): {rate:,.0f} env-steps/s  (target 50,000)"
+        )
 
 
 if __name__ == "__main__":
