@@ -5,40 +5,15 @@
 //   CudaControlUSStateOpenCloseStatusStep, CudaFederalGovernmentSubsidyStep,
 //   CudaVaccinationCampaignStep, CudaCovidAndEconomySimulationStep, CudaComputeReward
 //     -- the WarpDrive-style per-component step, launched in this order;
-//   CudaCovidStepFused -- the same device functions in one launch (the fast path);
+//   CudaCovidStepFused -- the same device functions in one launch (the fast path,
+//     covid19_fused_step.cu);
 //   CudaCovidResetEnvs(d, snapshot, force) -- device reset of done (or all) envs.
 #ifndef AI_ECONOMIST_COVID19_BUILD_CU_
 #define AI_ECONOMIST_COVID19_BUILD_CU_
 
 #include "../../components/covid19_components_step.cu"
 #include "covid19_env_step.cu"
-
-// One whole step: components, scenario, rewards, then time advances.
-// Memory traffic: the agent observations, the action mask and the unemployment filters are
-// staged in shared memory and moved by the whole block with contiguous (coalesced) accesses;
-// the reward takes the scenario's values from registers instead of re-reading them.
-extern "C" __global__ void __launch_bounds__(NUM_THREADS, COVID_FUSED_MIN_BLOCKS)
-CudaCovidStepFused(const CovidData* __restrict__ d) {
-  __shared__ float s_obs_a[NUM_AGENTS * OBS_A_DYN_DIM];
-  __shared__ float s_allowed[NUM_AGENTS];
-  __shared__ float s_filters[NUM_AGENTS * NUM_FILTERS];
-  const int env = blockIdx.x;
-  const int tid = threadIdx.x;
-  const int t = step_being_computed(d, env);
-  load_filter_state(d, s_filters, env, tid);  // visible after the subsidy body's barrier
-  open_close_kernel_body(d, env, tid, t, s_obs_a, s_allowed);
-  subsidy_kernel_body(d, env, tid, t, s_obs_a);
-  vaccination_kernel_body(d, env, tid, t, s_obs_a);
-  // The scenario body of agent i reads only what thread i wrote above, so no barrier here.
-  float new_deaths = 0.0f, postsubsidy = 0.0f, subsidy = 0.0f;
-  scenario_kernel_body(d, env, tid, t, s_filters, s_obs_a, &new_deaths, &postsubsidy, &subsidy);
-  reward_kernel_body(d, env, tid, t, new_deaths, postsubsidy, subsidy);
-  // reward_kernel_body's barriers order every staged write above before these block-wide stores.
-  flush_observations_a(d, s_obs_a, env, tid);
-  flush_action_mask_a(d, s_allowed, env, tid);
-  store_filter_state(d, s_filters, env, tid);
-  commit_timestep(d, env, tid, t);
-}
+#include "covid19_fused_step.cu"
 
 // Restores the snapshot of every `reset snapshot` field and zeroes every `reset zeros` field
 // (lists generated from the declaration) of each env whose _done_ flag is set, or of every env

@@ -112,11 +112,17 @@ __device__ __forceinline__ void store_filter_state(const CovidData* __restrict__
   for (int e = tid; e < NUM_AGENTS * NUM_FILTERS; e += NUM_THREADS) out[e] = stage[e];
 }
 
-// Occupancy of the fused kernel: ask ptxas for registers that let ~40 warps (20 blocks of 52
-// threads) share an SM (46 registers for the published configuration, no spills) instead of
-// the 16 blocks its unconstrained 63 registers allow.
+// Occupancy of the fused kernel: ask ptxas for registers that let COVID_FUSED_TARGET_WARPS
+// warps share an SM (blocks of COVID_WARPS_PER_BLOCK warps) instead of what its unconstrained
+// register count allows. -DCOVID_FUSED_TARGET_WARPS=N overrides the default (benchmarks).
+#ifndef COVID_FUSED_TARGET_WARPS
+#define COVID_FUSED_TARGET_WARPS 32
+#endif
 #define COVID_WARPS_PER_BLOCK ((NUM_THREADS + 31) / 32)
-#define COVID_FUSED_MIN_BLOCKS (40 / COVID_WARPS_PER_BLOCK > 0 ? 40 / COVID_WARPS_PER_BLOCK : 1)
+#define COVID_FUSED_MIN_BLOCKS                                            \
+  (COVID_FUSED_TARGET_WARPS / COVID_WARPS_PER_BLOCK > 0                   \
+       ? COVID_FUSED_TARGET_WARPS / COVID_WARPS_PER_BLOCK                 \
+       : 1)
 
 // The step this launch computes (see the time convention above).
 __device__ __forceinline__ int step_being_computed(const CovidData* __restrict__ d, int env) {

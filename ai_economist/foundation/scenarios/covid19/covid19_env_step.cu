@@ -4,8 +4,8 @@
 // scenario observations (observations.scenario_observation_fields).
 //
 // Every *_kernel_body is called by ALL threads of the block (some contain __syncthreads()).
-// The planner-side sums over states use a fixed-order tree reduction in shared memory, so
-// repeated runs give bit-identical results.
+// The planner-side sums over states use a fixed-order reduction (block_sum3), so repeated
+// runs give bit-identical results.
 #ifndef AI_ECONOMIST_COVID19_ENV_STEP_CU_
 #define AI_ECONOMIST_COVID19_ENV_STEP_CU_
 
@@ -207,12 +207,52 @@ __device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, i
   if (OBS_A_TIME >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_TIME, (float)t / EPISODE_LENGTH);
 }
 
-// Agent threads pass today's new_deaths, postsubsidy_productivity and subsidy of their state.
+// Sums *a, *b, *c over the block's threads in a fixed order: a shuffle tree inside each warp,
+// then the warps' partial sums in warp order. The sums are valid in thread COVID_PLANNER.
+// Every thread of the block must call it; it contains one __syncthreads(), at its end for the
+// other threads (so shared-memory writes made before the call are visible after it).
+__device__ __forceinline__ void block_sum3(int tid, float* a, float* b, float* c) {
+  constexpr int kWarps = (NUM_THREADS + 31) / 32;
+  __shared__ float s_partial[3][kWarps];
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int lanes = (NUM_THREADS - warp * 32) < 32 ? (NUM_THREADS - warp * 32) : 32;
+  const unsigned mask = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float other_a = __shfl_down_sync(mask, *a, offset);
+    const float other_b = __shfl_down_sync(mask, *b, offset);
+    const float other_c = __shfl_down_sync(mask, *c, offset);
+    if (lane + offset < lanes) {
+      *a += other_a;
+      *b += other_b;
+      *c += other_c;
+    }
+  }
+  if (lane == 0) {
+    s_partial[0][warp] = *a;
+    s_partial[1][warp] = *b;
+    s_partial[2][warp] = *c;
+  }
+  __syncthreads();
+  if (tid == COVID_PLANNER) {
+    float sum_a = 0.0f, sum_b = 0.0f, sum_c = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      sum_a += s_partial[0][w];
+      sum_b += s_partial[1][w];
+      sum_c += s_partial[2][w];
+    }
+    *a = sum_a;
+    *b = sum_b;
+    *c = sum_c;
+  }
+}
+
+// Agent threads pass today's new_deaths, postsubsidy_productivity and subsidy of their state
+// (the other threads pass zeros).
 __device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
                                    float new_deaths, float postsubsidy, float subsidy) {
-  __shared__ float s_new_deaths[REDUCTION_SIZE];
-  __shared__ float s_postsubsidy[REDUCTION_SIZE];
-  __shared__ float s_subsidy[REDUCTION_SIZE];
   if (tid < NUM_AGENTS) {
     const long long ai = agent_at(env, tid);
     float health, economic;
@@ -221,24 +261,11 @@ __device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int
     d->economic_index[ai] += economic;
     d->rewards_a[ai] =
         get_rew(health, economic, d->agent_health_weightage[tid]) / REWARD_NORMALIZATION_FACTOR;
-    s_new_deaths[tid] = new_deaths;
-    s_postsubsidy[tid] = postsubsidy;
-    s_subsidy[tid] = subsidy;
   }
-  __syncthreads();
-  // Fixed-order tree reduction over the NUM_AGENTS states (REDUCTION_SIZE = next power of 2).
-#pragma unroll
-  for (int stride = REDUCTION_SIZE / 2; stride > 0; stride >>= 1) {
-    if (tid < stride && tid + stride < NUM_AGENTS) {
-      s_new_deaths[tid] += s_new_deaths[tid + stride];
-      s_postsubsidy[tid] += s_postsubsidy[tid + stride];
-      s_subsidy[tid] += s_subsidy[tid + stride];
-    }
-    __syncthreads();
-  }
+  block_sum3(tid, &new_deaths, &postsubsidy, &subsidy);
   if (tid == COVID_PLANNER) {
     float health, economic;
-    planner_indices(s_new_deaths[0], s_postsubsidy[0], s_subsidy[0], &health, &economic);
+    planner_indices(new_deaths, postsubsidy, subsidy, &health, &economic);
     d->planner_health_index[env] += health;
     d->planner_economic_index[env] += economic;
     d->rewards_p[env] = get_rew(health, economic, PLANNER_HEALTH_WEIGHTAGE) / REWARD_NORMALIZATION_FACTOR;

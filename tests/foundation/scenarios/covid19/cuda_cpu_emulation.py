@@ -30,6 +30,7 @@ EMULATION_DIR = Path(__file__).resolve().parent / "cuda_emulation"
 CUDA_SOURCES = (
     gpu_codegen.SOURCE_DIR / "covid19_build.cu",
     gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
+    gpu_codegen.SOURCE_DIR / "covid19_fused_step.cu",
     gpu_codegen.SOURCE_DIR / "covid19_common.cuh",
     gpu_codegen.SOURCE_DIR.parents[1] / "components" / "covid19_components_step.cu",
 )

@@ -29,6 +29,7 @@ STEP_KERNELS = (
 SOURCES = (
     gpu_codegen.SOURCE_DIR / "covid19_build.cu",
     gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
+    gpu_codegen.SOURCE_DIR / "covid19_fused_step.cu",
     gpu_codegen.SOURCE_DIR.parents[1] / "components" / "covid19_components_step.cu",
 )
 
