@@ -13,6 +13,11 @@ contract :class:`ai_economist.warp_drive.env_protocol.BatchedPolicyEnv`, and
 ``cuda_data_manager.pull_data_from_device(name)`` returns a host copy of a named array
 (``observations_a``, ``rewards_p``, ``_done_``, ...).  ``step_all_envs`` also accepts host
 actions ``{"a": int (num_envs, n_agents), "p": int (num_envs,)}`` for tests and debugging.
+
+``state_dict()`` / ``load_state_dict()`` save and restore the envs mid-episode (simulation
+arrays, time steps, done flags, observations, masks, episode metrics) on the ``numpy`` and
+GPU backends, so a resumed run steps exactly as the uninterrupted one; the ``cpu`` backend
+raises ``NotImplementedError``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.env_state import check_header, check_keys
 
 BACKENDS = ("cpu", "numpy", "pycuda", "numba")
 GPU_BACKENDS = ("pycuda", "numba")
@@ -301,3 +307,46 @@ class FoundationEnvWrapper:
     ):
         """Scale infection-rate intercepts/slopes and the unemployment response (per env on batched backends)."""
         self.backend.set_parameter_modulations(beta_intercept, beta_slope, unemployment, env_ids)
+
+    # ------------------------------------------------------ checkpoint state
+    STATE_FORMAT = 1
+
+    def _state_header(self) -> dict[str, Any]:
+        return {
+            "format_version": self.STATE_FORMAT,
+            "backend": self.env_backend,
+            "num_envs": self.num_envs,
+            "num_agents": self.env.n_agents,
+            "episode_length": self.episode_length,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue stepping bit for bit, as host copies.
+
+        Returns ``{"format_version", "backend", "num_envs", "num_agents", "episode_length",
+        "reset_on_host_done", "backend_state"}``: ``backend_state`` holds numpy arrays (the
+        numpy backend: the ``CovidSimulation`` state arrays, the trainer-facing buffers and the
+        last episode metrics; GPU backends: every declared per-env device array, pulled to the
+        host) and plain values.  No backend draws random numbers, so there is no RNG state.
+
+        Raises:
+            NotImplementedError: on the ``cpu`` backend (Python envs, see its message).
+        """
+        state = self._state_header()
+        state["reset_on_host_done"] = bool(self._reset_on_host_done)
+        state["backend_state"] = self.backend.state_dict()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict` (numpy arrays or torch tensors on any device).
+
+        Raises:
+            EnvStateMismatch: the state was saved on another backend, with other sizes, or
+                lacks a field (nothing is changed then).
+            NotImplementedError: on the ``cpu`` backend.
+        """
+        header = self._state_header()
+        check_header(state, header)
+        check_keys("FoundationEnvWrapper", state, [*header, "reset_on_host_done", "backend_state"])
+        self.backend.load_state_dict(state["backend_state"])
+        self._reset_on_host_done = bool(state["reset_on_host_done"])

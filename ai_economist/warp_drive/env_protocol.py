@@ -75,3 +75,21 @@ class BatchedPolicyEnv(Protocol):
 
     def episode_metrics(self) -> dict[str, float]:
         """Scenario metrics of the most recently completed episodes (host floats). May be empty."""
+
+
+@runtime_checkable
+class StatefulEnv(Protocol):
+    """Optional extension of :class:`BatchedPolicyEnv`: the env's full state for checkpoints.
+
+    ``state_dict()`` returns everything needed to continue stepping bit for bit (simulation
+    arrays, time steps, done flags, observations, masks, random streams): a dict of numpy
+    arrays, torch tensors and plain Python values, nested dicts allowed.  After
+    ``load_state_dict(state)`` the env steps exactly as the one that produced ``state``.
+    Either method may raise ``NotImplementedError`` (this env or backend cannot be captured)
+    or :class:`ai_economist.warp_drive.env_state.EnvStateMismatch` (the state was saved by a
+    differently configured env); the trainer then restarts the episodes, with a warning.
+    """
+
+    def state_dict(self) -> dict: ...
+
+    def load_state_dict(self, state: dict) -> None: ...

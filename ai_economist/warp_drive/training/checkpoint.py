@@ -1,8 +1,14 @@
-"""Atomic full-state checkpoints: models, optimizers, RNG streams, counters and config.
+"""Atomic full-state checkpoints: models, optimizers, RNG streams, counters, config and env.
 
 A checkpoint is one ``torch.save`` file made only of tensors and plain Python containers, so
 it loads with ``torch.load(weights_only=True)``.  Files are written to a temporary name and
 moved into place with ``os.replace``, so a crash never leaves a truncated checkpoint behind.
+
+The environment's own state (mid-episode simulation arrays, time steps, done flags,
+observations, random streams) is included when the env implements
+:class:`~ai_economist.warp_drive.env_protocol.StatefulEnv` (:func:`capture_env_state`), so a
+resume continues the interrupted episodes; otherwise, and for checkpoints written without it,
+the envs restart from a reset, with a warning (:func:`restore_env_state`).
 """
 
 from __future__ import annotations
@@ -11,11 +17,15 @@ import os
 import random
 import re
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from ai_economist.warp_drive.env_protocol import StatefulEnv
+from ai_economist.warp_drive.env_state import EnvStateMismatch, to_checkpoint
 
 FORMAT_VERSION = 1
 CHECKPOINT_DIR = "checkpoints"
@@ -163,3 +173,46 @@ def to_cpu(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(to_cpu(v) for v in value)
     return value
+
+
+def capture_env_state(env: Any) -> dict[str, Any] | None:
+    """The env's state in checkpoint form (CPU tensors and plain values), or None with a
+    warning when the env cannot provide one (a resume then restarts its episodes)."""
+    if not isinstance(env, StatefulEnv):
+        warnings.warn(
+            f"{type(env).__name__} has no state_dict(): checkpoints do not include the env "
+            f"state, and a resume restarts the envs from a reset",
+            stacklevel=2,
+        )
+        return None
+    try:
+        state = env.state_dict()
+    except NotImplementedError as err:
+        warnings.warn(
+            f"checkpoints do not include the env state ({err}); a resume restarts the envs "
+            f"from a reset",
+            stacklevel=2,
+        )
+        return None
+    return to_checkpoint(state)
+
+
+def restore_env_state(env: Any, state: dict[str, Any] | None) -> bool:
+    """Load a saved env state; False (with a warning) when there is none or it does not fit,
+    in which case the env keeps its fresh reset and the caller restarts its episode tracking."""
+    if state is None:
+        reason = "the checkpoint has no env state (older checkpoint, or an env without one)"
+    elif not isinstance(env, StatefulEnv):
+        reason = f"{type(env).__name__} has no load_state_dict()"
+    else:
+        try:
+            env.load_state_dict(state)
+            return True
+        except (NotImplementedError, EnvStateMismatch) as err:
+            reason = f"the saved env state cannot be loaded: {err}"
+    warnings.warn(
+        f"{reason}; the envs restart from a reset, so the resumed run is not bit for bit the "
+        f"uninterrupted one",
+        stacklevel=2,
+    )
+    return False

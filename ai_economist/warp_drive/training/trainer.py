@@ -375,8 +375,9 @@ class Trainer:
             "nan_iteration": self._nan_iteration.cpu(),
             "rng": ckpt.global_rng_states(),
         }
-        if hasattr(self.env, "state_dict"):
-            state["env"] = ckpt.to_cpu(self.env.state_dict())
+        env_state = ckpt.capture_env_state(self.env)
+        if env_state is not None:
+            state["env"] = env_state
         return state
 
     def save_checkpoint(self) -> Path | None:
@@ -423,9 +424,8 @@ class Trainer:
         self._window_iterations = local["window_iterations"]
         self._nan_iteration.copy_(local["nan_iteration"])
         ckpt.restore_global_rng_states(local["rng"])
-        if "env" in local and hasattr(self.env, "load_state_dict"):
-            self.env.load_state_dict(local["env"])
-        else:  # the env restarts its episodes: drop the returns of the interrupted ones
+        if not ckpt.restore_env_state(self.env, local.get("env")):
+            # the env restarts its episodes: drop the returns of the interrupted ones
             for carry in self.tracker.carry.values():
                 carry.zero_()
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, ObservationLayout
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.warp_drive.env_state import check_keys, checked_array
 
 
 def placeholder_feed(
@@ -118,6 +119,44 @@ class CovidNumpyBackend:
         v["rewards_p"][:, 0] = planner_rewards
         self._write_outputs()
         v["_done_"][:] = self.sim.timestep >= self.episode_length
+
+    def state_dict(self) -> dict:
+        """Host copies of the simulation state, the trainer-facing buffers and the metrics of
+        the last finished episodes: everything the next steps depend on."""
+        sim = self.sim
+        return {
+            "simulation": {a: np.array(getattr(sim, a), copy=True) for a in sim.STATE_ATTRS},
+            "buffers": {name: view.copy() for name, view in self.views.items()},
+            "last_episode": dict(self.last_episode),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Undo :meth:`state_dict` (raises ``EnvStateMismatch`` for a state that does not fit).
+
+        Simulation arrays keep the saved dtypes and get this simulation's memory layouts
+        (the slot-major stringency history), so later steps are bitwise those of the run
+        that saved ``state``.
+        """
+        sim = self.sim
+        check_keys("numpy backend", state, ("simulation", "buffers", "last_episode"))
+        check_keys("numpy backend simulation", state["simulation"], sim.STATE_ATTRS)
+        check_keys("numpy backend buffers", state["buffers"], self.views)
+        arrays = {}
+        for attr in sim.STATE_ATTRS:  # check everything before changing anything
+            current = np.asarray(getattr(sim, attr))
+            value = state["simulation"][attr]
+            arrays[attr] = checked_array(f"simulation/{attr}", value, current.shape)
+        buffers = {
+            name: checked_array(f"buffers/{name}", state["buffers"][name], view.shape, view.dtype)
+            for name, view in self.views.items()
+        }
+        for attr, value in arrays.items():
+            restored = np.empty_like(getattr(sim, attr), dtype=value.dtype)  # same layout
+            restored[...] = value
+            setattr(sim, attr, restored)
+        for name, value in buffers.items():
+            self.views[name][...] = value  # in place: the views share the trainer's tensors
+        self.last_episode = {str(k): float(v) for k, v in state["last_episode"].items()}
 
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:
@@ -233,6 +272,18 @@ class CovidPythonBackend:
             v["rewards_p"][e, 0] = rew["p"]
             v["_done_"][e] = int(done["__all__"])
             self._write(e, obs)
+
+    def state_dict(self) -> dict:
+        """Not supported: the Python envs' state (agents, components, logs, RNG) is not arrays."""
+        raise NotImplementedError(
+            "env_backend='cpu' steps Python Foundation envs whose state (agents, components, "
+            "episode logs, random generator) cannot be saved as arrays; use env_backend='numpy' "
+            "(the same model, batched) for checkpoints that resume the envs exactly"
+        )
+
+    def load_state_dict(self, state: dict) -> None:
+        """Not supported (see :meth:`state_dict`)."""
+        self.state_dict()
 
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:

@@ -27,6 +27,7 @@ from ai_economist.foundation.scenarios.covid19.simulation import (
 )
 from ai_economist.warp_drive.data_manager import CUDADataManager
 from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
+from ai_economist.warp_drive.env_state import check_keys, checked_array
 from ai_economist.warp_drive.errors import cudasim_enabled
 
 STEP_KERNELS = (
@@ -271,6 +272,32 @@ class CovidGpuBackend:
             target = self.tensor(name)
             host = gpu_state.cast_to_field(field, np.reshape(value, tuple(target.shape)))
             target.copy_(torch.from_numpy(host).to(target.device))
+
+    def state_dict(self) -> dict:
+        """Host copies of every declared per-env field (model state, trainer buffers, time,
+        done flags, episode bookkeeping).  Constants and reset snapshots are rebuilt from the
+        parameters when the backend is built and are not included."""
+        names = [f.name for f in self.spec if f.per_env]
+        return {"arrays": {name: self.data_manager.pull_data_from_device(name) for name in names}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Copy a :meth:`state_dict` back into the device arrays, in place (the kernels' argument
+        tables keep pointing at them); raises ``EnvStateMismatch`` for a state that does not fit."""
+        import torch
+
+        check_keys(f"{self.backend} backend", state, ("arrays",))
+        fields = [f for f in self.spec if f.per_env]
+        check_keys(f"{self.backend} backend arrays", state["arrays"], [f.name for f in fields])
+        dm = self.data_manager
+        host = {}
+        for f in fields:  # check everything before changing anything
+            name = f.name
+            host[name] = checked_array(
+                f"arrays/{name}", state["arrays"][name], dm.get_shape(name), dm.get_dtype(name)
+            )
+        for name, value in host.items():
+            target = dm.data_on_device_via_torch(name)
+            target.copy_(torch.from_numpy(np.array(value, order="C")).to(target.device))
 
     def episode_metrics(self) -> dict[str, float]:
         """Mean end-of-episode metrics of the last finished episode of each env (host sync)."""
