@@ -71,11 +71,25 @@ def run_one(name: str, mode: str, num_envs: int, args, params, comps) -> dict:
     from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
 
     t0 = time.perf_counter()
-    backend = CovidGpuBackend(params, comps, num_envs, backend=name, fused_step=(mode == "fused"))
+    defines = dict(d.split("=", 1) for d in args.define) if name == "pycuda" else {}
+    backend = CovidGpuBackend(
+        params,
+        comps,
+        num_envs,
+        backend=name,
+        fused_step=(mode == "fused"),
+        kernel_defines={k: int(v) for k, v in defines.items()},
+    )
     setup = time.perf_counter() - t0
-    # NO-OP for the states; the planner keeps level 0 (the kernels' work does not depend on it)
-    backend.tensor("sampled_actions_a").zero_()
-    backend.tensor("sampled_actions_p").zero_()
+    if args.actions == "noop":  # the states keep their level, the planner subsidy level 0
+        backend.tensor("sampled_actions_a").zero_()
+        backend.tensor("sampled_actions_p").zero_()
+    else:  # each state asks for its own random level whenever its cooldown allows a change
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        backend.tensor("sampled_actions_a").random_(
+            1, params.num_stringency_levels + 1, generator=gen
+        )
+        backend.tensor("sampled_actions_p").random_(0, 21, generator=gen)
     time_steps(backend, args.warmup, with_reset=args.episode)  # compile, caches, clocks
     backend.reset_all()
     wall, gpu = time_steps(backend, args.steps, with_reset=args.episode)
@@ -106,6 +120,20 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--episode", action="store_true", help="call reset_done() after every step (whole episodes)"
     )
+    parser.add_argument(
+        "--actions",
+        choices=("fixed_random", "noop"),
+        default="fixed_random",
+        help="fixed_random: a random level per state (changes at every cooldown end, so masks "
+        "flip as in training); noop: nothing ever changes",
+    )
+    parser.add_argument(
+        "--define",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="extra nvcc define for the CUDA C kernels, e.g. COVID_FUSED_TARGET_WARPS=48",
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -116,8 +144,9 @@ def main(argv=None) -> None:
     params, comps = published_config()
     print(
         f"published config: {params.num_agents} states + planner, episode {params.episode_length}"
-        f" days; timed {args.steps} steps after {args.warmup} warm-up steps"
+        f" days; timed {args.steps} steps after {args.warmup} warm-up steps; actions {args.actions}"
         + (", reset_done() after every step" if args.episode else "")
+        + (f"; nvcc defines {' '.join(args.define)}" if args.define else "")
     )
     header = (
         f"{'backend':8s} {'mode':14s} {'envs':>8s} {'us/step':>9s} {'GPU us':>9s} "

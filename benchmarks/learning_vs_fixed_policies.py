@@ -7,12 +7,15 @@ for at most ``--minutes`` of wall-clock time (more envs allowed through override
 evaluates the planner greedily (most likely allowed action for every state and the planner)
 on one env, and compares its episode reward sum with three fixed policies on the same config:
 all states open with no subsidy, all closed with full subsidy, closed 180 days then open.
-Prints the learning curve (planner episode reward at each logging step) and the table.
+Prints the learning curve (mean planner episode reward of the sampled policies at each
+logging step), a greedy evaluation every ``--eval_every_minutes`` (included in the wall-clock
+budget) and the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import time
 
@@ -65,15 +68,34 @@ def greedy_episode(models: dict, run_config: dict) -> float:
     return total
 
 
+def greedy_now(trainer: Trainer, config: dict) -> float:
+    """Greedy planner reward sum of CPU copies of the trainer's current models."""
+    models = {
+        tag: copy.deepcopy(policy.model).to("cpu").eval()
+        for tag, policy in trainer.policies.items()
+    }
+    return greedy_episode(models, config)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=15.0, help="wall-clock training budget")
     parser.add_argument("--device", default="cuda")
+    parser.add_argument(
+        "--eval_every_minutes",
+        type=float,
+        default=1.0,
+        help="also evaluate the planner greedily every N minutes of training (0: only at the end)",
+    )
+    parser.add_argument("--results_dir", default="/tmp/learning_run", help="run directory")
     parser.add_argument("overrides", nargs="*", help="run-config overrides, key.path=value")
     args = parser.parse_args()
     path = default_config_path("covid_and_economy_environment")
     config = load_run_config(path, [f"trainer.device={args.device}", *args.overrides])
     device = torch.device(args.device)
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
+    fixed = fixed_policy_sums(env)
+    best_fixed = max(fixed.values())
     wrapper = build_env_wrapper(config, device)
     trainer = Trainer(
         wrapper,
@@ -81,29 +103,43 @@ def main() -> None:
         policy_tag_to_agent_id_map(wrapper),
         True,
         "last",
-        results_directory="/tmp/learning_run",
+        results_directory=args.results_dir,
     )
     hardware = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"training on {hardware}: {config['trainer']['num_envs']} envs, up to {args.minutes} min")
+    print(f"overrides: {' '.join(args.overrides) or '(none)'}")
     start = time.perf_counter()
-    trainer.train(max_seconds=args.minutes * 60)
+    budget = args.minutes * 60  # wall clock, greedy evaluations included
+    chunk = args.eval_every_minutes * 60 if args.eval_every_minutes > 0 else budget
+    greedy_curve = []
+    while True:
+        remaining = budget - (time.perf_counter() - start)
+        trainer.train(max_seconds=max(min(chunk, remaining), 0.0))
+        finished = trainer.iteration >= trainer.num_iterations
+        if finished or time.perf_counter() - start >= budget:
+            break
+        score = greedy_now(trainer, config)
+        greedy_curve.append((trainer.iteration, trainer.env_steps, score))
+        print(f"greedy evaluation: iteration {trainer.iteration}, {trainer.env_steps:,} env-steps, "
+              f"planner reward sum {score:.2f} (best fixed {best_fixed:.2f})", flush=True)  # fmt: skip
     minutes = (time.perf_counter() - start) / 60
     print(
         f"trained {trainer.iteration} iterations, {trainer.env_steps:,} env-steps in {minutes:.1f} min"
+        " (wall clock, greedy evaluations included)"
     )
     print("curve (iteration, env-steps, planner episode reward, agent episode reward):")
     with open(trainer.run_dir / "metrics.csv") as f:
         rows = list(csv.DictReader(f))
     for row in rows:
-        print(
-            f"   {row.get('iteration')}, {row.get('env_steps')}, {row.get('p/episode_reward')}, {row.get('a/episode_reward')}"
-        )
-    models = {tag: policy.model.to("cpu").eval() for tag, policy in trainer.policies.items()}
-    env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
-    results = {"trained planner (greedy)": greedy_episode(models, config), **fixed_policy_sums(env)}
+        if row.get("p/episode_reward"):
+            print(f"   {row['iteration']}, {row['env_steps']}, {row['p/episode_reward']}, "
+                  f"{row.get('a/episode_reward')}")  # fmt: skip
+    print("greedy curve (iteration, env-steps, planner reward sum):")
+    for it, steps, score in greedy_curve:
+        print(f"   {it}, {steps}, {score:.2f}")
+    results = {"trained planner (greedy)": greedy_now(trainer, config), **fixed}
     for name, total in results.items():
         print(f"{name:45s} planner reward sum {total:9.2f}")
-    best_fixed = max(v for k, v in results.items() if k != "trained planner (greedy)")
     verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"
     print(f"the trained planner {verdict} every fixed policy (best fixed {best_fixed:.2f})")
     trainer.graceful_close()

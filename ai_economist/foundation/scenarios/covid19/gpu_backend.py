@@ -58,6 +58,9 @@ class CovidGpuBackend:
             from the components when omitted in real-world-policy mode.
         device: torch device; ``"cuda"`` by default, ``"cpu"`` under ``NUMBA_ENABLE_CUDASIM=1``.
         fused_step: let ``step()`` launch the single fused kernel instead of five.
+        source: another kernel source (a .cu build file, or a Numba module).
+        kernel_defines: extra ``-D`` defines for nvcc (pycuda), e.g.
+            ``{"COVID_FUSED_TARGET_WARPS": 48}`` to tune the fused kernel's occupancy.
     """
 
     BACKENDS: tuple[str, ...] = ("pycuda", "numba")
@@ -73,6 +76,7 @@ class CovidGpuBackend:
         device=None,
         fused_step: bool = False,
         source: str | None = None,
+        kernel_defines: dict[str, int | float] | None = None,
     ) -> None:
         if backend not in self.BACKENDS:
             raise ValueError(f"backend must be one of {self.BACKENDS}, got {backend!r}")
@@ -86,6 +90,7 @@ class CovidGpuBackend:
         self.fused_step = bool(fused_step)
         # Kernel source: a .cu build file (pycuda) or a module with make_numba_kernels (numba).
         self.source = source
+        self.kernel_defines = dict(kernel_defines or {})
         template = CovidSimulation(
             params, components, 1, use_real_world_policies, real_world_subsidy_levels
         )
@@ -127,7 +132,9 @@ class CovidGpuBackend:
         self.header_dir = gpu_codegen.write_header(header)
         fm = CUDAFunctionManager(num_agents=self.block, num_envs=self.num_envs)
         fm.compile_and_load_cuda(
-            self.source or gpu_codegen.BUILD_SOURCE, include_dirs=[self.header_dir]
+            self.source or gpu_codegen.BUILD_SOURCE,
+            defines=self.kernel_defines,
+            include_dirs=[self.header_dir],
         )
         self.function_manager = fm
         dm = self.data_manager
