@@ -1,8 +1,9 @@
 """End-to-end training throughput of the GPU-resident trainer (rollout + update).
 
     python benchmarks/train_throughput.py [--env covid_and_economy_environment|toy]
-        [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--rollout_length 90]
-        [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu] [--compile]
+        [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--num_gpus 1 2]
+        [--rollout_length 90] [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu]
+        [--compile] [--cuda_graphs] [--json PATH]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
 one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
@@ -15,16 +16,31 @@ agent-steps bound the activation memory) and prints:
   phase: env step (+ reset), policy forward, sampling (or the replayed CUDA graph of both,
   with ``--cuda_graphs``), update (GAE + PPO).
 
-The hardware (GPU name, or CPU model) is named in the output.  The original trainer ran
-12,300 env-steps/s at 60 envs (A100).  ``--env toy`` runs the same loop and models on the toy
-env shaped like the COVID-19 policies (51 agents with 11 actions and 64 observations, a
-planner with 21 actions), whose own step is heavier than the COVID-19 GPU kernels.
+Multi-GPU data parallelism (``--num_gpus 1 2``): for every N > 1 the benchmark launches N
+processes exactly as ``training_script.py --num_gpus N`` does (one per GPU ``cuda:rank`` with
+NCCL; with ``--device cpu`` N CPU processes with gloo, to test the code path), each stepping
+``num_envs`` envs (the trainer settings are per GPU), so every optimizer step averages the
+gradients of all the processes (the trainer's own all-reduce, inside the timed iterations).
+A barrier starts and ends the timed region on every rank; the aggregate throughput is the sum
+over the ranks of their env-steps divided by the longest rank's time, and the scaling is the
+aggregate over the 1-GPU throughput at the same envs per GPU (target: >= 0.9 N, i.e. 1.8x on
+2 GPUs).  After timing, the ranks' parameters are compared (0: the replicas stayed identical,
+as they only do when the gradients are all-reduced, since every rank samples differently).
+N = 1 runs in this process without ``torch.distributed``, like single-GPU training.
+
+The hardware (GPU name and count, or CPU model) is named in the output.  The original
+trainer ran 12,300 env-steps/s at 60 envs (A100).  ``--env toy`` runs the same loop and models
+on the toy env shaped like the COVID-19 policies (51 agents with 11 actions and 64
+observations, a planner with 21 actions), whose own step is heavier than the COVID-19 GPU
+kernels.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -41,21 +57,31 @@ from ai_economist.training.training_script import (  # noqa: E402
     policy_tag_to_agent_id_map,
     resolve_device,
 )
+from ai_economist.warp_drive.training.distributed import DistributedContext, launch  # noqa: E402
 from ai_economist.warp_drive.training.rollout import PhaseTimer  # noqa: E402
 from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
 
+SCALING_TARGET_PER_GPU = 0.9  # N GPUs should give at least 0.9 N times one GPU (1.8x on 2)
+IN_SYNC = 1e-6  # replicas whose parameters differ by at most this much are in sync
 
-def hardware_name(device: str) -> str:
+
+def hardware_name(device: str, num_gpus: int = 1) -> str:
+    """The GPU(s) used (name and count), or the CPU model and threads."""
     if device == "cuda":
-        return (
-            f"{torch.cuda.get_device_name()} (torch {torch.__version__}, CUDA {torch.version.cuda})"
-        )
+        visible = torch.cuda.device_count()
+        names = [torch.cuda.get_device_name(i) for i in range(min(max(num_gpus, 1), visible))]
+        gpus = " + ".join(f"{names.count(n)}x {n}" for n in dict.fromkeys(names))
+        return f"{gpus} of {visible} visible (torch {torch.__version__}, CUDA {torch.version.cuda})"
     try:
         with open("/proc/cpuinfo") as f:
             model = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
     except (OSError, StopIteration):
         model = platform.processor() or platform.machine()
-    return f"{model}, {torch.get_num_threads()} torch thread(s) (torch {torch.__version__})"
+    procs = f"up to {num_gpus} gloo processes x " if num_gpus > 1 else ""
+    return (
+        f"{model}, {os.cpu_count()} core(s), {procs}{torch.get_num_threads()} torch thread(s) "
+        f"(torch {torch.__version__})"
+    )
 
 
 def sync(device: str) -> None:
@@ -63,7 +89,10 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def measure(args: argparse.Namespace, num_envs: int, device: str, run_dir: str) -> dict:
+def build_trainer(
+    args: argparse.Namespace, num_envs: int, device: str, run_dir: str, ctx: DistributedContext
+) -> tuple[Trainer, dict]:
+    """The env and trainer of one process (rank ``ctx.rank`` of ``ctx.world_size``)."""
     overrides = [
         f"trainer.num_envs={num_envs}",
         f"trainer.train_batch_size={num_envs * args.rollout_length}",
@@ -86,35 +115,117 @@ def measure(args: argparse.Namespace, num_envs: int, device: str, run_dir: str) 
     if args.env != base["name"]:
         base = {**base, "name": args.env, "env": load_yaml(default_config_path(args.env))["env"]}
     config = load_run_config(base=base, overrides=overrides, source=f"{args.env} benchmark")
-    torch_device = torch.device(device)
+    if device == "cpu" and isinstance(config["env"].get("seed"), int):
+        config["env"]["seed"] += ctx.rank  # as GPU ``i`` does for the toy env
+    torch_device = torch.device("cuda", ctx.rank) if device == "cuda" else torch.device("cpu")
     env = ENVIRONMENTS[args.env].build(config, torch_device, None)
     for tag, spec in env.policy_specs.items():  # bound the minibatch size (activation memory)
         samples = num_envs * args.rollout_length * spec.num_agents
         auto = -(-samples // args.max_minibatch)
         config["policy"][tag]["num_mini_batches"] = args.num_mini_batches or auto
-    trainer = Trainer(env, config, policy_tag_to_agent_id_map(env), True, "last",
-                      results_directory=run_dir, verbose=False)  # fmt: skip
+    trainer = Trainer(env, config, policy_tag_to_agent_id_map(env), True,
+                      ENVIRONMENTS[args.env].obs_dim_corresponding_to_num_agents,
+                      num_devices=ctx.world_size, device_id=ctx.rank, results_directory=run_dir,
+                      verbose=False)  # fmt: skip
+    return trainer, config
+
+
+def replica_spread(trainer: Trainer, ctx: DistributedContext) -> float:
+    """The largest difference of any parameter between the processes (0: identical replicas)."""
+    flat = torch.cat(
+        [
+            p.detach().reshape(-1)
+            for pol in trainer.policies.values()
+            for p in pol.model.parameters()
+        ]
+    )
+    return (-ctx.min(-flat) - ctx.min(flat)).max().item()
+
+
+def measure(
+    args: argparse.Namespace,
+    num_envs: int,
+    device: str,
+    run_dir: str,
+    ctx: DistributedContext | None = None,
+) -> dict:
+    """Time ``args.iterations`` training iterations in this process (every rank calls this)."""
+    ctx = ctx or DistributedContext()
+    trainer, config = build_trainer(args, num_envs, device, run_dir, ctx)
     for _ in range(args.warmup):
         trainer.train_iteration()
     sync(device)
+    ctx.barrier()  # every rank starts the clock together
     start = time.perf_counter()
     for _ in range(args.iterations):
         trainer.train_iteration()
     sync(device)
     elapsed = time.perf_counter() - start
-    env_steps = args.iterations * config["trainer"]["train_batch_size"]
-    trainer.timer = PhaseTimer(torch_device, synchronize=True)
+    ctx.barrier()
+    batch = config["trainer"]["train_batch_size"]  # per process
+    shards = ctx.gather({"elapsed_s": elapsed, "env_steps": args.iterations * batch})
+    spread = replica_spread(trainer, ctx) if ctx.enabled else 0.0
+    trainer.timer = PhaseTimer(trainer.device, synchronize=True)
     trainer.train_iteration()
     phases = {k: v * 1e3 for k, v in trainer.timer.pop().items()}
     trainer.graceful_close()
+    longest = max(s["elapsed_s"] for s in shards)
+    aggregate = sum(s["env_steps"] for s in shards) / longest
     return {
-        "num_envs": num_envs,
-        "train_batch_size": config["trainer"]["train_batch_size"],
-        "env_steps_per_s": env_steps / elapsed,
-        "iteration_ms": elapsed / args.iterations * 1e3,
-        "phases_ms": phases,
+        "num_gpus": ctx.world_size,
+        "num_envs": num_envs,  # per GPU (process)
+        "train_batch_size": batch,  # per GPU (process)
+        "env_steps_per_s": aggregate,  # all GPUs together
+        "env_steps_per_s_per_gpu": aggregate / ctx.world_size,
+        "iteration_ms": longest / args.iterations * 1e3,
+        "elapsed_s_per_rank": [s["elapsed_s"] for s in shards],
+        "replica_max_param_diff": spread,
+        "phases_ms": phases,  # rank 0's profiled iteration
         "num_mini_batches": {t: c["num_mini_batches"] for t, c in config["policy"].items()},
     }
+
+
+def _rank_worker(ctx: DistributedContext, args: argparse.Namespace, num_envs: int, device: str,
+                 run_dir: str, out_path: str) -> None:  # fmt: skip
+    """One process of a multi-GPU measurement; rank 0 writes the result to ``out_path``."""
+    if device == "cpu" and args.num_threads > 0:
+        torch.set_num_threads(args.num_threads)
+    result = measure(args, num_envs, device, run_dir, ctx)
+    if ctx.is_main:
+        Path(out_path).write_text(json.dumps(result))
+
+
+def start_method(args: argparse.Namespace, device: str) -> str:
+    """``spawn`` (as ``training_script.py``; the only choice with CUDA), or ``fork`` on the CPU
+    when every process uses one torch thread (a fork after OpenMP ran with more threads can hang
+    the child)."""
+    if args.start_method != "auto":
+        return args.start_method
+    return "fork" if device == "cpu" and args.num_threads == 1 else "spawn"
+
+
+def measure_distributed(
+    args: argparse.Namespace, num_envs: int, num_gpus: int, device: str, run_dir: str
+) -> dict:
+    """Launch ``num_gpus`` processes (NCCL on GPUs, gloo on the CPU) and time them together."""
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()  # leave GPU 0 to rank 0
+    out_path = f"{run_dir}.rank0.json"
+    backend = "nccl" if device == "cuda" else "gloo"
+    launch(_rank_worker, num_gpus, (args, num_envs, device, run_dir, out_path), backend=backend,
+           start_method=start_method(args, device))  # fmt: skip
+    return json.loads(Path(out_path).read_text())
+
+
+def format_row(r: dict, base: dict | None) -> str:
+    scaling = f"{r['env_steps_per_s'] / base['env_steps_per_s']:>8.2f}x" if base else f"{'-':>9}"
+    phases = "  ".join(f"{k} {v:.1f}" for k, v in r["phases_ms"].items() if k != "rollout")
+    return (
+        f"{r['num_gpus']:>4} {r['num_envs']:>9} {r['train_batch_size']:>9} "
+        f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
+        f"{r['iteration_ms']:>9.1f} {scaling} | {phases}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +234,15 @@ def main(argv: list[str] | None = None) -> int:
         "--env", default="covid_and_economy_environment", choices=sorted(ENVIRONMENTS)
     )
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    parser.add_argument("--num_envs", type=int, nargs="+", default=[60, 1200, 10000])
+    parser.add_argument(
+        "--num_envs", type=int, nargs="+", default=[60, 1200, 10000], help="envs per GPU"
+    )
+    parser.add_argument("--num_gpus", type=int, nargs="+", default=[1],
+                        help="data-parallel processes (GPUs; gloo processes with --device cpu), "
+                             "e.g. 1 2 for the scaling over one GPU")  # fmt: skip
+    parser.add_argument("--start_method", default="auto", choices=("auto", "spawn", "fork"),
+                        help="how N > 1 processes start; auto: spawn, or fork on the CPU with "
+                             "--num_threads 1 (faster)")  # fmt: skip
     parser.add_argument(
         "--rollout_length", type=int, default=90, help="steps per env per iteration"
     )
@@ -143,29 +262,53 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # no NVLink multicast (NVLS) for NCCL
     device = resolve_device(args.device)
-    results = []
+    num_gpus = sorted(set(args.num_gpus))
+    if num_gpus[0] < 1:
+        parser.error("--num_gpus: every value must be at least 1")
+    if device == "cuda" and num_gpus[-1] > torch.cuda.device_count():
+        parser.error(f"--num_gpus {num_gpus[-1]}: only {torch.cuda.device_count()} GPU(s) visible")
+    if device == "cuda" and args.start_method == "fork":
+        parser.error("--start_method fork: CUDA processes must be spawned")
+    results, scaling = [], []
+    hardware = hardware_name(device, num_gpus[-1])
     with tempfile.TemporaryDirectory() as tmp:
         if device == "cpu" and args.num_threads > 0:
             torch.set_num_threads(args.num_threads)
-        print(f"env {args.env} on {device}: {hardware_name(device)}")
-        print(
-            f"{'num_envs':>9} {'batch':>9} {'env-steps/s':>12} {'iter ms':>9} | profiled iteration (ms)"
-        )
+            hardware = hardware_name(device, num_gpus[-1])
+        print(f"env {args.env} on {device}: {hardware}")
+        print(f"{'gpus':>4} {'envs/gpu':>9} {'batch/gpu':>9} {'env-steps/s':>14} "
+              f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} | profiled iteration (ms, rank 0)")  # fmt: skip
         for num_envs in args.num_envs:
-            r = measure(args, num_envs, device, f"{tmp}/{num_envs}")
-            phases = "  ".join(f"{k} {v:.1f}" for k, v in r["phases_ms"].items() if k != "rollout")
-            print(f"{num_envs:>9} {r['train_batch_size']:>9} {r['env_steps_per_s']:>12,.0f} "
-                  f"{r['iteration_ms']:>9.1f} | {phases}", flush=True)  # fmt: skip
-            results.append(r)
+            base = None
+            for n in num_gpus:
+                run_dir = f"{tmp}/{num_envs}x{n}"
+                if n == 1:
+                    r = measure(args, num_envs, device, run_dir)
+                else:
+                    r = measure_distributed(args, num_envs, n, device, run_dir)
+                if n == 1:
+                    base = r
+                elif base is not None:
+                    scaling.append({
+                        "num_envs": num_envs, "num_gpus": n,
+                        "scaling": r["env_steps_per_s"] / base["env_steps_per_s"],
+                        "target": SCALING_TARGET_PER_GPU * n,
+                        "replica_max_param_diff": r["replica_max_param_diff"],
+                    })  # fmt: skip
+                print(format_row(r, base if n > 1 else None), flush=True)
+                results.append(r)
+    for s in scaling:
+        verdict = "meets" if s["scaling"] >= s["target"] else "BELOW"
+        sync_note = "in sync" if s["replica_max_param_diff"] <= IN_SYNC else "DIFFER"
+        print(f"{s['num_envs']} envs/GPU, {s['num_gpus']} GPUs: scaling vs 1 GPU: "
+              f"{s['scaling']:.2f}x (target >= {s['target']:.1f}x: {verdict}); replicas "
+              f"{sync_note} (max |param diff| {s['replica_max_param_diff']:.3g})")  # fmt: skip
     if args.json:
-        meta = {
-            "env": args.env,
-            "device": device,
-            "hardware": hardware_name(device),
-            "args": vars(args),
-        }
-        Path(args.json).write_text(json.dumps({**meta, "results": results}, indent=2))
+        meta = {"env": args.env, "device": device, "hardware": hardware, "args": vars(args)}
+        out = {**meta, "results": results, "scaling": scaling}
+        Path(args.json).write_text(json.dumps(out, indent=2))
     return 0
 
 
