@@ -6,13 +6,14 @@ Launch convention: one block per environment and one thread per agent, i.e. grid
 CUDA C sources are compiled with ``nvcc -cubin -arch=sm_XY`` for the device's own
 architecture and cached in ``${AI_ECONOMIST_CACHE_DIR:-~/.cache/ai_economist}/cuda/<key>.cubin``
 where the key is the sha256 of the source text (every ``#include "..."`` file included), the
-``-D`` defines, the architecture, the flags and the nvcc version. pycuda is initialised with
-``pycuda.autoprimaryctx``, so it shares torch's primary context and kernels operate directly on
-torch tensors.
+``-D`` defines, the architecture, the flags and the nvcc version. pycuda is given the primary
+context of torch's current device (``use_torch_primary_context``), so it shares torch's context
+and kernels operate directly on torch tensors, on whichever GPU the process uses.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib
 import importlib.util
@@ -75,6 +76,38 @@ def _check_block(block, max_threads: int) -> None:
 _SCALAR_CODES = {np.dtype(np.uintp): "P"}
 
 
+_PUSHED_CONTEXTS: dict[int, Any] = {}
+
+
+def use_torch_primary_context(drv: ModuleType) -> None:
+    """Make the primary context of torch's current CUDA device pycuda's current context.
+
+    pycuda then shares torch's context (kernels work on torch tensors in place). This is the
+    device ``torch.cuda.current_device()`` names, not always device 0 as with
+    ``pycuda.autoprimaryctx``: a data-parallel process on ``cuda:1`` must launch its kernels on
+    GPU 1, where its tensors live.
+    """
+    import torch
+
+    index = torch.cuda.current_device()
+    drv.init()
+    current = drv.Context.get_current()
+    if current is not None and current.get_device().pci_bus_id() == drv.Device(index).pci_bus_id():
+        return
+    if index not in _PUSHED_CONTEXTS:
+        context = drv.Device(index).retain_primary_context()
+        _PUSHED_CONTEXTS[index] = context
+        atexit.register(_pop_context, context)
+    _PUSHED_CONTEXTS[index].push()
+
+
+def _pop_context(context: Any) -> None:
+    try:
+        context.pop()
+    except Exception:  # noqa: BLE001 - best effort at interpreter exit
+        pass
+
+
 class CUDAFunctionManager:
     """Loads CUDA C kernels through pycuda and launches them on torch tensors.
 
@@ -123,8 +156,7 @@ class CUDAFunctionManager:
     def load_cubin(self, cubin_path: str | os.PathLike) -> None:
         """Load a compiled cubin into torch's primary context."""
         drv = require_pycuda()
-        import pycuda.autoprimaryctx  # noqa: F401  (shares torch's context; never autoinit)
-
+        use_torch_primary_context(drv)
         max_threads = drv.Context.get_device().get_attribute(
             drv.device_attribute.MAX_THREADS_PER_BLOCK
         )
