@@ -51,12 +51,17 @@ def fixed_policy_sums(env) -> dict[str, float]:
 
 
 @torch.no_grad()
-def greedy_episode(models: dict, run_config: dict) -> float:
-    """Planner episode reward sum of the greedy policies on one env (numpy backend, CPU)."""
+def greedy_episode(models: dict, run_config: dict, summary: bool = False) -> float:
+    """Planner episode reward sum of the greedy policies on one env (numpy backend, CPU).
+
+    With ``summary``, also prints what the greedy policies did: the states' mean stringency
+    level per 30 days and the planner's subsidy level per subsidy interval.
+    """
     env = foundation.make_env_instance("CovidAndEconomySimulation", **run_config["env"])
     wrapper = FoundationEnvWrapper(env, num_envs=1, env_backend="numpy")
     wrapper.reset_all_envs()
-    total = 0.0
+    sim = wrapper.backend.sim
+    total, levels, subsidies = 0.0, [], []
     for _ in range(wrapper.episode_length):
         for tag, model in models.items():
             logits, _ = model(wrapper.observations(tag))
@@ -65,16 +70,28 @@ def greedy_episode(models: dict, run_config: dict) -> float:
             )
         wrapper.step_all_envs()
         total += float(wrapper.rewards("p")[0, 0])
+        levels.append(float(np.mean(sim.stringency_level[0])))
+        subsidies.append(int(np.asarray(sim.subsidy_level).reshape(-1)[0]))
+    if summary:
+        monthly = [np.mean(levels[k : k + 30]) for k in range(0, len(levels), 30)]
+        subsidy = [c for c in run_config["env"]["components"] if "FederalGovernmentSubsidy" in c]
+        interval = (
+            subsidy[0]["FederalGovernmentSubsidy"].get("subsidy_interval", 90) if subsidy else 90
+        )
+        print("greedy states, mean stringency level per 30 days: "
+              + " ".join(f"{v:.1f}" for v in monthly))  # fmt: skip
+        print("greedy planner, subsidy level per interval: "
+              + " ".join(str(subsidies[k]) for k in range(0, len(subsidies), interval)))  # fmt: skip
     return total
 
 
-def greedy_now(trainer: Trainer, config: dict) -> float:
+def greedy_now(trainer: Trainer, config: dict, summary: bool = False) -> float:
     """Greedy planner reward sum of CPU copies of the trainer's current models."""
     models = {
         tag: copy.deepcopy(policy.model).to("cpu").eval()
         for tag, policy in trainer.policies.items()
     }
-    return greedy_episode(models, config)
+    return greedy_episode(models, config, summary)
 
 
 def main() -> None:
@@ -137,7 +154,7 @@ def main() -> None:
     print("greedy curve (iteration, env-steps, planner reward sum):")
     for it, steps, score in greedy_curve:
         print(f"   {it}, {steps}, {score:.2f}")
-    results = {"trained planner (greedy)": greedy_now(trainer, config), **fixed}
+    results = {"trained planner (greedy)": greedy_now(trainer, config, summary=True), **fixed}
     for name, total in results.items():
         print(f"{name:45s} planner reward sum {total:9.2f}")
     verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"

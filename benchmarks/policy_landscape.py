@@ -1,0 +1,86 @@
+"""How good can a fixed policy be? A grid of simple uniform policies on the training config.
+
+    python benchmarks/policy_landscape.py [--top 10]
+
+Every state follows the same schedule: stringency level ``close`` for the first ``days`` days,
+then level ``open``; the planner keeps one subsidy level throughout.  All schedules of the grid
+run side by side as one batch of the float64 array model (``CovidSimulation``) on the
+540-day training configuration (``run_configs/covid_and_economy_environment.yaml``), and the
+script prints the best schedules by the planner's episode reward sum and by the states' mean
+episode reward sum, next to the three fixed policies of the learning check
+(``learning_vs_fixed_policies.py``).  It shows how much room there is above those baselines
+for a trained policy.  CPU only, about 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ai_economist import foundation  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
+from ai_economist.training.config import default_config_path, load_yaml  # noqa: E402
+
+CLOSE_LEVELS = (4, 5, 6, 7, 8, 9, 10)
+CLOSE_DAYS = (0, 60, 120, 150, 180, 210, 240, 300, 360, 540)
+OPEN_LEVELS = (1, 2, 3, 4, 5)
+SUBSIDY_LEVELS = (0, 5, 10, 20)
+BASELINES = {
+    "all open, no subsidy": (1, 0, 1, 0),
+    "all closed, full subsidy": (10, 540, 10, 20),
+    "closed 180 days, then open, no subsidy": (10, 180, 1, 0),
+}
+
+
+def evaluate(env, schedules: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planner and mean state episode reward sums of (close, days, open, subsidy) schedules."""
+    sim = CovidSimulation(env.params, env.component_params(), len(schedules))
+    close, days, open_, subsidy = (schedules[:, k] for k in range(4))
+    planner = np.zeros(len(schedules))
+    states = np.zeros(len(schedules))
+    for t in range(1, env.episode_length + 1):
+        level = np.where(t <= days, close, open_)
+        agent_rewards, planner_rewards = sim.step(
+            np.repeat(level[:, None], env.params.num_agents, axis=1), subsidy.copy()
+        )
+        planner += planner_rewards
+        states += agent_rewards.mean(axis=1)
+    return planner, states
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--top", type=int, default=10, help="schedules to list per ranking")
+    args = parser.parse_args(argv)
+    config = load_yaml(default_config_path("covid_and_economy_environment"))
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
+    grid = list(itertools.product(CLOSE_LEVELS, CLOSE_DAYS, OPEN_LEVELS, SUBSIDY_LEVELS))
+    schedules = np.array(grid + list(BASELINES.values()), dtype=np.int64)
+    start = time.perf_counter()
+    planner, states = evaluate(env, schedules)
+    print(f"{len(schedules)} schedules x {env.episode_length} days in "
+          f"{time.perf_counter() - start:.1f} s (float64 array model, CPU)")  # fmt: skip
+    header = f"{'close level':>11} {'for days':>8} {'then level':>10} {'subsidy':>7} | {'planner':>8} {'states':>8}"
+
+    def show(k: int, name: str = "") -> None:
+        c, d, o, s = schedules[k]
+        print(f"{c:>11} {d:>8} {o:>10} {s:>7} | {planner[k]:8.2f} {states[k]:8.2f}  {name}")
+
+    for title, key in (("planner reward sum", planner), ("states' mean reward sum", states)):
+        print(f"\nbest {args.top} schedules by the {title}:\n{header}")
+        for k in np.argsort(-key[: len(grid)])[: args.top]:
+            show(int(k))
+    print(f"\nthe fixed policies of the learning check:\n{header}")
+    for i, name in enumerate(BASELINES):
+        show(len(grid) + i, name)
+
+
+if __name__ == "__main__":
+    main()
