@@ -230,3 +230,45 @@ def test_100k_envs(name, published):
     del backend  # free the ~10 GiB before the next backend's run
     garbage_collector.collect()
     torch.cuda.empty_cache()
+
+
+_ON_DEVICE_SCRIPT = """
+import sys, numpy as np, torch
+sys.path.insert(0, {tests_dir!r})
+from test_gpu_backends import configuration
+from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+torch.cuda.set_device({index})
+params, comps = configuration(60)
+backend = CovidGpuBackend(params, comps, 16, backend="pycuda", fused_step=True)
+assert backend.tensor("rewards_p").device == torch.device("cuda", {index})
+gen = torch.Generator(device="cuda").manual_seed(0)
+backend.tensor("sampled_actions_a").random_(1, 11, generator=gen)
+backend.tensor("sampled_actions_p").random_(0, 21, generator=gen)
+total = np.zeros(16)
+for _ in range(60):
+    backend.step()
+    total += backend.pull("rewards_p")[:, 0]
+np.save({out!r}, total)
+"""
+
+
+def test_pycuda_backend_runs_on_the_process_gpu(tmp_path):
+    """A process on cuda:1 (as a data-parallel rank) launches its kernels on GPU 1, with the
+    same results as on GPU 0 (pycuda used to take device 0's context: illegal address)."""
+    require("pycuda")
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 CUDA GPUs")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    totals = []
+    for index in (0, 1):
+        out = tmp_path / f"gpu{index}.npy"
+        script = _ON_DEVICE_SCRIPT.format(
+            tests_dir=str(Path(__file__).parent), index=index, out=str(out)
+        )
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        totals.append(np.load(out))
+    np.testing.assert_array_equal(totals[0], totals[1])
