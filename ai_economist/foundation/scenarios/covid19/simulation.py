@@ -8,90 +8,21 @@ axis more); ``step`` takes integer actions and returns the rewards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19 import dynamics, observations
+from ai_economist.foundation.scenarios.covid19.component_params import (  # noqa: F401 (re-exported)
+    ComponentParams,
+    component_params_from_config,
+    real_world_subsidy_levels,
+)
 from ai_economist.foundation.scenarios.covid19.params import CovidParams
+from ai_economist.foundation.scenarios.covid19.simulation_components import ComponentSteps
 
 
-@dataclass
-class ComponentParams:
-    """Constants of the three COVID-19 components (see ``covid19_components.py``)."""
-
-    action_cooldown_period: int = 28
-    num_subsidy_levels: int = 20
-    subsidy_interval: int = 90
-    max_daily_subsidy_per_state: np.ndarray | None = None  # (A,) $
-    first_delivery_step: int = 0
-    delivery_interval: int = 1
-    num_vaccines_per_delivery: np.ndarray | None = None  # (A,)
-    daily_vaccines_per_million_people: float = 4500.0
-    observe_rate: bool = False
-
-
-def component_params_from_config(
-    params: CovidParams,
-    *,
-    action_cooldown_period: int = 28,
-    num_subsidy_levels: int = 20,
-    subsidy_interval: int = 90,
-    max_annual_subsidy_per_person: float = 20000.0,
-    daily_vaccines_per_million_people: float = 4500.0,
-    delivery_interval: int = 1,
-    vaccine_delivery_start_date: str = "2020-12-22",
-    observe_rate: bool = False,
-) -> ComponentParams:
-    """Derive the component constants the same way the Foundation components do."""
-    from ai_economist.foundation.scenarios.covid19.params import parse_date
-
-    start = parse_date(vaccine_delivery_start_date, "%Y-%m-%d", "vaccine_delivery_start_date")
-    return ComponentParams(
-        action_cooldown_period=action_cooldown_period,
-        num_subsidy_levels=num_subsidy_levels,
-        subsidy_interval=subsidy_interval,
-        max_daily_subsidy_per_state=params.population * max_annual_subsidy_per_person / 365.0,
-        first_delivery_step=(start - params.start_date).days,
-        delivery_interval=delivery_interval,
-        num_vaccines_per_delivery=np.floor(
-            delivery_interval * params.population / 1e6 * daily_vaccines_per_million_people
-        ),
-        daily_vaccines_per_million_people=daily_vaccines_per_million_people,
-        observe_rate=observe_rate,
-    )
-
-
-def real_world_subsidy_levels(
-    params: CovidParams,
-    num_subsidy_levels: int,
-    subsidy_interval: int,
-    max_annual_subsidy_per_person: float,
-) -> np.ndarray:
-    """Subsidy level of every step 0..episode_length in real-world-policy mode.
-
-    Each real payment becomes round(amount / amount_per_level) levels, applied with the
-    original's one-day lag and spread over the next ``subsidy_interval`` days; overlapping
-    payments add up.
-    """
-    amount_per_level = (
-        params.us_population
-        * max_annual_subsidy_per_person
-        / num_subsidy_levels
-        * subsidy_interval
-        / 365.0
-    )
-    levels = np.zeros(params.episode_length + 1, dtype=np.int64)
-    for row in np.nonzero(params.real_subsidy)[0]:
-        first_step = row - params.start_date_index + 1
-        lo, hi = max(first_step, 1), min(first_step + subsidy_interval, params.episode_length + 1)
-        if lo < hi:
-            levels[lo:hi] += int(np.round(params.real_subsidy[row] / amount_per_level))
-    return levels
-
-
-class CovidSimulation:
+class CovidSimulation(ComponentSteps):
     """``num_envs`` COVID-19 & economy environments with the agent axis last."""
 
     # Every per-env state array (leading axis = env); ``reset_envs`` restores these.
@@ -128,7 +59,7 @@ class CovidSimulation:
         components: ComponentParams,
         num_envs: int = 1,
         use_real_world_policies: bool = False,
-        real_world_subsidy_levels: np.ndarray | None = None,
+        real_world_subsidy_levels: np.ndarray | None = None,  # noqa: F811 (the function is re-exported)
     ) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
@@ -284,127 +215,6 @@ class CovidSimulation:
         ):
             cached = self._modulation_views = (mods, tuple(m.reshape(()) for m in mods))
         return cached[1]
-
-    def step_open_close(self, agent_actions: np.ndarray, action_cooldown_period: int) -> None:
-        """``ControlUSStateOpenCloseStatus``: set each state's stringency level for this step."""
-        p, t = self.params, self._clock()
-        if self.use_real_world_policies:  # the original applies the real policy one day late
-            level = p.real_policy_row(p.start_date_index + t - 1)
-            self.stringency_level = np.broadcast_to(level, self.stringency_level.shape).copy()
-            return
-        if self.num_envs == 1:
-            agent_actions = _one_env(agent_actions, p.num_agents)
-        self.stringency_level, self.cooldown_until = dynamics.open_close_step(
-            agent_actions,
-            self.stringency_level,
-            self.cooldown_until,
-            t,
-            action_cooldown_period,
-            p.num_stringency_levels,
-        )
-
-    def step_subsidy(
-        self,
-        planner_actions: np.ndarray,
-        subsidy_interval: int,
-        num_subsidy_levels: int,
-        max_daily_subsidy_per_state: np.ndarray,
-    ) -> None:
-        """``FederalGovernmentSubsidy``: the planner's level and each state's subsidy today."""
-        if self.use_real_world_policies:
-            self.subsidy_level = self.real_subsidy_levels[self.timestep]
-        else:
-            self.subsidy_level = dynamics.subsidy_step(
-                planner_actions, self.subsidy_level, self._clock(), subsidy_interval
-            )
-        if self.num_envs == 1:
-            # The amounts depend on the level only: with read-only constants (as the
-            # Foundation component passes), the previous read-only array is reused while
-            # the level stays the same (it changes at most once per subsidy interval).
-            level, cached = int(self.subsidy_level[0]), self._subsidy_cache
-            if (
-                cached is not None
-                and cached[0] == level
-                and cached[1] == num_subsidy_levels
-                and cached[2] is max_daily_subsidy_per_state
-                and self.subsidy is cached[3]
-            ):
-                return
-            self.subsidy = dynamics.subsidy_amounts(
-                self.subsidy_level.reshape(()),
-                num_subsidy_levels,
-                _as_row(max_daily_subsidy_per_state),
-            )
-            self._subsidy_cache = None
-            if _is_constant_row(max_daily_subsidy_per_state, self.params.num_agents):
-                self.subsidy.flags.writeable = False
-                self._subsidy_cache = (
-                    level,
-                    num_subsidy_levels,
-                    max_daily_subsidy_per_state,
-                    self.subsidy,
-                )
-        else:
-            self.subsidy = dynamics.subsidy_amounts(
-                self.subsidy_level, num_subsidy_levels, max_daily_subsidy_per_state
-            )
-
-    def step_vaccination(
-        self,
-        first_delivery_step: int,
-        delivery_interval: int,
-        num_vaccines_per_delivery: np.ndarray,
-    ) -> None:
-        """``VaccinationCampaign``: deliver today's vaccines into ``vaccines_available``."""
-        t = self._clock()
-        if self.num_envs == 1:
-            delivered = self._delivery_table(
-                t, first_delivery_step, delivery_interval, num_vaccines_per_delivery
-            )
-            if delivered is not None:
-                self.vaccines_available = self.vaccines_available + delivered
-                return
-            num_vaccines_per_delivery = _as_row(num_vaccines_per_delivery)
-        self.vaccines_available = self.vaccines_available + dynamics.vaccination_step(
-            t, first_delivery_step, delivery_interval, num_vaccines_per_delivery
-        )
-
-    def _delivery_table(
-        self, t, first_delivery_step: int, delivery_interval: int, per_delivery: np.ndarray
-    ) -> np.ndarray | None:
-        """``vaccination_step`` of step ``t`` (1, A) from a table of every step of the episode,
-        evaluated at once; only for constant deliveries (a read-only (A,) array owning its
-        data, as the Foundation component passes), else None."""
-        steps = self.params.episode_length + 1
-        if (
-            not isinstance(t, int)
-            or not 0 <= t < steps
-            or not _is_constant_row(per_delivery, self.params.num_agents)
-        ):
-            return None
-        cached = self._delivery_cache
-        if (
-            cached is None
-            or cached[0] != (first_delivery_step, delivery_interval)
-            or cached[1] is not per_delivery
-        ):
-            table = dynamics.vaccination_step(
-                np.arange(steps)[:, None], first_delivery_step, delivery_interval, per_delivery
-            )  # (steps, 1, A)
-            cached = (first_delivery_step, delivery_interval), per_delivery, table
-            self._delivery_cache = cached
-        return cached[2][t]
-
-    def step_components(self, agent_actions: np.ndarray, planner_actions: np.ndarray) -> None:
-        """The three components in the order of the published configuration."""
-        c = self.components
-        self.step_open_close(agent_actions, c.action_cooldown_period)
-        self.step_subsidy(
-            planner_actions, c.subsidy_interval, c.num_subsidy_levels, c.max_daily_subsidy_per_state
-        )
-        self.step_vaccination(
-            c.first_delivery_step, c.delivery_interval, c.num_vaccines_per_delivery
-        )
 
     def step_scenario(self) -> None:
         """SIR, unemployment and economy for step ``self.timestep`` (uses up the vaccines)."""
@@ -583,32 +393,6 @@ class CovidSimulation:
         planner = np.ones((e, 1, 1 + c.num_subsidy_levels), dtype=np.float32)
         planner[:, 0, 1:] = dynamics.subsidy_action_mask(t, c.subsidy_interval)[:, None]
         return agent, planner
-
-
-def _one_env(values, size: int) -> np.ndarray:
-    """One env's (1, size) values from a (1, size) or (size,) array (or a broadcastable value)."""
-    values = np.asarray(values)
-    if values.shape == (1, size):
-        return values
-    if values.shape == (size,):
-        return values.reshape(1, size)
-    return np.broadcast_to(values, (1, size))
-
-
-def _is_constant_row(values, size: int) -> bool:
-    """Whether ``values`` is a read-only (size,) array owning its data (so it cannot change)."""
-    return (
-        isinstance(values, np.ndarray)
-        and values.shape == (size,)
-        and values.base is None
-        and not values.flags.writeable
-    )
-
-
-def _as_row(values: np.ndarray) -> np.ndarray:
-    """A (1, A) view of a per-state (A,) constant (other shapes are returned as they are)."""
-    values = np.asarray(values)
-    return values.reshape(1, -1) if values.ndim == 1 else values
 
 
 def dynamics_filter(history: np.ndarray, conv_lambdas: np.ndarray) -> np.ndarray:
