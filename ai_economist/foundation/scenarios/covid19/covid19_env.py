@@ -20,6 +20,13 @@ from ai_economist.foundation.base.base_component import BaseComponent
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
 from ai_economist.foundation.base.observations import filled
 from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
+from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
+    check_components,
+    check_fraction,
+    check_non_negative,
+    check_normalization,
+    check_real_world_lengths,
+)
 from ai_economist.foundation.scenarios.covid19.observations import one_env_scenario_fields
 from ai_economist.foundation.scenarios.covid19.params import build_params
 from ai_economist.foundation.scenarios.covid19.simulation import (
@@ -58,23 +65,6 @@ COMPONENT_NAMES = (
     "FederalGovernmentSubsidy",
     "VaccinationCampaign",
 )
-
-
-def _check_fraction(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
-    return float(value)
-
-
-def _check_non_negative(name: str, value: float, upper: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if value < 0 or (upper is not None and value >= upper):
-        bound = ">= 0" if upper is None else f"in [0, {upper})"
-        raise ValueError(f"{name} must be {bound}, got {value}")
-    return float(value)
 
 
 @scenario_registry.add
@@ -138,26 +128,28 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             self.calibration,
             episode_length=self.episode_length,
             start_date=start_date,
-            pop_between_age_18_65=_check_fraction("pop_between_age_18_65", pop_between_age_18_65),
-            infection_too_sick_to_work_rate=_check_fraction(
+            pop_between_age_18_65=check_fraction("pop_between_age_18_65", pop_between_age_18_65),
+            infection_too_sick_to_work_rate=check_fraction(
                 "infection_too_sick_to_work_rate", infection_too_sick_to_work_rate
             ),
-            risk_free_interest_rate=_check_non_negative(
+            risk_free_interest_rate=check_non_negative(
                 "risk_free_interest_rate", risk_free_interest_rate
             ),
-            economic_reward_crra_eta=_check_non_negative(
+            economic_reward_crra_eta=check_non_negative(
                 "economic_reward_crra_eta", economic_reward_crra_eta, 20
             ),
-            health_priority_scaling_agents=_check_non_negative(
+            health_priority_scaling_agents=check_non_negative(
                 "health_priority_scaling_agents", health_priority_scaling_agents
             ),
-            health_priority_scaling_planner=_check_non_negative(
+            health_priority_scaling_planner=check_non_negative(
                 "health_priority_scaling_planner", health_priority_scaling_planner
             ),
-            reward_normalization_factor=self._check_normalization(reward_normalization_factor),
+            reward_normalization_factor=check_normalization(reward_normalization_factor),
         )
-        self._check_real_world_lengths()
-        self._check_components()
+        check_real_world_lengths(
+            self.params, self.episode_length, self.use_real_world_policies, self.use_real_world_data
+        )
+        check_components(self._components_dict, self.params)
         self.world.covid_params = self.params
         self.world.use_real_world_policies = self.use_real_world_policies
         self.world.simulation = CovidSimulation(
@@ -169,44 +161,6 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         )
         self.us_state_population = self.params.population.astype(np.int64)
         self.us_population = self.params.us_population
-
-    # ------------------------------------------------------------------ checks
-    @staticmethod
-    def _check_normalization(value: float) -> float:
-        value = _check_non_negative("reward_normalization_factor", value)
-        if value == 0:
-            raise ValueError("reward_normalization_factor must be > 0, got 0")
-        return value
-
-    def _check_real_world_lengths(self) -> None:
-        p = self.params
-        days_left = len(p.real_policy) - p.start_date_index
-        if self.use_real_world_policies and self.episode_length > days_left:
-            raise ValueError(
-                f"use_real_world_policies needs episode_length <= {days_left} (real policies end "
-                f"{days_left} days after start_date), got {self.episode_length}"
-            )
-        if self.use_real_world_data:
-            keys = ("susceptible", "infected", "recovered", "deaths", "vaccinated", "unemployed")
-            rows = np.stack([p.real_world_data[k] for k in keys])
-            finite = np.all(np.isfinite(rows), axis=(0, 2))[p.start_date_index :]
-            valid = int(np.argmin(finite)) if not finite.all() else len(finite)
-            if self.episode_length > valid - 1:
-                raise ValueError(
-                    f"use_real_world_data needs episode_length <= {valid - 1} from start_date "
-                    f"(the real data has gaps after that), got {self.episode_length}"
-                )
-
-    def _check_components(self) -> None:
-        open_close = self._components_dict.get("ControlUSStateOpenCloseStatus")
-        if (
-            open_close is not None
-            and open_close.num_stringency_levels != self.params.num_stringency_levels
-        ):
-            raise ValueError(
-                "ControlUSStateOpenCloseStatus: n_stringency_levels must equal the calibration's "
-                f"NUM_STRINGENCY_LEVELS={self.params.num_stringency_levels}, got {open_close.num_stringency_levels}"
-            )
 
     def _real_subsidy_levels(self) -> np.ndarray | None:
         subsidy = self._components_dict.get("FederalGovernmentSubsidy")
@@ -251,7 +205,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             ("unemployment", unemployment, sim.unemployment_modulation),
         ):
             if value is not None:
-                target[:] = _check_non_negative(name, value)
+                target[:] = check_non_negative(name, value)
 
     # ------------------------------------------------------------------ reset
     def reset_starting_layout(self):
