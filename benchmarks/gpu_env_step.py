@@ -2,6 +2,7 @@
 
     python benchmarks/gpu_env_step.py [--num_envs 60 1200 10000 100000]
         [--backends pycuda numba] [--modes fused per_component] [--steps 540] [--episode]
+        [--actions fixed_random|noop] [--define COVID_FUSED_TARGET_WARPS=32]
 
 For each backend, step mode and number of envs: builds ``CovidGpuBackend`` with the published
 configuration, warms up (compilation, caches), resets, then times ``--steps`` consecutive
@@ -9,6 +10,10 @@ configuration, warms up (compilation, caches), resets, then times ``--steps`` co
 (x52: 51 states + the planner), from the wall clock around the loop (torch.cuda.synchronize
 before and after) and from CUDA events (GPU time).  ``--episode`` also calls
 ``reset_done()`` after every step, as a training loop does, and times whole episodes.
+
+Actions: by default every state asks for its own random level (drawn once), so each state
+changes level at every cooldown end and the action masks flip as in training; ``--actions
+noop`` keeps every level.  ``--define`` passes nvcc defines to the CUDA C kernels (pycuda).
 
 Targets on one H200 (pycuda backend): >= 1.2e7 env-steps/s at 1,200 envs and >= 1e8
 env-steps/s at 100,000 envs.
