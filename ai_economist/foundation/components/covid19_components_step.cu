@@ -25,10 +25,19 @@ __device__ __forceinline__ float open_close_action_mask(int t, int cooldown_unti
   return t >= cooldown_until ? 1.0f : 0.0f;
 }
 
+// State i's policy indicator in the agent and planner observations.
+__device__ __forceinline__ void put_open_close_observations(const CovidData* __restrict__ d,
+                                                            float* obs_stage, int env, int i,
+                                                            int level) {
+  const float indicator = (float)level / NUM_STRINGENCY_LEVELS;
+  if (OBS_A_POLICY_INDICATORS >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_POLICY_INDICATORS, indicator);
+  if (OBS_P_POLICY_INDICATORS >= 0) d->observations_p[obs_p_at(env, OBS_P_POLICY_INDICATORS + i)] = indicator;
+}
+
 // Writes agent i's "non-NO-OP actions allowed" flag to allowed[i] (shared memory); the
 // caller stores the whole mask with flush_action_mask_a after a __syncthreads().
 __device__ void open_close_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
-                                       float* obs_stage, float* allowed) {
+                                       float* allowed) {
   if (tid >= NUM_AGENTS) return;  // no __syncthreads() in this body
   const long long ai = agent_at(env, tid);
   int level;
@@ -42,9 +51,7 @@ __device__ void open_close_kernel_body(const CovidData* __restrict__ d, int env,
     d->cooldown_until[ai] = cooldown;
   }
   d->stringency_level[ai] = level;
-  const float indicator = (float)level / NUM_STRINGENCY_LEVELS;
-  if (OBS_A_POLICY_INDICATORS >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_POLICY_INDICATORS, indicator);
-  if (OBS_P_POLICY_INDICATORS >= 0) d->observations_p[obs_p_at(env, OBS_P_POLICY_INDICATORS + tid)] = indicator;
+  put_open_close_observations(d, nullptr, env, tid, level);
   allowed[tid] = USE_REAL_WORLD_POLICIES ? 1.0f : open_close_action_mask(t, cooldown);
 }
 
@@ -62,22 +69,40 @@ __device__ __forceinline__ float subsidy_action_mask(int t) {
   return (t % SUBSIDY_INTERVAL == 0) ? 1.0f : 0.0f;
 }
 
-__device__ void subsidy_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
-                                    float* obs_stage) {
+// The subsidy level and the time until the next decision, in agent i's / the planner's
+// observations.
+__device__ __forceinline__ float subsidy_level_observation(int level) {
+  return (float)level / NUM_SUBSIDY_LEVELS;
+}
+
+__device__ __forceinline__ float t_until_next_subsidy(int t) {
+  return (float)(SUBSIDY_INTERVAL - t % SUBSIDY_INTERVAL) / SUBSIDY_INTERVAL;
+}
+
+__device__ __forceinline__ void put_subsidy_agent_observations(const CovidData* __restrict__ d,
+                                                               float* obs_stage, int env, int i,
+                                                               int t, int level) {
+  if (OBS_A_CURRENT_SUBSIDY_LEVEL >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_CURRENT_SUBSIDY_LEVEL, subsidy_level_observation(level));
+  if (OBS_A_T_UNTIL_NEXT_SUBSIDY >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_T_UNTIL_NEXT_SUBSIDY, t_until_next_subsidy(t));
+}
+
+__device__ __forceinline__ void put_subsidy_planner_observations(const CovidData* __restrict__ d,
+                                                                 int env, int t, int level) {
+  if (OBS_P_CURRENT_SUBSIDY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_CURRENT_SUBSIDY_LEVEL)] = subsidy_level_observation(level);
+  if (OBS_P_T_UNTIL_NEXT_SUBSIDY >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_SUBSIDY)] = t_until_next_subsidy(t);
+}
+
+__device__ void subsidy_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
   const int level = USE_REAL_WORLD_POLICIES
                         ? d->real_subsidy_levels[real_policy_row(t)]
                         : subsidy_step(d->sampled_actions_p[env], d->subsidy_level[env], t);
   __syncthreads();  // every thread has read the previous level before the planner writes
-  const float level_obs = (float)level / NUM_SUBSIDY_LEVELS;
-  const float until_next = (float)(SUBSIDY_INTERVAL - t % SUBSIDY_INTERVAL) / SUBSIDY_INTERVAL;
   if (tid < NUM_AGENTS) {
     d->subsidy[agent_at(env, tid)] = subsidy_amounts(level, d->max_daily_subsidy_per_state[tid]);
-    if (OBS_A_CURRENT_SUBSIDY_LEVEL >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_CURRENT_SUBSIDY_LEVEL, level_obs);
-    if (OBS_A_T_UNTIL_NEXT_SUBSIDY >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_T_UNTIL_NEXT_SUBSIDY, until_next);
+    put_subsidy_agent_observations(d, nullptr, env, tid, t, level);
   } else if (tid == COVID_PLANNER) {
     d->subsidy_level[env] = level;
-    if (OBS_P_CURRENT_SUBSIDY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_CURRENT_SUBSIDY_LEVEL)] = level_obs;
-    if (OBS_P_T_UNTIL_NEXT_SUBSIDY >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_SUBSIDY)] = until_next;
+    put_subsidy_planner_observations(d, env, t, level);
   }
   const float allowed = subsidy_action_mask(t);
   for (int j = tid; j < NUM_ACTIONS_P; j += blockDim.x) {
@@ -100,18 +125,29 @@ __device__ __forceinline__ float time_until_next_vaccines(int t) {
   return (float)(DELIVERY_INTERVAL - (t + 1) % DELIVERY_INTERVAL) / DELIVERY_INTERVAL;
 }
 
-__device__ void vaccination_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
-                                        float* obs_stage) {
-  const float until_next = time_until_next_vaccines(t);
-  const float rate = t >= FIRST_DELIVERY_STEP ? DAILY_VACCINES_PER_MILLION_PEOPLE / 1e6f : 0.0f;
+__device__ __forceinline__ float next_vaccination_rate(int t) {
+  return t >= FIRST_DELIVERY_STEP ? DAILY_VACCINES_PER_MILLION_PEOPLE / 1e6f : 0.0f;
+}
+
+__device__ __forceinline__ void put_vaccination_agent_observations(
+    const CovidData* __restrict__ d, float* obs_stage, int env, int i, int t) {
+  if (OBS_A_T_UNTIL_NEXT_VACCINES >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_T_UNTIL_NEXT_VACCINES, time_until_next_vaccines(t));
+  if (OBS_A_NEXT_VACCINATION_RATE >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_NEXT_VACCINATION_RATE, next_vaccination_rate(t));
+}
+
+__device__ __forceinline__ void put_vaccination_planner_observations(
+    const CovidData* __restrict__ d, int env, int t) {
+  if (OBS_P_T_UNTIL_NEXT_VACCINES >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_VACCINES)] = time_until_next_vaccines(t);
+  if (OBS_P_NEXT_VACCINATION_RATE >= 0) d->observations_p[obs_p_at(env, OBS_P_NEXT_VACCINATION_RATE)] = next_vaccination_rate(t);
+}
+
+__device__ void vaccination_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t) {
   if (tid < NUM_AGENTS) {
     const long long ai = agent_at(env, tid);
     d->vaccines_available[ai] += vaccination_step(t, d->num_vaccines_per_delivery[tid]);
-    if (OBS_A_T_UNTIL_NEXT_VACCINES >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_T_UNTIL_NEXT_VACCINES, until_next);
-    if (OBS_A_NEXT_VACCINATION_RATE >= 0) put_obs_a(d, obs_stage, env, tid, OBS_A_NEXT_VACCINATION_RATE, rate);
+    put_vaccination_agent_observations(d, nullptr, env, tid, t);
   } else if (tid == COVID_PLANNER) {
-    if (OBS_P_T_UNTIL_NEXT_VACCINES >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_VACCINES)] = until_next;
-    if (OBS_P_NEXT_VACCINATION_RATE >= 0) d->observations_p[obs_p_at(env, OBS_P_NEXT_VACCINATION_RATE)] = rate;
+    put_vaccination_planner_observations(d, env, t);
   }
 }
 
@@ -119,19 +155,19 @@ __device__ void vaccination_kernel_body(const CovidData* __restrict__ d, int env
 extern "C" __global__ void CudaControlUSStateOpenCloseStatusStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
   __shared__ float s_allowed[NUM_AGENTS];
-  open_close_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), nullptr, s_allowed);
+  open_close_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), s_allowed);
   __syncthreads();
   flush_action_mask_a(d, s_allowed, env, threadIdx.x);
 }
 
 extern "C" __global__ void CudaFederalGovernmentSubsidyStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
-  subsidy_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), nullptr);
+  subsidy_kernel_body(d, env, threadIdx.x, step_being_computed(d, env));
 }
 
 extern "C" __global__ void CudaVaccinationCampaignStep(const CovidData* __restrict__ d) {
   const int env = blockIdx.x;
-  vaccination_kernel_body(d, env, threadIdx.x, step_being_computed(d, env), nullptr);
+  vaccination_kernel_body(d, env, threadIdx.x, step_being_computed(d, env));
 }
 
 #endif  // AI_ECONOMIST_COVID19_COMPONENTS_STEP_CU_

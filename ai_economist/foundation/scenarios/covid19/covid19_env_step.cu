@@ -129,68 +129,47 @@ __device__ __forceinline__ void planner_indices(float sum_new_deaths, float sum_
   *economic = min_max_normalization(e, MIN_PLANNER_ECONOMIC, MAX_PLANNER_ECONOMIC);
 }
 
-// ------------------------------------------------------------------ kernel bodies
-// filters: the env's (NUM_AGENTS, NUM_FILTERS) filter states in shared memory (load_filter_state
-// before, store_filter_state after, each behind a __syncthreads()); obs_stage: see put_obs_a.
-// Agent threads return today's new deaths, post-subsidy productivity and subsidy (the reward's
-// inputs) through *out_new_deaths, *out_postsubsidy, *out_subsidy.
-__device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
-                                     float* filters_stage, float* obs_stage,
-                                     float* out_new_deaths, float* out_postsubsidy,
-                                     float* out_subsidy) {
-  if (tid == COVID_PLANNER) {
-    if (OBS_P_TIME >= 0) d->observations_p[obs_p_at(env, OBS_P_TIME)] = (float)t / EPISODE_LENGTH;
-  }
-  if (tid >= NUM_AGENTS) return;  // no __syncthreads() in this body
-  const int i = tid;
-  const long long ai = agent_at(env, i);
-  const float population = d->population[i];
-  const float vaccines = d->vaccines_available[ai];
-  d->vaccines_available[ai] = 0.0f;
-  const float s = d->susceptible[ai], inf = d->infected[ai], r = d->recovered[ai];
-  const float v = d->vaccinated[ai], previous_deaths = d->deaths[ai];
-  float new_s, new_i, new_r, new_v, deaths, beta;
-  sir_step(s, inf, r, v, vaccines, (float)history_row(d, env, i, t - BETA_DELAY),
-           d->beta_intercepts[i], d->beta_slopes[i], d->beta_intercept_modulation[env],
-           d->beta_slope_modulation[env], population, &new_s, &new_i, &new_r, &new_v, &deaths,
-           &beta);
-  const float new_deaths = new_deaths_step(t, inf, r, v, previous_deaths);
+// ------------------------------------------------------------------ shared step parts
+// The pieces of one state's step that the per-component kernels and the fused kernel share
+// (same operations on the same values, so both paths stay bit-identical).
+
+// Stores today's SIR outputs of state ai.
+__device__ __forceinline__ void store_sir_state(const CovidData* __restrict__ d, long long ai,
+                                                float new_deaths, float new_s, float new_i,
+                                                float new_r, float new_v, float deaths) {
   d->new_deaths[ai] = new_deaths;
   d->susceptible[ai] = new_s;
   d->infected[ai] = new_i;
   d->recovered[ai] = new_r;
   d->vaccinated[ai] = new_v;
   d->deaths[ai] = deaths;
+}
 
-  // Stringency history (ring buffer) and the recursive unemployment filters.
-  const int level = d->stringency_level[ai];
-  const int dropped = history_row(d, env, i, t - FILTER_LEN) - history_row(d, env, i, t - FILTER_LEN - 1);
-  const int new_delta = level - history_row(d, env, i, t - 1);
-  d->stringency_history[history_at(env, t, i)] = (signed char)level;
+// Updates state i's filters, staged in shared memory (filters_stage: the env's
+// (NUM_AGENTS, NUM_FILTERS) block), and returns the unemployed count.
+__device__ __forceinline__ float staged_unemployment_step(const CovidData* __restrict__ d,
+                                                          float* filters_stage, int env, int i,
+                                                          int new_delta, int dropped_delta,
+                                                          float population) {
   float filters[NUM_FILTERS];
   float* state = filters_stage + i * NUM_FILTERS;
 #pragma unroll
   for (int k = 0; k < NUM_FILTERS; ++k) filters[k] = state[k];
-  unemployment_filter_update(filters, new_delta, dropped, d->filter_decay, d->window_decay);
+  unemployment_filter_update(filters, new_delta, dropped_delta, d->filter_decay, d->window_decay);
 #pragma unroll
   for (int k = 0; k < NUM_FILTERS; ++k) state[k] = filters[k];
-  const float unemployed = unemployment_step(filters, d->filter_weights + i * NUM_FILTERS,
-                                             d->unemployment_bias[i],
-                                             d->unemployment_modulation[env], population);
-  d->unemployed[ai] = unemployed;
-  const float productivity = economy_step(population, new_i, deaths, unemployed);
-  const float subsidy = d->subsidy[ai];
-  const float postsubsidy = productivity + subsidy;
-  d->productivity[ai] = productivity;
-  d->postsubsidy_productivity[ai] = postsubsidy;
-  *out_new_deaths = new_deaths;
-  *out_postsubsidy = postsubsidy;
-  *out_subsidy = subsidy;
+  return unemployment_step(filters, d->filter_weights + i * NUM_FILTERS, d->unemployment_bias[i],
+                           d->unemployment_modulation[env], population);
+}
 
-  // Observations. world-agent_index (a one-hot) is constant: it is written once by the
-  // initial values and restored by every reset, never by a step kernel.
+// State i's scenario observations (world-agent_index, a constant one-hot, is written by the
+// initial values and every reset, never by a step). obs_stage: see put_obs_a.
+__device__ __forceinline__ void put_scenario_observations(
+    const CovidData* __restrict__ d, float* obs_stage, int env, int i, int t, float population,
+    float new_s, float new_i, float new_r, float deaths, float new_v, float unemployed,
+    float postsubsidy, int lagged_obs_level) {
   const float post_obs = postsubsidy / d->maximum_productivity[i];
-  const float lagged_obs = (float)history_row(d, env, i, t - BETA_DELAY + 1) / NUM_STRINGENCY_LEVELS;
+  const float lagged_obs = (float)lagged_obs_level / NUM_STRINGENCY_LEVELS;
   const float state6[6] = {new_s, new_i, new_r, deaths, new_v, unemployed};
   if (OBS_A_AGENT_STATE >= 0) {
 #pragma unroll
@@ -205,6 +184,81 @@ __device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, i
   if (OBS_A_LAGGED_STRINGENCY_LEVEL >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_LAGGED_STRINGENCY_LEVEL, lagged_obs);
   if (OBS_P_LAGGED_STRINGENCY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_LAGGED_STRINGENCY_LEVEL + i)] = lagged_obs;
   if (OBS_A_TIME >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_TIME, (float)t / EPISODE_LENGTH);
+}
+
+__device__ __forceinline__ void put_planner_time_observation(const CovidData* __restrict__ d,
+                                                             int env, int t) {
+  if (OBS_P_TIME >= 0) d->observations_p[obs_p_at(env, OBS_P_TIME)] = (float)t / EPISODE_LENGTH;
+}
+
+// State i's reward of today; health_index/economic_index: the sums before today.
+__device__ __forceinline__ void store_agent_reward(const CovidData* __restrict__ d, long long ai,
+                                                   int i, float health_index,
+                                                   float economic_index, float new_deaths,
+                                                   float postsubsidy) {
+  float health, economic;
+  agent_indices(d, i, new_deaths, postsubsidy, &health, &economic);
+  d->health_index[ai] = health_index + health;
+  d->economic_index[ai] = economic_index + economic;
+  d->rewards_a[ai] =
+      get_rew(health, economic, d->agent_health_weightage[i]) / REWARD_NORMALIZATION_FACTOR;
+}
+
+// The planner's reward of today from the sums over the states.
+__device__ __forceinline__ void store_planner_reward(const CovidData* __restrict__ d, int env,
+                                                     float health_index, float economic_index,
+                                                     float sum_new_deaths, float sum_postsubsidy,
+                                                     float sum_subsidy) {
+  float health, economic;
+  planner_indices(sum_new_deaths, sum_postsubsidy, sum_subsidy, &health, &economic);
+  d->planner_health_index[env] = health_index + health;
+  d->planner_economic_index[env] = economic_index + economic;
+  d->rewards_p[env] = get_rew(health, economic, PLANNER_HEALTH_WEIGHTAGE) / REWARD_NORMALIZATION_FACTOR;
+}
+
+// ------------------------------------------------------------------ kernel bodies
+// filters_stage: the env's filter states in shared memory (load_filter_state before,
+// store_filter_state after, each behind a __syncthreads()). Agent threads return today's new
+// deaths, post-subsidy productivity and subsidy (the reward's inputs) through *out_new_deaths,
+// *out_postsubsidy, *out_subsidy.
+__device__ void scenario_kernel_body(const CovidData* __restrict__ d, int env, int tid, int t,
+                                     float* filters_stage, float* out_new_deaths,
+                                     float* out_postsubsidy, float* out_subsidy) {
+  if (tid == COVID_PLANNER) put_planner_time_observation(d, env, t);
+  if (tid >= NUM_AGENTS) return;  // no __syncthreads() in this body
+  const int i = tid;
+  const long long ai = agent_at(env, i);
+  const float population = d->population[i];
+  const float vaccines = d->vaccines_available[ai];
+  d->vaccines_available[ai] = 0.0f;
+  const float s = d->susceptible[ai], inf = d->infected[ai], r = d->recovered[ai];
+  const float v = d->vaccinated[ai], previous_deaths = d->deaths[ai];
+  float new_s, new_i, new_r, new_v, deaths, beta;
+  sir_step(s, inf, r, v, vaccines, (float)history_row(d, env, i, t - BETA_DELAY),
+           d->beta_intercepts[i], d->beta_slopes[i], d->beta_intercept_modulation[env],
+           d->beta_slope_modulation[env], population, &new_s, &new_i, &new_r, &new_v, &deaths,
+           &beta);
+  const float new_deaths = new_deaths_step(t, inf, r, v, previous_deaths);
+  store_sir_state(d, ai, new_deaths, new_s, new_i, new_r, new_v, deaths);
+
+  // Stringency history (ring buffer) and the recursive unemployment filters.
+  const int level = d->stringency_level[ai];
+  const int dropped = history_row(d, env, i, t - FILTER_LEN) - history_row(d, env, i, t - FILTER_LEN - 1);
+  const int new_delta = level - history_row(d, env, i, t - 1);
+  d->stringency_history[history_at(env, t, i)] = (signed char)level;
+  const float unemployed =
+      staged_unemployment_step(d, filters_stage, env, i, new_delta, dropped, population);
+  d->unemployed[ai] = unemployed;
+  const float productivity = economy_step(population, new_i, deaths, unemployed);
+  const float subsidy = d->subsidy[ai];
+  const float postsubsidy = productivity + subsidy;
+  d->productivity[ai] = productivity;
+  d->postsubsidy_productivity[ai] = postsubsidy;
+  *out_new_deaths = new_deaths;
+  *out_postsubsidy = postsubsidy;
+  *out_subsidy = subsidy;
+  put_scenario_observations(d, nullptr, env, i, t, population, new_s, new_i, new_r, deaths, new_v,
+                            unemployed, postsubsidy, history_row(d, env, i, t - BETA_DELAY + 1));
 }
 
 // Sums *a, *b, *c over the block's threads in a fixed order: a shuffle tree inside each warp,
@@ -255,20 +309,13 @@ __device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int
                                    float new_deaths, float postsubsidy, float subsidy) {
   if (tid < NUM_AGENTS) {
     const long long ai = agent_at(env, tid);
-    float health, economic;
-    agent_indices(d, tid, new_deaths, postsubsidy, &health, &economic);
-    d->health_index[ai] += health;
-    d->economic_index[ai] += economic;
-    d->rewards_a[ai] =
-        get_rew(health, economic, d->agent_health_weightage[tid]) / REWARD_NORMALIZATION_FACTOR;
+    store_agent_reward(d, ai, tid, d->health_index[ai], d->economic_index[ai], new_deaths,
+                       postsubsidy);
   }
   block_sum3(tid, &new_deaths, &postsubsidy, &subsidy);
   if (tid == COVID_PLANNER) {
-    float health, economic;
-    planner_indices(new_deaths, postsubsidy, subsidy, &health, &economic);
-    d->planner_health_index[env] += health;
-    d->planner_economic_index[env] += economic;
-    d->rewards_p[env] = get_rew(health, economic, PLANNER_HEALTH_WEIGHTAGE) / REWARD_NORMALIZATION_FACTOR;
+    store_planner_reward(d, env, d->planner_health_index[env], d->planner_economic_index[env],
+                         new_deaths, postsubsidy, subsidy);
   }
 }
 
@@ -289,7 +336,7 @@ extern "C" __global__ void CudaCovidAndEconomySimulationStep(const CovidData* __
   load_filter_state(d, s_filters, env, tid);
   __syncthreads();
   float new_deaths, postsubsidy, subsidy;
-  scenario_kernel_body(d, env, tid, step_being_computed(d, env), s_filters, nullptr, &new_deaths,
+  scenario_kernel_body(d, env, tid, step_being_computed(d, env), s_filters, &new_deaths,
                        &postsubsidy, &subsidy);
   __syncthreads();
   store_filter_state(d, s_filters, env, tid);

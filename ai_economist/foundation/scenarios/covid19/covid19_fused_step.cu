@@ -1,11 +1,11 @@
 // The fused COVID-19 step: the three components, the scenario and the rewards of one env in
 // one launch (grid = num_envs, block = NUM_THREADS = NUM_AGENTS + 1).
 //
-// It calls the same device functions as the per-component kernels (open_close_step,
-// subsidy_step, subsidy_amounts, vaccination_step, sir_step, new_deaths_step,
-// unemployment_filter_update, unemployment_step, economy_step, agent_indices,
-// planner_indices, get_rew, block_sum3), in the same order on the same values, so both paths
-// give bit-identical results (tested). What differs is only the memory schedule:
+// It calls the same device functions as the per-component kernels (the model functions
+// open_close_step ... get_rew, and the shared step parts: the put_*_observations writers,
+// store_sir_state, staged_unemployment_step, store_agent_reward, store_planner_reward,
+// block_sum3), in the same order on the same values, so both paths give bit-identical results
+// (tested). What differs is only the memory schedule:
 //
 // * load everything first: every global value the step reads is loaded before anything is
 //   stored, so all loads of a thread are in flight together (two dependent rounds: the
@@ -115,9 +115,7 @@ __device__ void fused_agent_step(const CovidData* __restrict__ d, int env, int i
     if (cooldown != in.cooldown_until) d->cooldown_until[ai] = cooldown;
   }
   if (level != in.previous_level || first_step) d->stringency_level[ai] = level;
-  const float indicator = (float)level / NUM_STRINGENCY_LEVELS;
-  if (OBS_A_POLICY_INDICATORS >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_POLICY_INDICATORS, indicator);
-  if (OBS_P_POLICY_INDICATORS >= 0) d->observations_p[obs_p_at(env, OBS_P_POLICY_INDICATORS + i)] = indicator;
+  put_open_close_observations(d, obs_stage, env, i, level);
   const float allowed = USE_REAL_WORLD_POLICIES ? 1.0f : open_close_action_mask(t, cooldown);
   const float allowed_before =
       USE_REAL_WORLD_POLICIES ? 1.0f : open_close_action_mask(t - 1, in.cooldown_until);
@@ -130,15 +128,10 @@ __device__ void fused_agent_step(const CovidData* __restrict__ d, int env, int i
   // FederalGovernmentSubsidy (the level is the block's; the planner thread stores it)
   const float subsidy = subsidy_amounts(subsidy_level, d->max_daily_subsidy_per_state[i]);
   if (subsidy_changed || first_step) d->subsidy[ai] = subsidy;
-  const float level_obs = (float)subsidy_level / NUM_SUBSIDY_LEVELS;
-  const float until_subsidy = (float)(SUBSIDY_INTERVAL - t % SUBSIDY_INTERVAL) / SUBSIDY_INTERVAL;
-  if (OBS_A_CURRENT_SUBSIDY_LEVEL >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_CURRENT_SUBSIDY_LEVEL, level_obs);
-  if (OBS_A_T_UNTIL_NEXT_SUBSIDY >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_T_UNTIL_NEXT_SUBSIDY, until_subsidy);
+  put_subsidy_agent_observations(d, obs_stage, env, i, t, subsidy_level);
   // VaccinationCampaign
   const float vaccines = in.vaccines + vaccination_step(t, d->num_vaccines_per_delivery[i]);
-  const float rate = t >= FIRST_DELIVERY_STEP ? DAILY_VACCINES_PER_MILLION_PEOPLE / 1e6f : 0.0f;
-  if (OBS_A_T_UNTIL_NEXT_VACCINES >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_T_UNTIL_NEXT_VACCINES, time_until_next_vaccines(t));
-  if (OBS_A_NEXT_VACCINATION_RATE >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_NEXT_VACCINATION_RATE, rate);
+  put_vaccination_agent_observations(d, obs_stage, env, i, t);
   // The scenario: SIR, unemployment, economy (the step uses up the day's vaccines)
   if (in.vaccines != 0.0f) d->vaccines_available[ai] = 0.0f;
   const float population = d->population[i];
@@ -149,54 +142,21 @@ __device__ void fused_agent_step(const CovidData* __restrict__ d, int env, int i
            &new_i, &new_r, &new_v, &deaths, &beta);
   const float new_deaths =
       new_deaths_step(t, in.infected, in.recovered, in.vaccinated, in.previous_deaths);
-  d->new_deaths[ai] = new_deaths;
-  d->susceptible[ai] = new_s;
-  d->infected[ai] = new_i;
-  d->recovered[ai] = new_r;
-  d->vaccinated[ai] = new_v;
-  d->deaths[ai] = deaths;
+  store_sir_state(d, ai, new_deaths, new_s, new_i, new_r, new_v, deaths);
   d->stringency_history[history_at(env, t, i)] = (signed char)level;
-  float filters[NUM_FILTERS];
-  float* state = filters_stage + i * NUM_FILTERS;
-#pragma unroll
-  for (int k = 0; k < NUM_FILTERS; ++k) filters[k] = state[k];
-  unemployment_filter_update(filters, level - in.previous_day_level, in.window_new - in.window_old,
-                             d->filter_decay, d->window_decay);
-#pragma unroll
-  for (int k = 0; k < NUM_FILTERS; ++k) state[k] = filters[k];
   const float unemployed =
-      unemployment_step(filters, d->filter_weights + i * NUM_FILTERS, d->unemployment_bias[i],
-                        d->unemployment_modulation[env], population);
+      staged_unemployment_step(d, filters_stage, env, i, level - in.previous_day_level,
+                               in.window_new - in.window_old, population);
   d->unemployed[ai] = unemployed;
   const float productivity = economy_step(population, new_i, deaths, unemployed);
   const float postsubsidy = productivity + subsidy;
   d->productivity[ai] = productivity;
   d->postsubsidy_productivity[ai] = postsubsidy;
-  // Scenario observations
-  const float post_obs = postsubsidy / d->maximum_productivity[i];
+  // Scenario observations and the agent's reward
   const int lagged_obs_level = BETA_DELAY > 1 ? in.lagged_obs_level : level;
-  const float lagged_obs = (float)lagged_obs_level / NUM_STRINGENCY_LEVELS;
-  const float state6[6] = {new_s, new_i, new_r, deaths, new_v, unemployed};
-  if (OBS_A_AGENT_STATE >= 0) {
-#pragma unroll
-    for (int k = 0; k < 6; ++k) put_obs_a(d, obs_stage, env, i, OBS_A_AGENT_STATE + k, state6[k] / population);
-  }
-  if (OBS_P_AGENT_STATE >= 0) {
-#pragma unroll
-    for (int k = 0; k < 6; ++k) d->observations_p[obs_p_at(env, OBS_P_AGENT_STATE + k * NUM_AGENTS + i)] = state6[k] / population;
-  }
-  if (OBS_A_POSTSUBSIDY_PRODUCTIVITY >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_POSTSUBSIDY_PRODUCTIVITY, post_obs);
-  if (OBS_P_POSTSUBSIDY_PRODUCTIVITY >= 0) d->observations_p[obs_p_at(env, OBS_P_POSTSUBSIDY_PRODUCTIVITY + i)] = post_obs;
-  if (OBS_A_LAGGED_STRINGENCY_LEVEL >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_LAGGED_STRINGENCY_LEVEL, lagged_obs);
-  if (OBS_P_LAGGED_STRINGENCY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_LAGGED_STRINGENCY_LEVEL + i)] = lagged_obs;
-  if (OBS_A_TIME >= 0) put_obs_a(d, obs_stage, env, i, OBS_A_TIME, (float)t / EPISODE_LENGTH);
-  // The agent's reward
-  float health, economic;
-  agent_indices(d, i, new_deaths, postsubsidy, &health, &economic);
-  d->health_index[ai] = in.health_index + health;
-  d->economic_index[ai] = in.economic_index + economic;
-  d->rewards_a[ai] =
-      get_rew(health, economic, d->agent_health_weightage[i]) / REWARD_NORMALIZATION_FACTOR;
+  put_scenario_observations(d, obs_stage, env, i, t, population, new_s, new_i, new_r, deaths,
+                            new_v, unemployed, postsubsidy, lagged_obs_level);
+  store_agent_reward(d, ai, i, in.health_index, in.economic_index, new_deaths, postsubsidy);
   *new_deaths_out = new_deaths;
   *postsubsidy_out = postsubsidy;
   *subsidy_out = subsidy;
@@ -208,16 +168,11 @@ __device__ void fused_planner_step(const CovidData* __restrict__ d, int env, int
                                    float economic_index, float sum_new_deaths,
                                    float sum_postsubsidy, float sum_subsidy) {
   if (subsidy_changed) d->subsidy_level[env] = subsidy_level;
-  if (OBS_P_CURRENT_SUBSIDY_LEVEL >= 0) d->observations_p[obs_p_at(env, OBS_P_CURRENT_SUBSIDY_LEVEL)] = (float)subsidy_level / NUM_SUBSIDY_LEVELS;
-  if (OBS_P_T_UNTIL_NEXT_SUBSIDY >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_SUBSIDY)] = (float)(SUBSIDY_INTERVAL - t % SUBSIDY_INTERVAL) / SUBSIDY_INTERVAL;
-  if (OBS_P_T_UNTIL_NEXT_VACCINES >= 0) d->observations_p[obs_p_at(env, OBS_P_T_UNTIL_NEXT_VACCINES)] = time_until_next_vaccines(t);
-  if (OBS_P_NEXT_VACCINATION_RATE >= 0) d->observations_p[obs_p_at(env, OBS_P_NEXT_VACCINATION_RATE)] = t >= FIRST_DELIVERY_STEP ? DAILY_VACCINES_PER_MILLION_PEOPLE / 1e6f : 0.0f;
-  if (OBS_P_TIME >= 0) d->observations_p[obs_p_at(env, OBS_P_TIME)] = (float)t / EPISODE_LENGTH;
-  float health, economic;
-  planner_indices(sum_new_deaths, sum_postsubsidy, sum_subsidy, &health, &economic);
-  d->planner_health_index[env] = health_index + health;
-  d->planner_economic_index[env] = economic_index + economic;
-  d->rewards_p[env] = get_rew(health, economic, PLANNER_HEALTH_WEIGHTAGE) / REWARD_NORMALIZATION_FACTOR;
+  put_subsidy_planner_observations(d, env, t, subsidy_level);
+  put_vaccination_planner_observations(d, env, t);
+  put_planner_time_observation(d, env, t);
+  store_planner_reward(d, env, health_index, economic_index, sum_new_deaths, sum_postsubsidy,
+                       sum_subsidy);
 }
 
 // ------------------------------------------------------------------ the kernel
