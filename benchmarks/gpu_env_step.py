@@ -32,23 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 TARGETS = {1200: 1.2e7, 100_000: 1e8}  # env-steps/s, pycuda backend
 
 
-def published_config(episode_length: int = 540):
-    from ai_economist.datasets.covid19 import load_calibration
-    from ai_economist.foundation.scenarios.covid19.params import build_params
-    from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
-
-    params = build_params(
-        load_calibration(),
-        episode_length=episode_length,
-        health_priority_scaling_agents=0.3,
-        health_priority_scaling_planner=0.45,
-    )
-    comps = component_params_from_config(
-        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
-    )
-    return params, comps
-
-
 def time_steps(backend, steps: int, with_reset: bool) -> tuple[float, float]:
     """(wall seconds, GPU seconds) of ``steps`` steps (plus ``reset_done`` after each)."""
     import torch
@@ -143,10 +126,12 @@ def main(argv=None) -> None:
 
     import torch
 
+    from ai_economist.foundation.scenarios.covid19.configs import published_model
+
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA GPU visible to torch: this benchmark needs one")
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
-    params, comps = published_config()
+    params, comps = published_model()
     print(
         f"published config: {params.num_agents} states + planner, episode {params.episode_length}"
         f" days; timed {args.steps} steps after {args.warmup} warm-up steps; actions {args.actions}"

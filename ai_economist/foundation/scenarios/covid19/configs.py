@@ -61,3 +61,26 @@ def env_config(base: dict = TRAINING_ENV_CONFIG, **overrides) -> dict:
     config.pop("scenario_name", None)
     config.update(overrides)
     return config
+
+
+def published_model(episode_length: int = 540, m_a: float = 0.3, m_p: float = 0.45):
+    """``(CovidParams, ComponentParams)`` of the array model for the published components and
+    the packaged calibration: ``episode_length`` days, health priority scalings ``m_a`` (states)
+    and ``m_p`` (planner). The training run uses the defaults; the tutorial 405, 1 and 1."""
+    from ai_economist.datasets.covid19 import load_calibration
+    from ai_economist.foundation.scenarios.covid19.params import build_params
+    from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
+
+    params = build_params(
+        load_calibration(),
+        episode_length=episode_length,
+        health_priority_scaling_agents=m_a,
+        health_priority_scaling_planner=m_p,
+    )
+    vaccination = PUBLISHED_COMPONENTS[2]["VaccinationCampaign"]
+    comps = component_params_from_config(
+        params,
+        daily_vaccines_per_million_people=vaccination["daily_vaccines_per_million_people"],
+        vaccine_delivery_start_date=vaccination["vaccine_delivery_start_date"],
+    )
+    return params, comps

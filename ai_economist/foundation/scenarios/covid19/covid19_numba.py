@@ -35,19 +35,15 @@ from ai_economist.foundation.components.covid19_components_numba import (
     component_device_functions,
     observation_offsets,
 )
-from ai_economist.foundation.scenarios.covid19.gpu_state import covid_state_fields
+from ai_economist.foundation.scenarios.covid19.gpu_state import (
+    FUSED_KERNEL,
+    STEP_KERNELS,
+    covid_state_fields,
+)
 from ai_economist.warp_drive.errors import require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
 
-STEP_KERNELS = (
-    "CudaControlUSStateOpenCloseStatusStep",
-    "CudaFederalGovernmentSubsidyStep",
-    "CudaVaccinationCampaignStep",
-    "CudaCovidAndEconomySimulationStep",
-    "CudaComputeReward",
-)
-FUSED_KERNEL = "CudaCovidStepFused"
 
 # Arrays each kernel body uses (by declared name); the kernels pass them through.
 _BODY_ARGS = {

@@ -30,15 +30,8 @@ from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
 from ai_economist.warp_drive.env_state import check_keys, checked_array
 from ai_economist.warp_drive.errors import cudasim_enabled
 
-STEP_KERNELS = (
-    "CudaControlUSStateOpenCloseStatusStep",
-    "CudaFederalGovernmentSubsidyStep",
-    "CudaVaccinationCampaignStep",
-    "CudaCovidAndEconomySimulationStep",
-    "CudaComputeReward",
-)
-FUSED_KERNEL = "CudaCovidStepFused"
-RESET_KERNEL = "CudaCovidResetEnvs"
+STEP_KERNELS, FUSED_KERNEL = gpu_state.STEP_KERNELS, gpu_state.FUSED_KERNEL
+RESET_KERNEL = gpu_state.RESET_KERNEL
 ALIASES = {"history": "stringency_history", "timestep": "_timestep_", "done": "_done_"}
 
 

@@ -27,6 +27,17 @@ from ai_economist.foundation.scenarios.covid19.observations import ObservationLa
 from ai_economist.foundation.scenarios.covid19.params import NUM_DAYS_IN_AN_YEAR, CovidParams
 from ai_economist.warp_drive.state import StateField, StateSpec
 
+#: Kernel names, the same in CUDA C and Numba: the per-component step (launched in this
+#: order), the fused step and the device reset (CUDA C; Numba resets through the runtime).
+STEP_KERNELS = (
+    "CudaControlUSStateOpenCloseStatusStep",
+    "CudaFederalGovernmentSubsidyStep",
+    "CudaVaccinationCampaignStep",
+    "CudaCovidAndEconomySimulationStep",
+    "CudaComputeReward",
+)
+FUSED_KERNEL = "CudaCovidStepFused"
+RESET_KERNEL = "CudaCovidResetEnvs"
 #: Built-in per-env arrays that the ``CUDADataManager`` creates itself.
 BUILTIN_FIELDS = ("_done_", "_timestep_")
 #: Per-env end-of-episode metrics recorded by the device reset of done envs.

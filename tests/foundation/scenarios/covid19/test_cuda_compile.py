@@ -18,14 +18,7 @@ from ai_economist.foundation.scenarios.covid19.simulation import (
 from ai_economist.warp_drive.errors import find_nvcc
 from ai_economist.warp_drive.state import parse_kernel_parameters
 
-STEP_KERNELS = (
-    "CudaControlUSStateOpenCloseStatusStep",
-    "CudaFederalGovernmentSubsidyStep",
-    "CudaVaccinationCampaignStep",
-    "CudaCovidAndEconomySimulationStep",
-    "CudaComputeReward",
-    "CudaCovidStepFused",
-)
+STEP_KERNELS = (*gpu_state.STEP_KERNELS, gpu_state.FUSED_KERNEL)
 SOURCES = (
     gpu_codegen.SOURCE_DIR / "covid19_build.cu",
     gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",

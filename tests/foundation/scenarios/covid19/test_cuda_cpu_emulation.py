@@ -15,12 +15,10 @@ torch = pytest.importorskip("torch")
 
 from cuda_cpu_emulation import EmulatedCudaBackend, compiler_problem  # noqa: E402
 
-from ai_economist.datasets.covid19 import load_calibration  # noqa: E402
 from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.params import build_params  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
     CovidSimulation,
-    component_params_from_config,
     real_world_subsidy_levels,
 )
 
@@ -33,19 +31,6 @@ def build_dir(tmp_path_factory):
     if problem:
         pytest.skip(problem)
     return tmp_path_factory.mktemp("covid19_cuda_emulation")
-
-
-def configuration(episode_length=540, m_a=0.3, m_p=0.45):
-    params = build_params(
-        load_calibration(),
-        episode_length=episode_length,
-        health_priority_scaling_agents=m_a,
-        health_priority_scaling_planner=m_p,
-    )
-    comps = component_params_from_config(
-        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
-    )
-    return params, comps
 
 
 def assert_reset_state(backend, envs) -> None:
@@ -61,7 +46,7 @@ def assert_reset_state(backend, envs) -> None:
 def test_cuda_kernels_full_published_episode(build_dir):
     """540 days, alternating the five per-component kernels and the fused kernel."""
     mode = "alternate"
-    params, comps = configuration()
+    params, comps = published_model()
     backend = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
     sim = CovidSimulation(params, comps, NUM_ENVS)
     assert not gc.compare(backend, sim), "initial state differs"
@@ -77,7 +62,7 @@ def test_cuda_kernels_full_published_episode(build_dir):
 
 
 def test_cuda_reset_kernel_only_touches_done_envs(build_dir):
-    params, comps = configuration()
+    params, comps = published_model()
     backend = EmulatedCudaBackend(params, comps, 4, build_dir)
     sim = CovidSimulation(params, comps, 4)
     gc.run_and_compare(backend, sim, 30, np.random.default_rng(12), "fused")
@@ -96,7 +81,7 @@ def test_cuda_reset_kernel_only_touches_done_envs(build_dir):
 
 def test_cuda_real_world_policies_reproduce_the_original(build_dir):
     """The covid tutorial with real policies: planner reward sum 349.06 in the original."""
-    params, comps = configuration(405, m_a=1.0, m_p=1.0)
+    params, comps = published_model(405, m_a=1.0, m_p=1.0)
     levels = real_world_subsidy_levels(params, 20, 90, 20000)
     backend = EmulatedCudaBackend(params, comps, 1, build_dir, use_real_world_policies=True)
     sim = CovidSimulation(params, comps, 1, True, levels)
@@ -109,7 +94,7 @@ def test_cuda_real_world_policies_reproduce_the_original(build_dir):
 
 
 def test_cuda_parameter_modulations(build_dir):
-    params, comps = configuration()
+    params, comps = published_model()
     backend = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
     sim = CovidSimulation(params, comps, NUM_ENVS)
     values = np.array([[1.3, 0.7], [0.5, 1.2], [1.5, 0.8]])
@@ -127,7 +112,7 @@ def test_fused_kernel_equals_per_component_kernels_bit_for_bit(build_dir):
     observation stores, shuffle sums) changes no value: every device array is identical to
     the five per-component kernels' after every step, across a subsidy decision, cooldowns,
     the first vaccines and an episode end with a device reset."""
-    params, comps = configuration(episode_length=300)
+    params, comps = published_model(episode_length=300)
     fused = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
     split = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
     sim = CovidSimulation(params, comps, NUM_ENVS)

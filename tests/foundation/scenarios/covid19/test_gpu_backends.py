@@ -16,12 +16,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ai_economist.datasets.covid19 import load_calibration  # noqa: E402
 from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.params import build_params  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
     CovidSimulation,
-    component_params_from_config,
     real_world_subsidy_levels,
 )
 from ai_economist.warp_drive.errors import cudasim_enabled  # noqa: E402
@@ -54,23 +52,9 @@ def require(backend: str) -> None:
             pytest.skip("numba sees no CUDA GPU")
 
 
-def configuration(episode_length: int, m_a: float = 0.3, m_p: float = 0.45):
-    """The published training configuration (m_a, m_p = 1, 1 for the covid tutorial)."""
-    params = build_params(
-        load_calibration(),
-        episode_length=episode_length,
-        health_priority_scaling_agents=m_a,
-        health_priority_scaling_planner=m_p,
-    )
-    comps = component_params_from_config(
-        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
-    )
-    return params, comps
-
-
 @pytest.fixture(scope="module")
 def published():
-    return configuration(540)
+    return published_model(540)
 
 
 def make_backend(name, params, comps, num_envs, **kwargs):
@@ -173,7 +157,7 @@ def test_reset_done_only_touches_done_envs(name, published):
 def test_real_world_policy_mode_reproduces_the_original(name):
     """Real policies and subsidies over the tutorial's 405 days: the original's planner reward
     sum is 349.06 (see test_simulation_golden)."""
-    params, comps = configuration(405, m_a=1.0, m_p=1.0)  # the covid tutorial
+    params, comps = published_model(405, m_a=1.0, m_p=1.0)  # the covid tutorial
     levels = real_world_subsidy_levels(params, 20, 90, 20000)
     backend = make_backend(name, params, comps, 8, use_real_world_policies=True)
     np.testing.assert_array_equal(backend.pull("real_subsidy_levels"), levels)
@@ -233,12 +217,11 @@ def test_100k_envs(name, published):
 
 
 _ON_DEVICE_SCRIPT = """
-import sys, numpy as np, torch
-sys.path.insert(0, {tests_dir!r})
-from test_gpu_backends import configuration
+import numpy as np, torch
+from ai_economist.foundation.scenarios.covid19.configs import published_model
 from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
 torch.cuda.set_device({index})
-params, comps = configuration(60)
+params, comps = published_model(60)
 backend = CovidGpuBackend(params, comps, 16, backend="pycuda", fused_step=True)
 assert backend.tensor("rewards_p").device == torch.device("cuda", {index})
 gen = torch.Generator(device="cuda").manual_seed(0)
@@ -260,14 +243,11 @@ def test_pycuda_backend_runs_on_the_process_gpu(tmp_path):
         pytest.skip("needs 2 CUDA GPUs")
     import subprocess
     import sys
-    from pathlib import Path
 
     totals = []
     for index in (0, 1):
         out = tmp_path / f"gpu{index}.npy"
-        script = _ON_DEVICE_SCRIPT.format(
-            tests_dir=str(Path(__file__).parent), index=index, out=str(out)
-        )
+        script = _ON_DEVICE_SCRIPT.format(index=index, out=str(out))
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr[-3000:]
         totals.append(np.load(out))

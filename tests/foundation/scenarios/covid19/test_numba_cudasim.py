@@ -22,30 +22,15 @@ pytestmark = pytest.mark.skipif(
     "Numba's CUDA simulator on the CPU here",
 )
 
-from ai_economist.datasets.covid19 import load_calibration  # noqa: E402
 from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
 from ai_economist.foundation.scenarios.covid19 import gpu_state  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.params import build_params  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
     CovidSimulation,
-    component_params_from_config,
     real_world_subsidy_levels,
 )
 
 NUM_ENVS = 2
-
-
-def configuration(episode_length: int, **kwargs):
-    params = build_params(
-        load_calibration(),
-        episode_length=episode_length,
-        health_priority_scaling_agents=kwargs.pop("m_a", 0.3),
-        health_priority_scaling_planner=kwargs.pop("m_p", 0.45),
-    )
-    comps = component_params_from_config(
-        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
-    )
-    return params, comps
 
 
 def make_backend(params, comps, num_envs=NUM_ENVS, **kwargs):
@@ -77,12 +62,12 @@ def assert_reset_state(backend, envs) -> None:
 
 @pytest.fixture(scope="module")
 def short_config():
-    return configuration(60)
+    return published_model(60)
 
 
 @pytest.fixture(scope="module")
 def published_config():
-    return configuration(540)
+    return published_model(540)
 
 
 def test_full_short_episode_matches_simulation_then_resets(short_config):
@@ -149,7 +134,7 @@ def test_reset_done_resets_only_done_envs(short_config):
 
 def test_real_world_policy_mode(short_config):
     """Real policies with the one-day lag; real subsidies start on step 25 from 2020-03-22."""
-    params, comps = configuration(405)
+    params, comps = published_model(405)
     levels = real_world_subsidy_levels(params, 20, 90, 20000)
     rng = np.random.default_rng(5)
     sim = CovidSimulation(params, comps, NUM_ENVS, True, levels)
