@@ -17,37 +17,29 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ai_economist import foundation
 from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
 from ai_economist.training.config import default_config_path, load_run_config
 from ai_economist.training.training_script import build_env_wrapper, policy_tag_to_agent_id_map
 from ai_economist.warp_drive.training.models import greedy_masked
 from ai_economist.warp_drive.training.trainer import Trainer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from policy_landscape import BASELINES, evaluate  # noqa: E402
+
 
 def fixed_policy_sums(env) -> dict[str, float]:
-    """Planner episode reward sums of the fixed policies, on the array model (float64)."""
-    policies = {
-        "all open, no subsidy": lambda t: (1, 0),
-        "all closed, full subsidy": lambda t: (10, 20),
-        "closed 180 days, then open, no subsidy": lambda t: (10 if t <= 180 else 1, 0),
-    }
-    out = {}
-    for name, policy in policies.items():
-        sim = CovidSimulation(env.params, env.component_params(), 1)
-        total = 0.0
-        for t in range(1, env.episode_length + 1):
-            agent_action, planner_action = policy(t)
-            _, planner_reward = sim.step(np.full((1, 51), agent_action), np.array([planner_action]))
-            total += float(planner_reward[0])
-        out[name] = total
-    return out
+    """Planner episode reward sums of the fixed policies (``policy_landscape.BASELINES``), on
+    the array model (float64)."""
+    planner, _ = evaluate(env, np.array(list(BASELINES.values()), dtype=np.int64))
+    return {name: float(total) for name, total in zip(BASELINES, planner)}
 
 
 @torch.no_grad()
