@@ -9,7 +9,11 @@ run side by side as one batch of the float64 array model (``CovidSimulation``) o
 script prints the best schedules by the planner's episode reward sum and by the states' mean
 episode reward sum, next to the three fixed policies of the learning check
 (``learning_vs_fixed_policies.py``).  It shows how much room there is above those baselines
-for a trained policy.  CPU only, about 10 s.
+for a trained policy; then the states' best schedule at each subsidy level of the grid (their
+best response, within the grid); then any schedules given with ``--schedules`` (level 0 is the
+NO-OP action: the states keep their reset levels).  CPU only, about 10 s.
+
+    python benchmarks/policy_landscape.py --schedules 6,540,6,20 6,540,6,0 0,540,0,20
 """
 
 from __future__ import annotations
@@ -39,6 +43,21 @@ BASELINES = {
 }
 
 
+def parse_schedule(text: str) -> tuple[int, int, int, int]:
+    """``"close,days,open,subsidy"`` -> a schedule tuple (clear error for bad input)."""
+    parts = text.split(",")
+    if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
+        raise SystemExit(
+            f"--schedules: {text!r} is not CLOSE,DAYS,OPEN,SUBSIDY (four integers >= 0)"
+        )
+    close, days, open_, subsidy = (int(p) for p in parts)
+    if close > 10 or open_ > 10 or subsidy > 20:
+        raise SystemExit(
+            f"--schedules: {text!r}: levels are 0 (NO-OP) to 10, subsidy levels 0 to 20"
+        )
+    return close, days, open_, subsidy
+
+
 def evaluate(env, schedules: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Planner and mean state episode reward sums of (close, days, open, subsidy) schedules."""
     sim = CovidSimulation(env.params, env.component_params(), len(schedules))
@@ -58,11 +77,19 @@ def evaluate(env, schedules: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=10, help="schedules to list per ranking")
+    parser.add_argument(
+        "--schedules",
+        nargs="*",
+        default=[],
+        metavar="CLOSE,DAYS,OPEN,SUBSIDY",
+        help="extra schedules to evaluate (action 0 = NO-OP)",
+    )
     args = parser.parse_args(argv)
+    extra = [parse_schedule(text) for text in args.schedules]
     config = load_yaml(default_config_path("covid_and_economy_environment"))
     env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
     grid = list(itertools.product(CLOSE_LEVELS, CLOSE_DAYS, OPEN_LEVELS, SUBSIDY_LEVELS))
-    schedules = np.array(grid + list(BASELINES.values()), dtype=np.int64)
+    schedules = np.array(grid + list(BASELINES.values()) + extra, dtype=np.int64)
     start = time.perf_counter()
     planner, states = evaluate(env, schedules)
     print(f"{len(schedules)} schedules x {env.episode_length} days in "
@@ -77,9 +104,17 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nbest {args.top} schedules by the {title}:\n{header}")
         for k in np.argsort(-key[: len(grid)])[: args.top]:
             show(int(k))
+    print(f"\nthe states' best schedule at each subsidy level:\n{header}")
+    for level in SUBSIDY_LEVELS:
+        at_level = [k for k, row in enumerate(grid) if row[3] == level]
+        show(max(at_level, key=lambda k: states[k]))
     print(f"\nthe fixed policies of the learning check:\n{header}")
     for i, name in enumerate(BASELINES):
         show(len(grid) + i, name)
+    if extra:
+        print(f"\nschedules asked for:\n{header}")
+        for i in range(len(extra)):
+            show(len(grid) + len(BASELINES) + i)
 
 
 if __name__ == "__main__":
