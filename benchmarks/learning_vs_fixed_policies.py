@@ -43,11 +43,15 @@ def fixed_policy_sums(env) -> dict[str, float]:
 
 
 @torch.no_grad()
-def greedy_episode(models: dict, run_config: dict, summary: bool = False) -> float:
+def greedy_episode(
+    models: dict, run_config: dict, summary: bool = False, planner_level: int | None = None
+) -> float:
     """Planner episode reward sum of the greedy policies on one env (numpy backend, CPU).
 
     With ``summary``, also prints what the greedy policies did: the states' mean stringency
-    level per 30 days and the planner's subsidy level per subsidy interval.
+    level per 30 days and the planner's subsidy level per subsidy interval.  With
+    ``planner_level``, the planner picks that subsidy level at every decision instead of its
+    greedy action (the states stay greedy): how the trained states respond to subsidies.
     """
     env = foundation.make_env_instance("CovidAndEconomySimulation", **run_config["env"])
     wrapper = FoundationEnvWrapper(env, num_envs=1, env_backend="numpy")
@@ -60,6 +64,10 @@ def greedy_episode(models: dict, run_config: dict, summary: bool = False) -> flo
             wrapper.actions(tag).copy_(
                 greedy_masked(logits, wrapper.action_masks(tag)).to(torch.int32)
             )
+        if planner_level is not None:
+            allowed = wrapper.action_masks("p")[..., planner_level] > 0
+            actions = wrapper.actions("p")
+            actions.copy_(torch.where(allowed, planner_level, actions).to(actions.dtype))
         wrapper.step_all_envs()
         total += float(wrapper.rewards("p")[0, 0])
         levels.append(float(np.mean(sim.stringency_level[0])))
@@ -72,18 +80,30 @@ def greedy_episode(models: dict, run_config: dict, summary: bool = False) -> flo
         )
         print("greedy states, mean stringency level per 30 days: "
               + " ".join(f"{v:.1f}" for v in monthly))  # fmt: skip
-        print("greedy planner, subsidy level per interval: "
+        print(f"greedy {'planner' if planner_level is None else 'forced'}, subsidy level per interval: "
               + " ".join(str(subsidies[k]) for k in range(0, len(subsidies), interval)))  # fmt: skip
     return total
 
 
-def greedy_now(trainer: Trainer, config: dict, summary: bool = False) -> float:
-    """Greedy planner reward sum of CPU copies of the trainer's current models."""
-    models = {
+def cpu_models(trainer: Trainer) -> dict:
+    """CPU copies of the trainer's current models, in eval mode."""
+    return {
         tag: copy.deepcopy(policy.model).to("cpu").eval()
         for tag, policy in trainer.policies.items()
     }
-    return greedy_episode(models, config, summary)
+
+
+def greedy_now(trainer: Trainer, config: dict, summary: bool = False) -> float:
+    """Greedy planner reward sum of CPU copies of the trainer's current models."""
+    return greedy_episode(cpu_models(trainer), config, summary)
+
+
+def subsidy_response(models: dict, config: dict, levels=(0, 5, 10, 20)) -> None:
+    """Print the planner reward sum of the greedy states against fixed subsidy levels."""
+    print("greedy states against a fixed subsidy level (does the trained planner's choice pay?):")
+    for level in levels:
+        total = greedy_episode(models, config, summary=True, planner_level=level)
+        print(f"   subsidy level {level:2d}: planner reward sum {total:.2f}")
 
 
 def main() -> None:
@@ -97,6 +117,11 @@ def main() -> None:
         help="also evaluate the planner greedily every N minutes of training (0: only at the end)",
     )
     parser.add_argument("--results_dir", default="/tmp/learning_run", help="run directory")
+    parser.add_argument(
+        "--save_models",
+        default="",
+        help="write the final models' state dicts ({tag: state_dict}) to this file",
+    )
     parser.add_argument("overrides", nargs="*", help="run-config overrides, key.path=value")
     args = parser.parse_args()
     path = default_config_path("covid_and_economy_environment")
@@ -149,6 +174,11 @@ def main() -> None:
     results = {"trained planner (greedy)": greedy_now(trainer, config, summary=True), **fixed}
     for name, total in results.items():
         print(f"{name:45s} planner reward sum {total:9.2f}")
+    models = cpu_models(trainer)
+    subsidy_response(models, config)
+    if args.save_models:
+        torch.save({tag: m.state_dict() for tag, m in models.items()}, args.save_models)
+        print(f"final models written to {args.save_models}")
     verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"
     print(f"the trained planner {verdict} every fixed policy (best fixed {best_fixed:.2f})")
     trainer.graceful_close()
