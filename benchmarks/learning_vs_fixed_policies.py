@@ -171,16 +171,16 @@ def main() -> None:
     print("greedy curve (iteration, env-steps, planner reward sum):")
     for it, steps, score in greedy_curve:
         print(f"   {it}, {steps}, {score:.2f}")
-    results = {"trained planner (greedy)": greedy_now(trainer, config, summary=True), **fixed}
-    for name, total in results.items():
-        print(f"{name:45s} planner reward sum {total:9.2f}")
     models = cpu_models(trainer)
-    subsidy_response(models, config)
     if args.save_models:
         torch.save({tag: m.state_dict() for tag, m in models.items()}, args.save_models)
         print(f"final models written to {args.save_models}")
+    results = {"trained planner (greedy)": greedy_episode(models, config, summary=True), **fixed}
+    for name, total in results.items():
+        print(f"{name:45s} planner reward sum {total:9.2f}")
     verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"
     print(f"the trained planner {verdict} every fixed policy (best fixed {best_fixed:.2f})")
+    subsidy_response(models, config)
     trainer.graceful_close()
 
 
