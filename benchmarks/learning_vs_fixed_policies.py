@@ -1,15 +1,20 @@
 """Does a trained federal planner beat the fixed policies? (issue: learning check)
 
-    python benchmarks/learning_vs_fixed_policies.py --minutes 15 [key.path=value ...]
+    python benchmarks/learning_vs_fixed_policies.py --device cuda \
+        --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml --minutes 20
 
-Trains the published COVID-19 config (540 days, m_a 0.3, m_p 0.45, PPO, [256, 256] models)
-for at most ``--minutes`` of wall-clock time (more envs allowed through overrides), then
-evaluates the planner greedily (most likely allowed action for every state and the planner)
-on one env, and compares its episode reward sum with three fixed policies on the same config:
-all states open with no subsidy, all closed with full subsidy, closed 180 days then open.
-Prints the learning curve (mean planner episode reward of the sampled policies at each
-logging step), a greedy evaluation every ``--eval_every_minutes`` (included in the wall-clock
-budget) and the table.
+Trains a COVID-19 run config (default: the published one, 540 days, m_a 0.3, m_p 0.45, PPO,
+[256, 256] models; overrides as ``key.path=value``) until its ``num_episodes`` are done or
+``--minutes`` of wall-clock time have passed, then evaluates the planner greedily (most likely
+allowed action for every state and the planner) on one env, and compares its episode reward
+sum with three fixed policies on the same config: all states open with no subsidy, all closed
+with full subsidy, closed 180 days then open.  Prints the learning curve (mean planner episode
+reward of the sampled policies at each logging step), a greedy evaluation every
+``--eval_every_minutes`` (included in the wall-clock budget), the table, the verdict, and how
+the greedy states fare against each fixed subsidy level (does the planner's choice pay?).
+
+``--save_models FILE`` keeps the final models; ``--evaluate_models FILE`` evaluates such a
+file without training (on the CPU in seconds).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ai_economist import foundation
 from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
 from ai_economist.training.config import default_config_path, load_run_config
 from ai_economist.training.training_script import build_env_wrapper, policy_tag_to_agent_id_map
-from ai_economist.warp_drive.training.models import greedy_masked
+from ai_economist.warp_drive.training.models import build_model, greedy_masked
 from ai_economist.warp_drive.training.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -106,7 +111,7 @@ def subsidy_response(models: dict, config: dict, levels=(0, 5, 10, 20)) -> None:
         print(f"   subsidy level {level:2d}: planner reward sum {total:.2f}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=15.0, help="wall-clock training budget")
     parser.add_argument("--device", default="cuda")
@@ -116,20 +121,33 @@ def main() -> None:
         default=1.0,
         help="also evaluate the planner greedily every N minutes of training (0: only at the end)",
     )
+    parser.add_argument(
+        "--config",
+        default="",
+        help="run config (default: the published run_configs/covid_and_economy_environment.yaml)",
+    )
     parser.add_argument("--results_dir", default="/tmp/learning_run", help="run directory")
     parser.add_argument(
         "--save_models",
         default="",
         help="write the final models' state dicts ({tag: state_dict}) to this file",
     )
+    parser.add_argument(
+        "--evaluate_models",
+        default="",
+        help="train nothing: evaluate the models of a --save_models file greedily",
+    )
     parser.add_argument("overrides", nargs="*", help="run-config overrides, key.path=value")
-    args = parser.parse_args()
-    path = default_config_path("covid_and_economy_environment")
+    args = parser.parse_args(argv)
+    path = args.config or default_config_path("covid_and_economy_environment")
     config = load_run_config(path, [f"trainer.device={args.device}", *args.overrides])
     device = torch.device(args.device)
     env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
     fixed = fixed_policy_sums(env)
     best_fixed = max(fixed.values())
+    if args.evaluate_models:
+        report(load_models(args.evaluate_models, config), config, fixed)
+        return
     wrapper = build_env_wrapper(config, device)
     trainer = Trainer(
         wrapper,
@@ -175,13 +193,44 @@ def main() -> None:
     if args.save_models:
         torch.save({tag: m.state_dict() for tag, m in models.items()}, args.save_models)
         print(f"final models written to {args.save_models}")
+    report(models, config, fixed)
+    trainer.graceful_close()
+
+
+def report(models: dict, config: dict, fixed: dict[str, float]) -> None:
+    """The greedy evaluation against the fixed policies, the verdict and the subsidy response."""
+    best_fixed = max(fixed.values())
     results = {"trained planner (greedy)": greedy_episode(models, config, summary=True), **fixed}
     for name, total in results.items():
         print(f"{name:45s} planner reward sum {total:9.2f}")
     verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"
     print(f"the trained planner {verdict} every fixed policy (best fixed {best_fixed:.2f})")
     subsidy_response(models, config)
-    trainer.graceful_close()
+
+
+def load_models_shapes(config: dict) -> dict:
+    """Freshly initialised CPU models of the config's policies, sized from its env."""
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
+    wrapper = FoundationEnvWrapper(env, num_envs=1, env_backend="numpy")
+    wrapper.reset_all_envs()
+    return {
+        tag: build_model(
+            policy["model"],
+            wrapper.observations(tag).shape[-1],
+            wrapper.action_masks(tag).shape[-1],
+        )
+        for tag, policy in config["policy"].items()
+    }
+
+
+def load_models(path: str, config: dict) -> dict:
+    """CPU models (eval mode) of a ``--save_models`` file."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    models = load_models_shapes(config)
+    for tag, model in models.items():
+        model.load_state_dict(state[tag])
+        model.eval()
+    return models
 
 
 if __name__ == "__main__":

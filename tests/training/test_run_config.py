@@ -62,6 +62,35 @@ def test_demo_config_has_the_same_env_and_a_small_trainer():
     assert demo["policy"]["a"]["model"]["fc_dims"] == [64, 64]
 
 
+def differences(a: dict, b: dict, prefix: str = "") -> dict[str, tuple]:
+    """Dotted keys whose values differ between two resolved configs."""
+    out = {}
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, dict) and isinstance(y, dict):
+            out.update(differences(x, y, f"{prefix}{key}."))
+        elif x != y:
+            out[f"{prefix}{key}"] = (x, y)
+    return out
+
+
+def test_gpu_learning_config_is_the_published_one_but_three_documented_changes():
+    learning = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_gpu_learning.yaml")
+    assert differences(learning, load_run_config(PUBLISHED)) == {
+        # more envs and episodes (allowed by the learning check), on the GPU
+        "trainer.num_envs": (1200, 60),
+        "trainer.train_batch_size": (108000, 5400),
+        "trainer.num_episodes": (244200, 1000),  # 1,221 iterations of 108,000 env-steps
+        "trainer.device": ("cuda", "auto"),
+        "trainer.cuda_graphs": (True, False),
+        # far-sighted states; plain discounted-return advantages for the planner
+        "policy.a.gamma": (0.99, 0.98),
+        "policy.p.gae_lambda": (1.0, 0.95),
+        "saving.basedir": ("./runs", "/tmp"),
+        "saving.tag": ("gpu_learning", "experiments"),
+    }
+
+
 def write(tmp_path: Path, config: dict) -> Path:
     path = tmp_path / "x.yaml"
     path.write_text(yaml.safe_dump(config))
