@@ -14,6 +14,11 @@ best response, within the grid); then any schedules given with ``--schedules`` (
 NO-OP action: the states keep their reset levels).  CPU only, about 10 s.
 
     python benchmarks/policy_landscape.py --schedules 6,540,6,20 6,540,6,0 0,540,0,20
+    python benchmarks/policy_landscape.py --discounts 0.98 0.99 0.995 1 --random_states
+
+``--discounts`` shows which constant level the states' and the planner's *discounted* returns
+prefer (what a policy-gradient learner with that gamma optimises), and ``--random_states`` what
+full subsidies cost the planner when the states act at random.
 """
 
 from __future__ import annotations
@@ -58,8 +63,9 @@ def parse_schedule(text: str) -> tuple[int, int, int, int]:
     return close, days, open_, subsidy
 
 
-def evaluate(env, schedules: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Planner and mean state episode reward sums of (close, days, open, subsidy) schedules."""
+def evaluate(env, schedules: np.ndarray, discount: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Planner and mean state episode reward sums of (close, days, open, subsidy) schedules
+    (with ``discount`` < 1: the returns from day 1 discounted per day)."""
     sim = CovidSimulation(env.params, env.component_params(), len(schedules))
     close, days, open_, subsidy = (schedules[:, k] for k in range(4))
     planner = np.zeros(len(schedules))
@@ -69,9 +75,36 @@ def evaluate(env, schedules: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         agent_rewards, planner_rewards = sim.step(
             np.repeat(level[:, None], env.params.num_agents, axis=1), subsidy.copy()
         )
-        planner += planner_rewards
-        states += agent_rewards.mean(axis=1)
+        weight = discount ** (t - 1)
+        planner += weight * planner_rewards
+        states += weight * agent_rewards.mean(axis=1)
     return planner, states
+
+
+def random_states_subsidy_cost(env, num_envs: int = 64, seed: int = 0) -> np.ndarray:
+    """Planner episode sums at subsidy 0 minus at subsidy 20, per env, when every state draws
+    a uniformly random action (0-10) every day (the same draws at both subsidy levels)."""
+    sim = CovidSimulation(env.params, env.component_params(), 2 * num_envs)
+    subsidy = np.repeat([0, 20], num_envs)
+    rng = np.random.default_rng(seed)
+    planner = np.zeros(2 * num_envs)
+    for _ in range(env.episode_length):
+        actions = rng.integers(0, 11, size=(num_envs, env.params.num_agents))
+        planner += sim.step(np.concatenate([actions, actions]), subsidy.copy())[1]
+    return planner[:num_envs] - planner[num_envs:]
+
+
+def discounted_preferences(env, discounts: list[float]) -> None:
+    """Print which constant level the states' (and the planner's) discounted return prefers."""
+    levels = np.arange(1, 11)
+    print("\nconstant schedules: the level preferred by the return from day 1, per discount")
+    print(f"{'discount':>8} {'subsidy':>7} | {'states prefer':>13} {'planner prefers':>15}")
+    for gamma in discounts:
+        for subsidy in (0, 20):
+            rows = np.array([[lv, 540, lv, subsidy] for lv in levels])
+            planner, states = evaluate(env, rows, discount=gamma)
+            print(f"{gamma:>8} {subsidy:>7} | {levels[np.argmax(states)]:>13} "
+                  f"{levels[np.argmax(planner)]:>15}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,6 +116,19 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         metavar="CLOSE,DAYS,OPEN,SUBSIDY",
         help="extra schedules to evaluate (action 0 = NO-OP)",
+    )
+    parser.add_argument(
+        "--discounts",
+        nargs="*",
+        type=float,
+        default=[],
+        metavar="GAMMA",
+        help="also print the constant level each discount factor's return prefers",
+    )
+    parser.add_argument(
+        "--random_states",
+        action="store_true",
+        help="also print what full subsidies cost the planner when the states act at random",
     )
     args = parser.parse_args(argv)
     extra = [parse_schedule(text) for text in args.schedules]
@@ -115,6 +161,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nschedules asked for:\n{header}")
         for i in range(len(extra)):
             show(len(grid) + len(BASELINES) + i)
+
+    if args.discounts:
+        discounted_preferences(env, args.discounts)
+    if args.random_states:
+        cost = random_states_subsidy_cost(env)
+        print(f"\nrandom states (64 envs): subsidy 20 costs the planner {cost.mean():.2f} "
+              f"(min {cost.min():.2f}, max {cost.max():.2f}) against subsidy 0")  # fmt: skip
 
 
 if __name__ == "__main__":
