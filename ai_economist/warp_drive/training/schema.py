@@ -69,7 +69,12 @@ POLICY_SCHEMA: dict[str, Any] = {
     "to_train": Field("bool", True, "update this policy (False: act with fixed weights)"),
     "algorithm": Field("str", "PPO", "PPO or A2C", choices=("PPO", "A2C")),
     "gamma": Field("schedule", 0.99, "discount factor"),
-    "gae_lambda": Field("float", 0.95, "GAE lambda (1.0: Monte-Carlo returns)", minimum=0.0),
+    "gae_lambda": Field(
+        "float",
+        0.95,
+        "GAE lambda (1.0: discounted returns minus the value, as in WarpDrive)",
+        minimum=0.0,
+    ),
     "lr": Field("schedule", 1e-4, "Adam learning rate"),
     "vf_loss_coeff": Field("schedule", 1.0, "weight of the value loss"),
     "entropy_coeff": Field("schedule", 0.01, "weight of the entropy bonus"),

@@ -48,6 +48,7 @@ from ai_economist.warp_drive.training.rollout import (
 )
 from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
+from ai_economist.warp_drive.training.trainer_checkpoint import TrainerCheckpointing
 
 SCHEDULED = ("lr", "gamma", "vf_loss_coeff", "entropy_coeff")
 
@@ -73,7 +74,7 @@ class Policy:
     hyper: dict[str, float] = field(default_factory=dict)
 
 
-class Trainer:
+class Trainer(TrainerCheckpointing):
     """Train the policies of a :class:`BatchedPolicyEnv` with PPO or A2C.
 
     Args:
@@ -361,73 +362,6 @@ class Trainer:
         self.last_metrics = row
         self._window_iterations = 0
         self._window_start = time.perf_counter()
-
-    # ------------------------------------------------------------------ checkpoints --
-    def _local_state(self) -> dict[str, Any]:
-        """This process's share of a checkpoint (random streams, env and episode state)."""
-        state: dict[str, Any] = {
-            "sampler": self.generator.get_state(),
-            "tracker": {k: v.cpu() for k, v in self.tracker.state_dict().items()},
-            "window": {
-                t: (p.window_stats.cpu(), p.window_reward.cpu()) for t, p in self.policies.items()
-            },
-            "window_iterations": self._window_iterations,
-            "nan_iteration": self._nan_iteration.cpu(),
-            "rng": ckpt.global_rng_states(),
-        }
-        env_state = ckpt.capture_env_state(self.env)
-        if env_state is not None:
-            state["env"] = env_state
-        return state
-
-    def save_checkpoint(self) -> Path | None:
-        """Write a full checkpoint of the current iteration (rank 0 writes; all ranks call)."""
-        self._check_finite()
-        local = self._local_state()
-        shards = self.dist.gather(local)
-        path = None
-        if self.dist.is_main:
-            state = {
-                "format_version": ckpt.FORMAT_VERSION,
-                "iteration": self.iteration,
-                "env_steps": self.env_steps,
-                "world_size": self.dist.world_size,
-                "config": self.config,
-                "policies": {
-                    t: {"model": p.model.state_dict(), "optimizer": p.optimizer.state_dict()}
-                    for t, p in self.policies.items()
-                },
-                "ranks": shards,
-            }
-            path = ckpt.save_checkpoint(ckpt.checkpoint_path(self.run_dir, self.iteration), state)
-            ckpt.prune_checkpoints(self.run_dir, self.config["saving"]["keep_checkpoints"])
-            self.last_checkpoint = path
-        self.dist.barrier()
-        return path
-
-    def _restore(self, state: dict[str, Any]) -> None:
-        """Continue from a checkpoint (models, optimizers, counters, RNG, env)."""
-        for tag, p in self.policies.items():
-            p.model.load_state_dict(state["policies"][tag]["model"])
-            p.optimizer.load_state_dict(state["policies"][tag]["optimizer"])
-        self.iteration = state["iteration"]
-        self.env_steps = state["env_steps"]
-        ranks = state["ranks"]
-        if self.dist.rank >= len(ranks):
-            return  # more processes than when saved: this rank starts fresh streams
-        local = ranks[self.dist.rank]
-        self.generator.set_state(local["sampler"])
-        self.tracker.load_state_dict({k: v.to(self.device) for k, v in local["tracker"].items()})
-        for tag, (stats, reward) in local["window"].items():
-            self.policies[tag].window_stats.copy_(stats)
-            self.policies[tag].window_reward.copy_(reward)
-        self._window_iterations = local["window_iterations"]
-        self._nan_iteration.copy_(local["nan_iteration"])
-        ckpt.restore_global_rng_states(local["rng"])
-        if not ckpt.restore_env_state(self.env, local.get("env")):
-            # the env restarts its episodes: drop the returns of the interrupted ones
-            for carry in self.tracker.carry.values():
-                carry.zero_()
 
     def graceful_close(self) -> None:
         """Flush and close the logs (safe to call more than once)."""
