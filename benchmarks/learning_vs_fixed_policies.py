@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     hardware = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"training on {hardware}: {config['trainer']['num_envs']} envs, up to {args.minutes} min")
+    print(f"run config: {path}")
     print(f"overrides: {' '.join(args.overrides) or '(none)'}")
     start = time.perf_counter()
     budget = args.minutes * 60  # wall clock, greedy evaluations included
