@@ -1,6 +1,6 @@
 """Does a trained federal planner beat the fixed policies? (issue: learning check)
 
-    python benchmarks/learning_vs_fixed_policies.py --device cuda \
+    python benchmarks/learning_vs_fixed_policies.py --device cuda \\
         --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml --minutes 20
 
 Trains a COVID-19 run config (default: the published one, 540 days, m_a 0.3, m_p 0.45, PPO,
@@ -209,7 +209,7 @@ def report(models: dict, config: dict, fixed: dict[str, float]) -> None:
     subsidy_response(models, config)
 
 
-def load_models_shapes(config: dict) -> dict:
+def fresh_models(config: dict) -> dict:
     """Freshly initialised CPU models of the config's policies, sized from its env."""
     env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
     wrapper = FoundationEnvWrapper(env, num_envs=1, env_backend="numpy")
@@ -227,7 +227,7 @@ def load_models_shapes(config: dict) -> dict:
 def load_models(path: str, config: dict) -> dict:
     """CPU models (eval mode) of a ``--save_models`` file."""
     state = torch.load(path, map_location="cpu", weights_only=True)
-    models = load_models_shapes(config)
+    models = fresh_models(config)
     for tag, model in models.items():
         model.load_state_dict(state[tag])
         model.eval()

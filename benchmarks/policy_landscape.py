@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
         discounted_preferences(env, args.discounts)
     if args.random_states:
         cost = random_states_subsidy_cost(env)
-        print(f"\nrandom states (64 envs): subsidy 20 costs the planner {cost.mean():.2f} "
+        print(f"\nrandom states ({len(cost)} envs): subsidy 20 costs the planner {cost.mean():.2f} "
               f"(min {cost.min():.2f}, max {cost.max():.2f}) against subsidy 0")  # fmt: skip
 
 

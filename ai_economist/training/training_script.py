@@ -7,7 +7,7 @@ Examples::
     python -m ai_economist.training.training_script --env covid_and_economy_environment \\
         --device cpu --config ai_economist/training/run_configs/covid_and_economy_cpu_demo.yaml
     # a GPU run whose planner beats the fixed policies (docs/differences.md, "Training")
-    python -m ai_economist.training.training_script --device cuda \
+    python -m ai_economist.training.training_script --device cuda \\
         --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml
     # the toy env, with overrides, then resumed
     python -m ai_economist.training.training_script --env toy --device cpu \\

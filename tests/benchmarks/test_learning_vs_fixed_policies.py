@@ -27,7 +27,7 @@ def learning(monkeypatch):
 
 def constant_models(learning, config, tmp_path) -> Path:
     """A --save_models file whose greedy states pick level 6 and greedy planner picks level 0."""
-    models = learning.load_models_shapes(config)
+    models = learning.fresh_models(config)
     state = {}
     for tag, model in models.items():
         with torch.no_grad():
