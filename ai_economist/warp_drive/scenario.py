@@ -1,0 +1,156 @@
+"""The contract a GPU-capable environment implements: declare once, step on any backend.
+
+A ``GpuEnvironment`` subclass is everything a new environment costs, as in WarpDrive:
+
+* **state**: ``state_fields()`` declares every array once (``StateField``: name, dtype, shape with
+  symbolic dims from ``dims()``, ``per_env``, reset policy, doc).  Allocation, the generated C
+  header, kernel parameter lists, Numba argument lists, device resets, ``state_dict`` and pulls
+  are derived from it by generic code (``ai_economist.warp_drive.env_wrapper``).
+* **policies**: ``policies()`` says which thread indices of an environment's block act with
+  which policy (``PolicyGroup``).  The trainer-facing arrays of each policy follow one naming
+  convention (see ``PolicyGroup``) and must be declared in ``state_fields()``.
+* **initial state**: ``initial_state(num_envs, seed)`` returns the host values every
+  environment starts from (and is reset to, field by field, according to its reset policy).
+* **the truth**: ``reference_step(state)`` advances every environment by one step in numpy.
+  The CUDA C and Numba kernels mirror it; the parity checker compares them field by field.
+* **kernels**: ``kernels()`` names the CUDA C source, the step kernels launched in order each
+  step (one block per environment, one thread per agent) and the Numba module with kernels of
+  the same names and parameters.
+* **metrics**: ``episode_metrics(pull)`` turns declared arrays into host floats.
+
+Conventions shared by the reference step and the kernels:
+
+* built-in per-env int32 fields ``_timestep_`` (steps taken in the current episode) and
+  ``_done_`` (1 once the episode has ended) must be declared; a step increments ``_timestep_``
+  and sets ``_done_`` to 1 when it reaches ``episode_length`` (or earlier, by the env's rules);
+* a step never resets an environment: the wrapper resets done environments afterwards
+  (``reset_only_done_envs``), from the snapshot of ``initial_state`` (reset ``"snapshot"``),
+  to zeros (``"zeros"``) or not at all (``"none"``);
+* kernels take the ``kernel_arg`` fields as parameters in declaration order (scalar constants,
+  ``per_env=False`` with shape ``()``, by value), exactly ``StateSpec.c_parameter_list()``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ai_economist.warp_drive.state import StateField, StateSpec
+
+OBSERVATIONS = "observations_{tag}"
+ACTION_MASK = "action_mask_{tag}"
+SAMPLED_ACTIONS = "sampled_actions_{tag}"
+REWARDS = "rewards_{tag}"
+
+
+@dataclass(frozen=True)
+class PolicyGroup:
+    """The agents of one policy: ``num_agents`` consecutive threads from ``first_agent``.
+
+    Per-env arrays of the group, declared in ``state_fields()`` under these names:
+
+    * ``observations_<tag>``: float32 ``(num_agents, obs_dim)``;
+    * ``action_mask_<tag>``: float32 ``(num_agents, num_actions)``, 1 = allowed;
+    * ``sampled_actions_<tag>``: int32 ``(num_agents,)``, written by the trainer;
+    * ``rewards_<tag>``: float32 ``(num_agents,)``, the last step's rewards.
+    """
+
+    tag: str
+    first_agent: int
+    num_agents: int
+    obs_dim: int
+    num_actions: int
+
+    def field_name(self, pattern: str) -> str:
+        """``pattern`` (e.g. ``OBSERVATIONS``) with this group's tag filled in."""
+        return pattern.format(tag=self.tag)
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """Agent ids ``["<first_agent>", ...]`` (strings, as WarpDrive's policy maps)."""
+        return [str(self.first_agent + i) for i in range(self.num_agents)]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Where an environment's kernels live.
+
+    Attributes:
+        step_kernels: kernel names launched in this order for one step.
+        cuda_source: the ``.cu`` file (compiled with nvcc; the generated state header is on the
+            include path as ``"<env name>_state.h"``), or ``None`` without a CUDA C step.
+        numba_module: dotted module path holding ``@cuda.jit`` kernels with the same names and
+            parameters, or ``None`` without a Numba step.
+        threads_per_env: threads of one environment's block; default ``num_agents``.
+        defines: extra ``-D`` constants for nvcc.
+    """
+
+    step_kernels: tuple[str, ...]
+    cuda_source: Path | None = None
+    numba_module: str | None = None
+    threads_per_env: int | None = None
+    defines: Mapping[str, int | float] = field(default_factory=dict)
+
+
+class GpuEnvironment(ABC):
+    """Base class of environments that run on the generic path (see the module docstring).
+
+    Subclasses set ``name`` (the registry name) and ``episode_length`` and ``num_agents``
+    (threads per environment, every policy group included) in their constructor.
+    """
+
+    name: ClassVar[str] = ""
+    episode_length: int
+    num_agents: int
+
+    # ------------------------------------------------------------ declaration
+    @abstractmethod
+    def dims(self) -> dict[str, int]:
+        """Named sizes used in field shapes (``num_agents``, ``episode_length``, ...)."""
+
+    @abstractmethod
+    def state_fields(self) -> Sequence[StateField]:
+        """Every array and constant of the environment, declared once."""
+
+    @abstractmethod
+    def policies(self) -> dict[str, PolicyGroup]:
+        """Policy tag -> the agents that act with it."""
+
+    @abstractmethod
+    def kernels(self) -> KernelSpec:
+        """The CUDA C and Numba step kernels."""
+
+    # ------------------------------------------------------------ behaviour
+    @abstractmethod
+    def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
+        """Host start values: per-env fields ``(num_envs, *shape)``, constants ``shape``.
+
+        Fields left out start at zero. Observations and masks must be valid (the trainer reads
+        them before the first step).
+        """
+
+    @abstractmethod
+    def reference_step(self, state: dict[str, np.ndarray]) -> None:
+        """Advance every environment one step, in place (numpy; the truth the kernels mirror).
+
+        ``state`` holds every declared field (per-env fields with a leading ``num_envs`` axis);
+        the actions are in ``sampled_actions_<tag>``.
+        """
+
+    def episode_metrics(self, pull: Callable[[str], np.ndarray]) -> dict[str, float]:
+        """Host metrics of completed episodes; ``pull(name)`` returns a field's host copy."""
+        return {}
+
+    # ------------------------------------------------------------ derived
+    def state_spec(self) -> StateSpec:
+        """The declared fields with every symbolic dimension resolved."""
+        return StateSpec(self.state_fields()).resolve(self.dims())
+
+    def config(self) -> dict[str, Any]:
+        """Constructor arguments that rebuild this environment (for checkpoints and logs)."""
+        return {}
