@@ -149,6 +149,7 @@ class CovidGpuBackend:
     def _setup_numba(self) -> None:
         import importlib
 
+        from ai_economist.warp_drive.numba_launch import bind_numba_launch
         from ai_economist.warp_drive.state import numba_arg
 
         module = importlib.import_module(self.source or NUMBA_SOURCE)
@@ -156,8 +157,8 @@ class CovidGpuBackend:
         self._numba_kernels = kernels
         args = tuple(numba_arg(self.tensor(f.name)) for f in self.spec)
         self._numba_args = args
-        self._launch = {
-            name: functools.partial(kernel[self.grid, self.block], *args)
+        self._launch = {  # argument buffers packed once: one driver call a launch
+            name: bind_numba_launch(kernel, args, self.grid, self.block)
             for name, kernel in kernels.items()
         }
         self._reset_done_launch = self._numba_reset_done
