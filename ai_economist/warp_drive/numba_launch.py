@@ -62,7 +62,9 @@ class PreparedLaunch:
     ) -> None:
         self.grid, self.block = _as_dim3(grid), _as_dim3(block)
         self._args = tuple(args)
-        self._fallback = dispatcher[self.grid, self.block]
+        with warnings.catch_warnings():  # small grids (tests) warn of low occupancy: not news
+            warnings.simplefilter("ignore", category=Warning)
+            self._fallback = dispatcher[self.grid, self.block]
         self.prepared = False
         self.reason = "NUMBA_ENABLE_CUDASIM=1" if cudasim_enabled() else ""
         if not cudasim_enabled():
