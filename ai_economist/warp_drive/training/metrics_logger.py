@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -25,23 +26,96 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _truncate_rows(path: Path, last_iteration: int, fmt: str) -> None:
-    """Drop the rows logged after ``last_iteration`` (a resumed run rewrites them)."""
+def _unique(path: Path) -> Path:
+    """``path``, or ``path`` with ``.1``, ``.2``, ... before its suffix if it exists."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}.{n}{path.suffix}")
+    return candidate
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Rewrite ``path`` atomically (temporary file, then ``os.replace``)."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, newline="")
+    os.replace(tmp, path)
+
+
+def _jsonl_iteration(line: str) -> int:
+    """The row's iteration; ValueError for a damaged line (cut short, not a row)."""
+    row = json.loads(line)
+    if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
+        raise ValueError(f"not a metrics row: {line[:60]!r}")
+    return row["iteration"]
+
+
+def _split_jsonl(text: str, last_iteration: int) -> tuple[list[str], list[str], list[str]]:
+    """``(kept, later, damaged)`` lines of a metrics.jsonl file."""
+    kept, later, damaged = [], [], []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            (kept if _jsonl_iteration(line) <= last_iteration else later).append(line)
+        except ValueError:
+            damaged.append(line)
+    return kept, later, damaged
+
+
+def _split_csv(text: str, last_iteration: int) -> tuple[list[str], list[str], list[str]]:
+    """``(kept, later, damaged)`` lines of a metrics.csv file; ``kept[0]`` is the header.
+
+    A row is damaged when its field count differs from the header's, its iteration is not a
+    number, or it is the last line and has no line end (a crash during an append).
+    """
+    lines = text.splitlines()
+    if not lines:
+        return [], [], []
+    header = next(csv.reader([lines[0]]))
+    column = header.index("iteration") if "iteration" in header else None
+    cut_last = not text.endswith(("\n", "\r"))
+    kept, later, damaged = [lines[0]], [], []
+    for i, line in enumerate(lines[1:], start=1):
+        if not line.strip():
+            continue
+        fields = next(csv.reader([line]))
+        iteration = None
+        if column is not None and len(fields) == len(header):
+            try:
+                iteration = int(float(fields[column]))
+            except (ValueError, OverflowError):
+                pass  # not a number: the row is damaged
+        if iteration is None or (cut_last and i == len(lines) - 1):
+            damaged.append(line)
+        else:
+            (kept if iteration <= last_iteration else later).append(line)
+    return kept, later, damaged
+
+
+def set_aside_rows(path: Path, last_iteration: int, stamp: str) -> list[Path]:
+    """Keep the rows up to ``last_iteration`` in ``path``; move the others aside, never delete.
+
+    Rows after ``last_iteration`` go to ``metrics.after_iter_<N>.<stamp>.<ext>`` and damaged
+    lines (a crash during an append) to ``metrics.damaged.<stamp>.<ext>``; CSV files keep
+    their header.  Returns the files written.
+    """
     if not path.exists():
-        return
-    if fmt == "jsonl":
-        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
-        keep = [ln for ln in lines if json.loads(ln).get("iteration", 0) <= last_iteration]
-        path.write_text("".join(ln + "\n" for ln in keep))
-    else:
-        with path.open(newline="") as f:
-            reader = csv.DictReader(f)
-            header, rows = reader.fieldnames or [], list(reader)
-        rows = [r for r in rows if int(float(r.get("iteration") or 0)) <= last_iteration]
-        with path.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=header)
-            writer.writeheader()
-            writer.writerows(rows)
+        return []
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    is_csv = path.suffix == ".csv"
+    kept, later, damaged = (_split_csv if is_csv else _split_jsonl)(text, last_iteration)
+    if not later and not damaged:
+        return []
+    head = kept[:1] if is_csv else []
+    written = []
+    for name, lines in ((f"after_iter_{last_iteration}", later), ("damaged", damaged)):
+        if lines:
+            aside = _unique(path.with_name(f"{path.stem}.{name}.{stamp}{path.suffix}"))
+            aside.write_text("".join(ln + "\n" for ln in head + lines), newline="")
+            written.append(aside)
+    _replace_text(path, "".join(ln + "\n" for ln in kept))
+    return written
 
 
 class MetricsLogger:
@@ -50,8 +124,9 @@ class MetricsLogger:
     Args:
         run_dir: the run directory.
         tensorboard: write TensorBoard events (skipped with one warning if unavailable).
-        resume_iteration: when resuming, rows after this iteration are removed first so the
-            curve continues without duplicates.
+        resume_iteration: when resuming, rows after this iteration (and damaged lines) are
+            first moved aside into named files (:func:`set_aside_rows`, listed in
+            ``set_aside``), so the curve continues without duplicates and nothing is lost.
     """
 
     def __init__(
@@ -61,9 +136,11 @@ class MetricsLogger:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.csv_path = self.run_dir / "metrics.csv"
         self.jsonl_path = self.run_dir / "metrics.jsonl"
+        self.set_aside: list[Path] = []
         if resume_iteration is not None:
-            _truncate_rows(self.jsonl_path, resume_iteration, "jsonl")
-            _truncate_rows(self.csv_path, resume_iteration, "csv")
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for path in (self.jsonl_path, self.csv_path):
+                self.set_aside += set_aside_rows(path, resume_iteration, stamp)
         self._header: list[str] = []
         if self.csv_path.exists():
             with self.csv_path.open(newline="") as f:
