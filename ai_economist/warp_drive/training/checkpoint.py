@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import re
 import time
 import warnings
@@ -182,9 +183,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # torch reports damaged files with many exception types
-        raise CheckpointError(
-            f"checkpoint {path} cannot be read ({type(exc).__name__}: {exc}); {_EXPECTED}"
-        ) from exc
+        raise CheckpointError(f"{path} cannot be read ({_load_failure(exc)}); {_EXPECTED}") from exc
     version = state.get("format_version") if isinstance(state, dict) else None
     if version not in READABLE_VERSIONS:
         raise CheckpointError(
@@ -205,6 +204,14 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
             stacklevel=2,
         )
     return state
+
+
+def _load_failure(exc: Exception) -> str:
+    """A one-line reason for a failed ``torch.load`` (torch's own messages run to pages)."""
+    if isinstance(exc, pickle.UnpicklingError):
+        return "not a torch.save file of tensors and plain containers"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first[:120]}"
 
 
 def list_checkpoints(run_dir: str | Path) -> list[Path]:
