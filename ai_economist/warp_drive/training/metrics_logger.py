@@ -35,25 +35,28 @@ def _unique(path: Path) -> Path:
     return candidate
 
 
-def _replace_text(path: Path, text: str) -> None:
-    """Rewrite ``path`` atomically (temporary file, then ``os.replace``)."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, newline="")
-    os.replace(tmp, path)
+def _write_lines(path: Path, lines: list[str], atomic: bool = False) -> None:
+    """Write ``lines`` (each followed by ``\\n``) back byte for byte; ``atomic``: through a
+    temporary file and ``os.replace``."""
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+    target = path.with_name(f".{path.name}.tmp{os.getpid()}") if atomic else path
+    target.write_bytes(data)
+    if atomic:
+        os.replace(target, path)
 
 
 def _jsonl_iteration(line: str) -> int:
     """The row's iteration; ValueError for a damaged line (cut short, not a row)."""
     row = json.loads(line)
-    if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
+    if not isinstance(row, dict) or type(row.get("iteration")) is not int:
         raise ValueError(f"not a metrics row: {line[:60]!r}")
     return row["iteration"]
 
 
-def _split_jsonl(text: str, last_iteration: int) -> tuple[list[str], list[str], list[str]]:
+def _split_jsonl(lines: list[str], last_iteration: int) -> tuple[list[str], ...]:
     """``(kept, later, damaged)`` lines of a metrics.jsonl file."""
     kept, later, damaged = [], [], []
-    for line in text.splitlines():
+    for line in lines:
         if not line.strip():
             continue
         try:
@@ -63,33 +66,30 @@ def _split_jsonl(text: str, last_iteration: int) -> tuple[list[str], list[str], 
     return kept, later, damaged
 
 
-def _split_csv(text: str, last_iteration: int) -> tuple[list[str], list[str], list[str]]:
-    """``(kept, later, damaged)`` lines of a metrics.csv file; ``kept[0]`` is the header.
+def _csv_iteration(line: str, header: list[str]) -> int | None:
+    """The row's iteration, or None when the row is damaged (field count, not a number)."""
+    fields = next(csv.reader([line]), [])
+    if "iteration" not in header or len(fields) != len(header):
+        return None
+    try:
+        return int(float(fields[header.index("iteration")]))
+    except (ValueError, OverflowError):
+        return None
 
-    A row is damaged when its field count differs from the header's, its iteration is not a
-    number, or it is the last line and has no line end (a crash during an append).
-    """
-    lines = text.splitlines()
+
+def _split_csv(lines: list[str], last_iteration: int) -> tuple[list[str], ...]:
+    """``(kept, later, damaged)`` lines of a metrics.csv file; ``kept[0]`` is the header."""
     if not lines:
         return [], [], []
-    header = next(csv.reader([lines[0]]))
-    column = header.index("iteration") if "iteration" in header else None
-    cut_last = not text.endswith(("\n", "\r"))
+    header = next(csv.reader([lines[0]]), [])
     kept, later, damaged = [lines[0]], [], []
-    for i, line in enumerate(lines[1:], start=1):
-        if not line.strip():
-            continue
-        fields = next(csv.reader([line]))
-        iteration = None
-        if column is not None and len(fields) == len(header):
-            try:
-                iteration = int(float(fields[column]))
-            except (ValueError, OverflowError):
-                pass  # not a number: the row is damaged
-        if iteration is None or (cut_last and i == len(lines) - 1):
-            damaged.append(line)
-        else:
-            (kept if iteration <= last_iteration else later).append(line)
+    for line in lines[1:]:
+        if line.strip():
+            iteration = _csv_iteration(line, header)
+            if iteration is None:
+                damaged.append(line)
+            else:
+                (kept if iteration <= last_iteration else later).append(line)
     return kept, later, damaged
 
 
@@ -97,24 +97,32 @@ def set_aside_rows(path: Path, last_iteration: int, stamp: str) -> list[Path]:
     """Keep the rows up to ``last_iteration`` in ``path``; move the others aside, never delete.
 
     Rows after ``last_iteration`` go to ``metrics.after_iter_<N>.<stamp>.<ext>`` and damaged
-    lines (a crash during an append) to ``metrics.damaged.<stamp>.<ext>``; CSV files keep
-    their header.  Returns the files written.
+    lines to ``metrics.damaged.<stamp>.<ext>``, byte for byte; CSV files keep their header.
+    A damaged line is one that is not a row, or a last line without its line end (a crash
+    during an append) that is not a complete JSON row.  Returns the files written.
     """
     if not path.exists():
         return []
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    lines = path.read_bytes().decode("utf-8", "surrogateescape").split("\n")
+    partial = lines.pop()  # "" when the file ends with a line end
     is_csv = path.suffix == ".csv"
-    kept, later, damaged = (_split_csv if is_csv else _split_jsonl)(text, last_iteration)
-    if not later and not damaged:
+    kept, later, damaged = (_split_csv if is_csv else _split_jsonl)(lines, last_iteration)
+    if partial:
+        if is_csv and kept:
+            damaged.append(partial)
+        else:  # a JSON row cut short does not parse; a complete one only lacks its line end
+            extra = (_split_csv if is_csv else _split_jsonl)([partial], last_iteration)
+            kept, later, damaged = kept + extra[0], later + extra[1], damaged + extra[2]
+    if not later and not damaged and not partial:
         return []
     head = kept[:1] if is_csv else []
     written = []
-    for name, lines in ((f"after_iter_{last_iteration}", later), ("damaged", damaged)):
-        if lines:
+    for name, rows in ((f"after_iter_{last_iteration}", later), ("damaged", damaged)):
+        if rows:
             aside = _unique(path.with_name(f"{path.stem}.{name}.{stamp}{path.suffix}"))
-            aside.write_text("".join(ln + "\n" for ln in head + lines), newline="")
+            _write_lines(aside, head + rows)
             written.append(aside)
-    _replace_text(path, "".join(ln + "\n" for ln in kept))
+    _write_lines(path, kept, atomic=True)
     return written
 
 

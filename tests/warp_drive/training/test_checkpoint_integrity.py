@@ -162,9 +162,9 @@ def test_later_rows_and_damaged_lines_are_moved_aside_never_deleted(tmp_path):
     (damaged,) = tmp_path.glob("metrics.damaged.*.jsonl")
     assert damaged.read_text() == '{"iteration": 5, "lo\n'
     (later_csv,) = tmp_path.glob("metrics.after_iter_2.*.csv")
-    assert later_csv.read_text() == "iteration,loss\n3,1.5\n4,2.0\n"
+    assert later_csv.read_bytes() == b"iteration,loss\r\n3,1.5\r\n4,2.0\r\n"  # byte for byte
     (damaged_csv,) = tmp_path.glob("metrics.damaged.*.csv")
-    assert damaged_csv.read_text() == "iteration,loss\n5,2.\n"
+    assert damaged_csv.read_bytes() == b"iteration,loss\r\n5,2.\n"
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2, 3] and rows[-1]["loss"] == 9.0
     assert (tmp_path / "metrics.csv").read_text().splitlines() == [
@@ -209,3 +209,13 @@ def test_config_differences_name_each_key():
     assert "policy tags: checkpoint ['a', 'p'], run config ['a']" in cstate.config_differences(
         saved, config
     )
+
+
+def test_damaged_bytes_are_kept_verbatim_and_a_complete_last_row_is_kept(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    rows_1_2 = "".join(JSONL.splitlines(keepends=True)[:2])
+    garbage = b'{"iteration": 3, "a": "\xff\xfe\x0c"'  # invalid UTF-8, a form feed, no "}"
+    path.write_bytes(rows_1_2.encode() + garbage + b"\n" + b'{"iteration": 2}')  # no line end
+    (damaged,) = set_aside_rows(path, 2, "T")
+    assert damaged.name == "metrics.damaged.T.jsonl" and damaged.read_bytes() == garbage + b"\n"
+    assert path.read_text() == rows_1_2 + '{"iteration": 2}\n'
