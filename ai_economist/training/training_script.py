@@ -247,10 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:  # e.g. a checkpoint whose models do not fit the env
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # a diverged worker process surfaces as a wrapped exception
-        if "TrainingDiverged" in f"{type(exc).__name__}: {exc}":
+    except Exception as exc:  # a worker process's error surfaces as a wrapped exception
+        text = f"{type(exc).__name__}: {exc}"
+        if "TrainingDiverged" in text or "CheckpointError" in text:
             print(f"error: {exc}", file=sys.stderr)
-            return 1
+            return 1 if "TrainingDiverged" in text else 2
         raise
     return 0
 
