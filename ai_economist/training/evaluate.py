@@ -28,7 +28,12 @@ from typing import Any
 import torch
 
 from ai_economist.training.training_script import ENVIRONMENTS
-from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint, run_dir_of
+from ai_economist.warp_drive.training.checkpoint import (
+    CheckpointError,
+    find_checkpoint,
+    load_checkpoint,
+    run_dir_of,
+)
 from ai_economist.warp_drive.training.models import build_policy_model, greedy_masked, sample_masked
 
 
@@ -234,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give --run_dir or --checkpoint")
     try:
         out = evaluate(args.run_dir, args.checkpoint, args.greedy, args.out, args.seed)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, CheckpointError) as exc:  # missing, damaged, not a checkpoint
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = json.loads((out / "dense_log.json").read_text())

@@ -131,6 +131,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def open_resume(path: str) -> tuple[str, dict]:
+    """The checkpoint to resume (``path``, or the newest of a run directory that verifies),
+    loaded; each damaged checkpoint skipped is reported on stderr with the reason."""
+    from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
+
+    def report(message: str) -> None:
+        print(f"warning: --resume {path}: {message}", file=sys.stderr)
+
+    found = find_checkpoint(path, report=report)
+    return str(found), load_checkpoint(found)
+
+
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     """Resolve ``(env name, validated run config, checkpoint to resume)`` before any work."""
     overrides = list(args.overrides)
@@ -138,18 +150,16 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
         overrides.append(f"trainer.device={args.device}")
     if args.num_gpus is not None:
         overrides.append(f"trainer.num_gpus={args.num_gpus}")
-    resume = None
+    resume, saved = None, None
     if args.resume:
-        from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
-
-        resume = str(find_checkpoint(args.resume))
+        resume, saved = open_resume(args.resume)
     if args.config or not resume:
         if not args.config and not args.env:
             raise ConfigError("give --env NAME (or --config PATH, or --resume RUN_DIR)")
         path = Path(args.config) if args.config else default_config_path(args.env)
         config = load_run_config(path, overrides)
     else:  # resume with the checkpoint's own resolved config
-        base = load_checkpoint(resume)["config"]
+        base = saved["config"]
         config = load_run_config(base=base, overrides=overrides, source=f"{resume} (saved config)")
     env_name = args.env or config["name"]
     if env_name != config["name"]:
@@ -160,6 +170,10 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     check_env_kwargs(
         config["env"], entry.env_class() if entry.env_class else None, args.config or env_name
     )
+    if saved is not None:
+        from ai_economist.warp_drive.training.checkpoint_state import check_checkpoint_fits
+
+        check_checkpoint_fits(saved, config, resume)
     config["trainer"]["device"] = resolve_device(config["trainer"]["device"])
     if config["trainer"]["num_gpus"] > 1 and config["trainer"]["device"] != "cuda":
         raise ConfigError("--num_gpus > 1 needs --device cuda")
@@ -230,10 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # a diverged worker process surfaces as a wrapped exception
-        if "TrainingDiverged" in f"{type(exc).__name__}: {exc}":
+    except ConfigError as exc:  # e.g. a checkpoint whose models do not fit the env
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a worker process's error surfaces as a wrapped exception
+        text = f"{type(exc).__name__}: {exc}"
+        if "TrainingDiverged" in text or "CheckpointError" in text:
             print(f"error: {exc}", file=sys.stderr)
-            return 1
+            return 1 if "TrainingDiverged" in text else 2
         raise
     return 0
 

@@ -28,17 +28,21 @@ def test_train_resume_and_evaluate_the_toy_env(tmp_path, capsys):
     assert iterations(run_dir) == [1, 2, 3]
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [
         "ckpt_00000002.pt",
+        "ckpt_00000002.pt.sha256",
         "ckpt_00000003.pt",
+        "ckpt_00000003.pt.sha256",
     ]
     # resume from the run directory with a longer budget: the curve continues at iteration 4
     assert (
         training_script.main(["--resume", str(run_dir), "--quiet", "trainer.num_episodes=40"]) == 0
     )
     assert iterations(run_dir) == [1, 2, 3, 4, 5]
-    # resuming from an older checkpoint rewrites the rows after it
+    # resuming from an older checkpoint rewrites the rows after it (the old ones moved aside)
     ckpt2 = run_dir / "checkpoints" / "ckpt_00000002.pt"
     assert training_script.main(["--resume", str(ckpt2), "--quiet"]) == 0
     assert iterations(run_dir) == [1, 2, 3]
+    (aside,) = run_dir.glob("metrics.after_iter_2.*.jsonl")
+    assert [json.loads(line)["iteration"] for line in aside.read_text().splitlines()] == [3, 4, 5]
 
     assert evaluate.main(["--run_dir", str(run_dir), "--greedy"]) == 0
     out = run_dir / "eval" / "ckpt_00000003"

@@ -1,53 +1,217 @@
-"""Atomic full-state checkpoints: models, optimizers, RNG streams, counters, config and env.
+"""Verified, atomic full-state checkpoints: models, optimizers, RNG streams, counters, config, env.
 
-A checkpoint is one ``torch.save`` file made only of tensors and plain Python containers, so
-it loads with ``torch.load(weights_only=True)``.  Files are written to a temporary name and
-moved into place with ``os.replace``, so a crash never leaves a truncated checkpoint behind.
-
-The environment's own state (mid-episode simulation arrays, time steps, done flags,
-observations, random streams) is included when the env implements
-:class:`~ai_economist.warp_drive.env_protocol.StatefulEnv` (:func:`capture_env_state`), so a
-resume continues the interrupted episodes; otherwise, and for checkpoints written without it,
-the envs restart from a reset, with a warning (:func:`restore_env_state`).
+A checkpoint ``<run_dir>/checkpoints/ckpt_<N>.pt`` is one ``torch.save`` file made only of
+tensors and plain Python containers, so it loads with ``torch.load(weights_only=True)``.  Beside
+it, ``ckpt_<N>.pt.sha256`` holds the SHA-256 of its bytes (``sha256sum -c`` format); a file
+whose bytes differ is never loaded, and a run directory resumes from its newest checkpoint that
+verifies.  Both files are written to temporary names and moved into place with ``os.replace``,
+so a crash never leaves a truncated checkpoint behind; leftovers of a killed save are removed
+at the next save and on resume.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import random
+import pickle
 import re
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from ai_economist.warp_drive.env_protocol import StatefulEnv
-from ai_economist.warp_drive.env_state import EnvStateMismatch, to_checkpoint
+from ai_economist.warp_drive.training.schema import ConfigError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Format 2 adds the SHA-256 sidecar; format 1 (no checksum) still loads, with a warning."""
+READABLE_VERSIONS = (1, 2)
 CHECKPOINT_DIR = "checkpoints"
+CHECKSUM_SUFFIX = ".sha256"
 _NAME = re.compile(r"^ckpt_(\d+)\.pt$")
+_TEMPORARY = re.compile(r"^\.ckpt_\d+\.pt(?:\.sha256)?\.tmp(\d+)$")
+_REQUIRED_KEYS = ("iteration", "env_steps", "config", "policies", "ranks")
+_EXPECTED = (
+    "expected a checkpoint written by the trainer (<run_dir>/checkpoints/ckpt_<N>.pt) "
+    "or a run directory holding checkpoints/"
+)
+
+
+class CheckpointError(ConfigError):
+    """A checkpoint that cannot be used: damaged, not a checkpoint, or not fitting the run.
+
+    A :class:`~ai_economist.warp_drive.training.schema.ConfigError`, so the command line
+    reports it with exit status 2.
+    """
+
+
+class CheckpointNotFound(CheckpointError, FileNotFoundError):
+    """The path names no checkpoint (missing, or a folder without ``checkpoints/ckpt_*.pt``)."""
 
 
 def checkpoint_path(run_dir: str | Path, iteration: int) -> Path:
+    """``<run_dir>/checkpoints/ckpt_<iteration>.pt``."""
     return Path(run_dir) / CHECKPOINT_DIR / f"ckpt_{iteration:08d}.pt"
 
 
+def checksum_path(checkpoint: str | Path) -> Path:
+    """The SHA-256 sidecar of a checkpoint: ``ckpt_<N>.pt.sha256`` (``sha256sum -c`` format)."""
+    checkpoint = Path(checkpoint)
+    return checkpoint.with_name(checkpoint.name + CHECKSUM_SUFFIX)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The hex SHA-256 digest of a file's bytes."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
-    """Write ``state`` to ``path`` atomically (temporary file, then ``os.replace``)."""
+    """Write ``state`` to ``path`` and its SHA-256 to ``path.sha256``, both atomically.
+
+    Each file goes to a temporary name, is flushed to disk and moved into place with
+    ``os.replace``; the sidecar is moved first, so an interrupted save leaves either no
+    checkpoint or one whose checksum verifies.  Temporary files left by an earlier, killed
+    save are removed first.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    clean_temporary_files(path.parent)
+    sidecar = checksum_path(path)
+    tmp, sidecar_tmp = _temporary_name(path), _temporary_name(sidecar)
     try:
-        torch.save(state, tmp)
+        with tmp.open("wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        with sidecar_tmp.open("w") as f:
+            f.write(f"{file_sha256(tmp)}  {path.name}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(sidecar_tmp, sidecar)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        tmp.unlink(missing_ok=True)
+        sidecar_tmp.unlink(missing_ok=True)
     return path
+
+
+def _temporary_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process saves one checkpoint at a time: a leftover is stale
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: the process exists
+        return True
+    return True
+
+
+def clean_temporary_files(folder: str | Path) -> list[Path]:
+    """Remove what interrupted saves left in a checkpoint folder; return the removed paths.
+
+    That is temporary files (``.ckpt_<N>.pt.tmp<pid>``) of processes that no longer run, and
+    checksum files whose checkpoint was never moved into place.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for entry in folder.iterdir():
+        match = _TEMPORARY.match(entry.name)
+        orphan = entry.name.endswith(".pt" + CHECKSUM_SUFFIX) and not entry.with_suffix("").exists()
+        if (match and not _pid_alive(int(match.group(1)))) or (orphan and entry.is_file()):
+            entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return sorted(removed)
+
+
+def verify_checkpoint(path: str | Path) -> bool:
+    """Check a checkpoint's bytes against its SHA-256 sidecar.
+
+    Returns:
+        True when the checksum verifies; False for a file without a sidecar (a format-1
+        checkpoint, or a plain state dict), whose bytes cannot be verified.
+
+    Raises:
+        CheckpointNotFound: the file does not exist.
+        CheckpointError: the file is empty, or its digest differs from the recorded one.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointNotFound(f"checkpoint {path} does not exist; {_EXPECTED}")
+    size = path.stat().st_size
+    if size == 0:
+        raise CheckpointError(f"checkpoint {path} is empty (0 bytes): its save was interrupted")
+    sidecar = checksum_path(path)
+    if not sidecar.exists():
+        return False
+    expected = sidecar.read_text(errors="replace").split(maxsplit=1)
+    if not expected or not re.fullmatch(r"[0-9a-f]{64}", expected[0]):
+        raise CheckpointError(
+            f"checkpoint {path}: its checksum file {sidecar.name} does not hold a SHA-256 "
+            f"digest (expected '<64 hex digits>  {path.name}')"
+        )
+    actual = file_sha256(path)
+    if actual != expected[0]:
+        raise CheckpointError(
+            f"checkpoint {path} is damaged: the SHA-256 of its {size} bytes is {actual[:16]}..., "
+            f"{sidecar.name} records {expected[0][:16]}... (altered or truncated after saving)"
+        )
+    return True
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
+    """Load a checkpoint written by :func:`save_checkpoint`, after verifying its checksum.
+
+    Raises:
+        CheckpointError: naming the file and what is wrong (damaged, unreadable, not a
+            trainer checkpoint, a format-2 file without its checksum).
+    """
+    path = Path(path)
+    verified = verify_checkpoint(path)
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch reports damaged files with many exception types
+        raise CheckpointError(f"{path} cannot be read ({_load_failure(exc)}); {_EXPECTED}") from exc
+    version = state.get("format_version") if isinstance(state, dict) else None
+    if version not in READABLE_VERSIONS:
+        raise CheckpointError(
+            f"{path} is not a trainer checkpoint (format_version {version!r}, readable: "
+            f"{list(READABLE_VERSIONS)}); {_EXPECTED}"
+        )
+    missing = [k for k in _REQUIRED_KEYS if k not in state]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} lacks {missing}; {_EXPECTED}")
+    if not verified and version >= 2:
+        raise CheckpointError(
+            f"checkpoint {path} has no checksum file {checksum_path(path).name}, so its bytes "
+            f"cannot be verified; copy it along with the checkpoint"
+        )
+    if not verified:
+        warnings.warn(
+            f"checkpoint {path} predates checksums (format 1): loaded without verifying its bytes",
+            stacklevel=2,
+        )
+    return state
+
+
+def _load_failure(exc: Exception) -> str:
+    """A one-line reason for a failed ``torch.load`` (torch's own messages run to pages)."""
+    if isinstance(exc, pickle.UnpicklingError):
+        return "not a torch.save file of tensors and plain containers"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first[:120]}"
 
 
 def list_checkpoints(run_dir: str | Path) -> list[Path]:
@@ -59,23 +223,44 @@ def list_checkpoints(run_dir: str | Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def find_checkpoint(path_or_run_dir: str | Path) -> Path:
-    """A checkpoint file, or the newest checkpoint of a run directory.
+def find_checkpoint(
+    path_or_run_dir: str | Path, report: Callable[[str], None] | None = None
+) -> Path:
+    """A checkpoint file, or the newest checkpoint of a run directory that verifies.
+
+    A run directory's damaged, empty or unreadable checkpoints are skipped, newest first;
+    each one skipped is reported (``report(message)``, default: a warning) with the reason.
 
     Raises:
-        FileNotFoundError: with a message saying what was looked for.
+        CheckpointNotFound: the path does not exist, or is a folder without checkpoints.
+        CheckpointError: a damaged file, or a run directory with no usable checkpoint.
     """
     path = Path(path_or_run_dir)
     if path.is_file():
+        verify_checkpoint(path)
         return path
-    if path.is_dir():
-        candidates = list_checkpoints(path)
-        if not candidates and path.name == CHECKPOINT_DIR:
-            candidates = list_checkpoints(path.parent)
-        if candidates:
-            return candidates[-1]
-        raise FileNotFoundError(f"no checkpoint (checkpoints/ckpt_*.pt) in run directory {path}")
-    raise FileNotFoundError(f"checkpoint or run directory {path} does not exist")
+    if not path.is_dir():
+        raise CheckpointNotFound(f"checkpoint or run directory {path} does not exist")
+    candidates = list_checkpoints(path)
+    if not candidates and path.name == CHECKPOINT_DIR:
+        candidates = list_checkpoints(path.parent)
+    if not candidates:
+        raise CheckpointNotFound(
+            f"no checkpoint (checkpoints/ckpt_<N>.pt) in run directory {path}; {_EXPECTED}"
+        )
+    report = report or (lambda message: warnings.warn(message, stacklevel=3))
+    reasons = []
+    for candidate in reversed(candidates):
+        try:
+            if not verify_checkpoint(candidate):
+                load_checkpoint(candidate)  # unverifiable: at least check that it loads
+            return candidate
+        except CheckpointError as exc:
+            reasons.append(f"{candidate.name}: {exc}")
+            report(f"skipping checkpoint {candidate.name}: {exc}")
+    raise CheckpointError(
+        f"no usable checkpoint in run directory {path}:\n  - " + "\n  - ".join(reasons)
+    )
 
 
 def run_dir_of(checkpoint: str | Path) -> Path:
@@ -86,18 +271,24 @@ def run_dir_of(checkpoint: str | Path) -> Path:
     return checkpoint.parent
 
 
+def _with_checksum(path: Path) -> list[Path]:
+    sidecar = checksum_path(path)
+    return [path, sidecar] if sidecar.exists() else [path]
+
+
 def prune_checkpoints(run_dir: str | Path, keep: int) -> None:
     """Delete all but the ``keep`` newest checkpoints (``keep == 0`` keeps everything)."""
     if keep > 0:
         for old in list_checkpoints(run_dir)[:-keep]:
-            old.unlink(missing_ok=True)
+            for path in _with_checksum(old):
+                path.unlink(missing_ok=True)
 
 
 def set_aside_newer(run_dir: str | Path, iteration: int) -> Path | None:
     """Move the checkpoints written after ``iteration`` into ``checkpoints/superseded_<time>/``.
 
     Resuming from an older checkpoint starts a new branch of the curve; the old branch's later
-    checkpoints are kept, but no longer count as the run's newest.
+    checkpoints (damaged ones included) are kept, but no longer count as the run's newest.
     """
     newer = [p for p in list_checkpoints(run_dir) if int(_NAME.match(p.name).group(1)) > iteration]
     if not newer:
@@ -105,114 +296,6 @@ def set_aside_newer(run_dir: str | Path, iteration: int) -> Path | None:
     folder = Path(run_dir) / CHECKPOINT_DIR / f"superseded_{int(time.time())}"
     folder.mkdir(parents=True, exist_ok=True)
     for path in newer:
-        os.replace(path, folder / path.name)
+        for file in _with_checksum(path):
+            os.replace(file, folder / file.name)
     return folder
-
-
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
-    """Load a checkpoint written by :func:`save_checkpoint`."""
-    state = torch.load(Path(path), map_location=map_location, weights_only=True)
-    version = state.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ValueError(f"{path}: unsupported checkpoint format {version!r}")
-    return state
-
-
-def global_rng_states() -> dict[str, Any]:
-    """The global torch, CUDA, numpy and Python random states (weights_only-safe types)."""
-    np_state = np.random.get_state()
-    states: dict[str, Any] = {
-        "torch": torch.get_rng_state(),
-        "numpy": {
-            "keys": torch.from_numpy(np_state[1].astype(np.int64)),
-            "pos": int(np_state[2]),
-            "has_gauss": int(np_state[3]),
-            "cached_gaussian": float(np_state[4]),
-        },
-        "python": _to_lists(random.getstate()),
-    }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def restore_global_rng_states(states: dict[str, Any]) -> None:
-    """Undo :func:`global_rng_states`."""
-    torch.set_rng_state(states["torch"].cpu())
-    np_state = states["numpy"]
-    np.random.set_state(
-        (
-            "MT19937",
-            np_state["keys"].numpy().astype(np.uint32),
-            np_state["pos"],
-            np_state["has_gauss"],
-            np_state["cached_gaussian"],
-        )
-    )
-    random.setstate(_to_tuples(states["python"]))
-    if "cuda" in states and torch.cuda.is_available():
-        cuda_states = [s.cpu() for s in states["cuda"]]
-        if len(cuda_states) == torch.cuda.device_count():
-            torch.cuda.set_rng_state_all(cuda_states)
-
-
-def _to_lists(value: Any) -> Any:
-    return [_to_lists(v) for v in value] if isinstance(value, tuple | list) else value
-
-
-def _to_tuples(value: Any) -> Any:
-    return tuple(_to_tuples(v) for v in value) if isinstance(value, list) else value
-
-
-def to_cpu(value: Any) -> Any:
-    """A copy of nested dicts/lists/tuples with every tensor moved to the CPU."""
-    if torch.is_tensor(value):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: to_cpu(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(to_cpu(v) for v in value)
-    return value
-
-
-def capture_env_state(env: Any) -> dict[str, Any] | None:
-    """The env's state in checkpoint form (CPU tensors and plain values), or None with a
-    warning when the env cannot provide one (a resume then restarts its episodes)."""
-    if not isinstance(env, StatefulEnv):
-        warnings.warn(
-            f"{type(env).__name__} has no state_dict(): checkpoints do not include the env "
-            f"state, and a resume restarts the envs from a reset",
-            stacklevel=2,
-        )
-        return None
-    try:
-        state = env.state_dict()
-    except NotImplementedError as err:
-        warnings.warn(
-            f"checkpoints do not include the env state ({err}); a resume restarts the envs "
-            f"from a reset",
-            stacklevel=2,
-        )
-        return None
-    return to_checkpoint(state)
-
-
-def restore_env_state(env: Any, state: dict[str, Any] | None) -> bool:
-    """Load a saved env state; False (with a warning) when there is none or it does not fit,
-    in which case the env keeps its fresh reset and the caller restarts its episode tracking."""
-    if state is None:
-        reason = "the checkpoint has no env state (older checkpoint, or an env without one)"
-    elif not isinstance(env, StatefulEnv):
-        reason = f"{type(env).__name__} has no load_state_dict()"
-    else:
-        try:
-            env.load_state_dict(state)
-            return True
-        except (NotImplementedError, EnvStateMismatch) as err:
-            reason = f"the saved env state cannot be loaded: {err}"
-    warnings.warn(
-        f"{reason}; the envs restart from a reset, so the resumed run is not bit for bit the "
-        f"uninterrupted one",
-        stacklevel=2,
-    )
-    return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -25,23 +26,104 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _truncate_rows(path: Path, last_iteration: int, fmt: str) -> None:
-    """Drop the rows logged after ``last_iteration`` (a resumed run rewrites them)."""
+def _unique(path: Path) -> Path:
+    """``path``, or ``path`` with ``.1``, ``.2``, ... before its suffix if it exists."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}.{n}{path.suffix}")
+    return candidate
+
+
+def _write_lines(path: Path, lines: list[str], atomic: bool = False) -> None:
+    """Write ``lines`` (each followed by ``\\n``) back byte for byte; ``atomic``: through a
+    temporary file and ``os.replace``."""
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+    target = path.with_name(f".{path.name}.tmp{os.getpid()}") if atomic else path
+    target.write_bytes(data)
+    if atomic:
+        os.replace(target, path)
+
+
+def _jsonl_iteration(line: str) -> int:
+    """The row's iteration; ValueError for a damaged line (cut short, not a row)."""
+    row = json.loads(line)
+    if not isinstance(row, dict) or type(row.get("iteration")) is not int:
+        raise ValueError(f"not a metrics row: {line[:60]!r}")
+    return row["iteration"]
+
+
+def _split_jsonl(lines: list[str], last_iteration: int) -> tuple[list[str], ...]:
+    """``(kept, later, damaged)`` lines of a metrics.jsonl file."""
+    kept, later, damaged = [], [], []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            (kept if _jsonl_iteration(line) <= last_iteration else later).append(line)
+        except ValueError:
+            damaged.append(line)
+    return kept, later, damaged
+
+
+def _csv_iteration(line: str, header: list[str]) -> int | None:
+    """The row's iteration, or None when the row is damaged (field count, not a number)."""
+    fields = next(csv.reader([line]), [])
+    if "iteration" not in header or len(fields) != len(header):
+        return None
+    try:
+        return int(float(fields[header.index("iteration")]))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _split_csv(lines: list[str], last_iteration: int) -> tuple[list[str], ...]:
+    """``(kept, later, damaged)`` lines of a metrics.csv file; ``kept[0]`` is the header."""
+    if not lines:
+        return [], [], []
+    header = next(csv.reader([lines[0]]), [])
+    kept, later, damaged = [lines[0]], [], []
+    for line in lines[1:]:
+        if line.strip():
+            iteration = _csv_iteration(line, header)
+            if iteration is None:
+                damaged.append(line)
+            else:
+                (kept if iteration <= last_iteration else later).append(line)
+    return kept, later, damaged
+
+
+def set_aside_rows(path: Path, last_iteration: int, stamp: str) -> list[Path]:
+    """Keep the rows up to ``last_iteration`` in ``path``; move the others aside, never delete.
+
+    Rows after ``last_iteration`` go to ``metrics.after_iter_<N>.<stamp>.<ext>`` and damaged
+    lines to ``metrics.damaged.<stamp>.<ext>``, byte for byte; CSV files keep their header.
+    A damaged line is one that is not a row, or a last line without its line end (a crash
+    during an append) that is not a complete JSON row.  Returns the files written.
+    """
     if not path.exists():
-        return
-    if fmt == "jsonl":
-        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
-        keep = [ln for ln in lines if json.loads(ln).get("iteration", 0) <= last_iteration]
-        path.write_text("".join(ln + "\n" for ln in keep))
-    else:
-        with path.open(newline="") as f:
-            reader = csv.DictReader(f)
-            header, rows = reader.fieldnames or [], list(reader)
-        rows = [r for r in rows if int(float(r.get("iteration") or 0)) <= last_iteration]
-        with path.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=header)
-            writer.writeheader()
-            writer.writerows(rows)
+        return []
+    lines = path.read_bytes().decode("utf-8", "surrogateescape").split("\n")
+    partial = lines.pop()  # "" when the file ends with a line end
+    is_csv = path.suffix == ".csv"
+    kept, later, damaged = (_split_csv if is_csv else _split_jsonl)(lines, last_iteration)
+    if partial:
+        if is_csv and kept:
+            damaged.append(partial)
+        else:  # a JSON row cut short does not parse; a complete one only lacks its line end
+            extra = (_split_csv if is_csv else _split_jsonl)([partial], last_iteration)
+            kept, later, damaged = kept + extra[0], later + extra[1], damaged + extra[2]
+    if not later and not damaged and not partial:
+        return []
+    head = kept[:1] if is_csv else []
+    written = []
+    for name, rows in ((f"after_iter_{last_iteration}", later), ("damaged", damaged)):
+        if rows:
+            aside = _unique(path.with_name(f"{path.stem}.{name}.{stamp}{path.suffix}"))
+            _write_lines(aside, head + rows)
+            written.append(aside)
+    _write_lines(path, kept, atomic=True)
+    return written
 
 
 class MetricsLogger:
@@ -50,8 +132,9 @@ class MetricsLogger:
     Args:
         run_dir: the run directory.
         tensorboard: write TensorBoard events (skipped with one warning if unavailable).
-        resume_iteration: when resuming, rows after this iteration are removed first so the
-            curve continues without duplicates.
+        resume_iteration: when resuming, rows after this iteration (and damaged lines) are
+            first moved aside into named files (:func:`set_aside_rows`, listed in
+            ``set_aside``), so the curve continues without duplicates and nothing is lost.
     """
 
     def __init__(
@@ -61,9 +144,11 @@ class MetricsLogger:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.csv_path = self.run_dir / "metrics.csv"
         self.jsonl_path = self.run_dir / "metrics.jsonl"
+        self.set_aside: list[Path] = []
         if resume_iteration is not None:
-            _truncate_rows(self.jsonl_path, resume_iteration, "jsonl")
-            _truncate_rows(self.csv_path, resume_iteration, "csv")
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for path in (self.jsonl_path, self.csv_path):
+                self.set_aside += set_aside_rows(path, resume_iteration, stamp)
         self._header: list[str] = []
         if self.csv_path.exists():
             with self.csv_path.open(newline="") as f:

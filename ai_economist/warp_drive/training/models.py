@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
 
 MASKED_LOGIT = torch.finfo(torch.float32).min
 """Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
@@ -69,6 +70,7 @@ def build_policy_model(
     model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions).to(device)
     path = policy_config["model"].get("model_ckpt_filepath", "")
     if path:
+        verify_checkpoint(path)  # a trainer checkpoint's SHA-256 sidecar, when it has one
         state = torch.load(path, map_location=device, weights_only=True)
         if "policies" in state:  # a full trainer checkpoint: take this policy's weights
             state = state["policies"][tag]["model"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.env_state import check_keys, checked_array
 
 
 class ToyTargetEnv:
@@ -131,6 +132,11 @@ class ToyTargetEnv:
         return {k: v.clone() if torch.is_tensor(v) else v for k, v in state.items()}
 
     def load_state_dict(self, state: dict) -> None:
+        current = self.state_dict()  # check every entry first: a mismatch changes nothing
+        check_keys("toy env state", state, current)
+        for key, value in current.items():
+            if key != "gen":
+                checked_array(key, state[key], tuple(value.shape))
         self._timestep.copy_(state["timestep"])
         self._done.copy_(state["done"])
         self._gen.set_state(state["gen"].cpu())

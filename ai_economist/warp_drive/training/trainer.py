@@ -153,7 +153,7 @@ class Trainer(TrainerCheckpointing):
         env_wrapper.reset_all_envs()
         resume_path = ckpt.find_checkpoint(resume_from) if resume_from else None
         if resume_path is not None:
-            self._restore(ckpt.load_checkpoint(resume_path))
+            self._restore(ckpt.load_checkpoint(resume_path), resume_path)
             self.last_checkpoint = resume_path
         self.run_dir = self._make_run_dir(results_directory, resume_path)
         self.logger = None
@@ -161,11 +161,13 @@ class Trainer(TrainerCheckpointing):
             with (self.run_dir / "config.yaml").open("w") as f:
                 yaml.safe_dump(self.config, f, sort_keys=False)
             resumed_at = self.iteration if resume_path is not None else None
-            if resumed_at is not None and ckpt.set_aside_newer(self.run_dir, resumed_at):
-                print(f"resuming from iteration {resumed_at}: later checkpoints moved aside")
+            if resumed_at is not None:
+                self._tidy_for_resume(resumed_at)
             self.logger = MetricsLogger(
                 self.run_dir, self.config["saving"]["tensorboard"], resumed_at
             )
+            for path in self.logger.set_aside:
+                print(f"resuming from iteration {resumed_at}: metric rows moved to {path}")
         self._progress: Progress | None = None
 
     # ---------------------------------------------------------------------------- set-up --
@@ -209,6 +211,15 @@ class Trainer(TrainerCheckpointing):
             window_stats=torch.zeros(len(STAT_NAMES), device=self.device),
             window_reward=torch.zeros((), device=self.device),
         )
+
+    def _tidy_for_resume(self, iteration: int) -> None:
+        """Remove leftovers of a killed save; move checkpoints after ``iteration`` aside."""
+        removed = ckpt.clean_temporary_files(self.run_dir / ckpt.CHECKPOINT_DIR)
+        if removed:
+            print(f"removed {len(removed)} temporary file(s) of an interrupted checkpoint save")
+        moved = ckpt.set_aside_newer(self.run_dir, iteration)
+        if moved:
+            print(f"resuming from iteration {iteration}: later checkpoints moved to {moved}")
 
     def _make_run_dir(self, results_directory: str | Path | None, resume_path: Path | None) -> Path:
         if results_directory is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_economist.warp_drive.training import checkpoint as ckpt
+from ai_economist.warp_drive.training import checkpoint_state as cstate
 
 
 class TrainerCheckpointing:
@@ -26,9 +27,9 @@ class TrainerCheckpointing:
             },
             "window_iterations": self._window_iterations,
             "nan_iteration": self._nan_iteration.cpu(),
-            "rng": ckpt.global_rng_states(),
+            "rng": cstate.global_rng_states(),
         }
-        env_state = ckpt.capture_env_state(self.env)
+        env_state = cstate.capture_env_state(self.env)
         if env_state is not None:
             state["env"] = env_state
         return state
@@ -58,8 +59,15 @@ class TrainerCheckpointing:
         self.dist.barrier()
         return path
 
-    def _restore(self, state: dict[str, Any]) -> None:
-        """Continue from a checkpoint (models, optimizers, counters, RNG, env)."""
+    def _restore(self, state: dict[str, Any], source: Path | str = "<checkpoint>") -> None:
+        """Continue from a checkpoint (models, optimizers, counters, RNG, env).
+
+        Raises:
+            CheckpointError: the checkpoint does not fit the run (another environment,
+                ``trainer.num_envs``, policy tags or model sizes), naming every difference.
+        """
+        models = {tag: p.model for tag, p in self.policies.items()}
+        cstate.check_checkpoint_fits(state, self.config, source, models)
         for tag, p in self.policies.items():
             p.model.load_state_dict(state["policies"][tag]["model"])
             p.optimizer.load_state_dict(state["policies"][tag]["optimizer"])
@@ -76,8 +84,8 @@ class TrainerCheckpointing:
             self.policies[tag].window_reward.copy_(reward)
         self._window_iterations = local["window_iterations"]
         self._nan_iteration.copy_(local["nan_iteration"])
-        ckpt.restore_global_rng_states(local["rng"])
-        if not ckpt.restore_env_state(self.env, local.get("env")):
+        cstate.restore_global_rng_states(local["rng"])
+        if not cstate.restore_env_state(self.env, local.get("env")):
             # the env restarts its episodes: drop the returns of the interrupted ones
             for carry in self.tracker.carry.values():
                 carry.zero_()

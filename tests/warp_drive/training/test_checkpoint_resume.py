@@ -3,6 +3,7 @@ keeps the last good checkpoint."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -67,7 +68,11 @@ def test_resume_continues_the_same_curve_exactly(tmp_path):
 def test_checkpoint_contents_and_atomic_write(tmp_path):
     run(small_config(2), tmp_path)
     files = sorted((tmp_path / "checkpoints").iterdir())
-    assert [f.name for f in files] == ["ckpt_00000002.pt"]  # no temporary files left behind
+    # no temporary files left behind; the SHA-256 sidecar is in `sha256sum -c` format
+    assert [f.name for f in files] == ["ckpt_00000002.pt", "ckpt_00000002.pt.sha256"]
+    digest = hashlib.sha256(files[0].read_bytes()).hexdigest()
+    assert files[1].read_text() == f"{digest}  ckpt_00000002.pt\n"
+
     state = ckpt.load_checkpoint(ckpt.find_checkpoint(tmp_path))
     assert state["iteration"] == 2 and state["env_steps"] == 40
     assert state["config"]["trainer"]["num_envs"] == 4

@@ -46,7 +46,8 @@ def test_training_improves_the_objective_and_writes_results(tmp_path):
     assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
     assert (tmp_path / "config.yaml").is_file()
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [
-        "ckpt_00000005.pt", "ckpt_00000010.pt", "ckpt_00000015.pt",
+        "ckpt_00000005.pt", "ckpt_00000005.pt.sha256", "ckpt_00000010.pt",
+        "ckpt_00000010.pt.sha256", "ckpt_00000015.pt", "ckpt_00000015.pt.sha256",
     ]  # fmt: skip
 
 
