@@ -158,3 +158,28 @@ def test_backend_without_kernels_and_unknown_backend():
 def test_example_env_arguments_are_checked():
     with pytest.raises(ValueError, match="ring_size must be an integer >= 2, got 1"):
         RingChase(ring_size=1)
+
+
+def test_policy_groups_must_lie_inside_the_agents():
+    from ai_economist.warp_drive.scenario import PolicyGroup
+
+    class Overlapping(RingChase):
+        def policies(self):
+            groups = super().policies()
+            return {**groups, "runner": PolicyGroup("runner", 3, 3, 3, 3)}
+
+    with pytest.raises(
+        EnvironmentDeclarationError,
+        match="policy 'runner' covers agents 3..5, outside the 5 agents",
+    ):
+        build(Overlapping())
+
+    class Shared(RingChase):
+        def policies(self):
+            groups = super().policies()
+            return {**groups, "runner": PolicyGroup("runner", 1, 3, 3, 3)}
+
+    with pytest.raises(
+        EnvironmentDeclarationError, match="policy 'runner' shares agents with policy 'chaser'"
+    ):
+        build(Shared())

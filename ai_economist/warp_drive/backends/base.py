@@ -52,7 +52,7 @@ class BatchedBackend:
         initial = env.initial_state(self.num_envs, seed)
         check_initial_state(env, self.spec, initial, self.num_envs)
         self.data_manager = CUDADataManager(
-            num_agents=self.threads_per_env,
+            num_agents=int(env.num_agents),
             episode_length=int(env.episode_length),
             num_envs=self.num_envs,
             device=device,
