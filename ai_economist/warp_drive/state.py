@@ -321,7 +321,7 @@ class StateSpec:
             elif f.per_env:
                 feed.add_data(
                     f.name,
-                    np.ascontiguousarray(arr),
+                    np.array(arr, order="C"),  # keeps 0-d arrays 0-d (ascontiguousarray would not)
                     save_copy_and_apply_at_reset=f.reset == "snapshot",
                     replicate_over_envs=not batched,
                     per_env=True,

@@ -168,3 +168,15 @@ def test_numba_arg_simulator_view(monkeypatch):
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
     with pytest.raises(TypeError, match="NUMBA_ENABLE_CUDASIM=1"):
         numba_arg(t)
+
+
+def test_per_env_scalar_fields_stay_scalar_per_env():
+    """A per-env field of shape () holds one value per env, replicated or given per env."""
+    spec = StateSpec([StateField("level", np.float32, (), reset="snapshot")])
+    dm = CUDADataManager(4, 3, num_envs=3, device="cpu")
+    spec.allocate(dm, {"level": 2.5})
+    assert dm.get_shape("level") == (3,)
+    np.testing.assert_array_equal(dm.pull_data_from_device("level"), [2.5, 2.5, 2.5])
+    dm_batched = CUDADataManager(4, 3, num_envs=3, device="cpu")
+    spec.allocate(dm_batched, {"level": np.array([1.0, 2.0, 3.0])}, batched=True)
+    np.testing.assert_array_equal(dm_batched.pull_data_from_device("level"), [1.0, 2.0, 3.0])
