@@ -128,3 +128,11 @@ def test_docs_cite_only_files_of_this_repository(path):
     text = (REPO_ROOT / path).read_text()
     outside = re.findall(r"(?:\.\./shared\S*|/work/\S+|(?<![\w.])/home/\S+)", text)
     assert not outside, f"{path} cites paths outside the repository: {outside}"
+
+
+def test_ci_runs_the_linters():
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^make lint$", ci, re.M), ".ci/run must call `make lint`"
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    lint = makefile[makefile.index("\nlint:") :].split("\n\n")[0]
+    assert "ruff check" in lint and "ruff format --check" in lint
