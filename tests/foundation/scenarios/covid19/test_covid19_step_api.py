@@ -107,8 +107,26 @@ def test_non_integral_actions_are_rejected_by_both_apis(bad):
     assert wrapper.pull("_timestep_").tolist() == [0]
 
 
-@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def _needs_numba_or_gpu():
+    numba = pytest.importorskip("numba")
+    if not numba.config.ENABLE_CUDASIM:
+        pytest.skip("needs NUMBA_ENABLE_CUDASIM=1 (set by `make test`) or a GPU (-m gpu)")
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "numpy",
+        "cpu",
+        "numba-cudasim",
+        pytest.param("numba", marks=pytest.mark.gpu),
+        pytest.param("pycuda", marks=pytest.mark.gpu),
+    ],
+)
 def test_wrapper_does_not_run_past_the_episode_end(backend):
+    if backend == "numba-cudasim":
+        _needs_numba_or_gpu()
+        backend = "numba"
     wrapper = FoundationEnvWrapper(make(episode_length=3), num_envs=2, env_backend=backend)
     wrapper.reset_all_envs()
     for _ in range(3):
@@ -125,13 +143,14 @@ def test_wrapper_does_not_run_past_the_episode_end(backend):
     assert wrapper.pull("_timestep_").tolist() == [1, 1]
 
 
-def test_wrapper_step_counter_follows_a_restored_state():
-    wrapper = FoundationEnvWrapper(make(episode_length=3), num_envs=1, env_backend="numpy")
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("pycuda", marks=pytest.mark.gpu)])
+def test_wrapper_step_counter_follows_a_restored_state(backend):
+    wrapper = FoundationEnvWrapper(make(episode_length=3), num_envs=1, env_backend=backend)
     wrapper.reset_all_envs()
     wrapper.step_all_envs()
     wrapper.step_all_envs()
     state = wrapper.state_dict()
-    restored = FoundationEnvWrapper(make(episode_length=3), num_envs=1, env_backend="numpy")
+    restored = FoundationEnvWrapper(make(episode_length=3), num_envs=1, env_backend=backend)
     restored.reset_all_envs()
     restored.load_state_dict(state)
     restored.step_all_envs()  # day 3 of 3
