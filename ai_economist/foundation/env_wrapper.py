@@ -229,13 +229,18 @@ class FoundationEnvWrapper:
         (a missing entry is the NO-OP; see the module docstring).
 
         On the ``"cpu"`` backend with one env, per-agent actions ``{"0": a0, ..., "p": ap}``
-        step the Python env and return ``(obs, rew, done, info)`` per agent, as the original.
+        (any key besides ``"a"`` and ``"p"``) step the Python env and return
+        ``(obs, rew, done, info)`` per agent, as the original.
 
         Raises:
             RuntimeError: the envs finished their episode (``episode_length`` steps) and were
                 not reset since.
         """
-        if actions is not None and self.env_backend == "cpu" and "a" not in actions:
+        if (
+            actions is not None
+            and self.env_backend == "cpu"
+            and any(key not in ("a", "p") for key in actions)
+        ):
             return self._legacy_cpu_step(actions)
         if self._steps_in_episode >= self.episode_length:
             raise RuntimeError(

@@ -156,3 +156,13 @@ def test_wrapper_step_counter_follows_a_restored_state(backend):
     restored.step_all_envs()  # day 3 of 3
     with pytest.raises(RuntimeError, match="episode_length=3"):
         restored.step_all_envs()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_missing_states_entry_is_the_noop_on_every_cpu_backend(backend):
+    wrapper = FoundationEnvWrapper(make(), num_envs=2, env_backend=backend)
+    wrapper.reset_all_envs()
+    before = wrapper.pull("stringency_level")
+    wrapper.step_all_envs({"p": np.array([20, 0])})
+    np.testing.assert_array_equal(wrapper.pull("stringency_level"), before)
+    assert wrapper.pull("subsidy_level").reshape(-1).tolist() == [20, 0]
