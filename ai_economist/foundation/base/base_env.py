@@ -21,6 +21,8 @@ Differences from Foundation 1.7.1 (also listed in docs/differences.md, "Foundati
   untouched; ``step`` accepts ``{"a": int array (n_agents,), "p": ...}``. Rewards are
   ``rew["a"]`` float array and ``rew["p"]`` float. Flattening in collated mode yields
   ``"flat"`` of shape ``(obs_dim, n_agents)``.
+* ``step`` checks every action before it applies any (a rejected step changes nothing) and
+  raises ``RuntimeError`` before the first ``reset()`` and after the episode's last step.
 * Flattened masks are always float32; constructor arguments are validated with
   TypeError/ValueError instead of asserts; ``previous_episode_dense_log`` is refreshed at
   every episode end (empty lists when the episode was not dense-logged).
