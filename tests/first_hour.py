@@ -28,8 +28,12 @@ MODULES = {
 
 
 def pyproject() -> dict:
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import pytest
 
+        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml needs Python >= 3.11")
     return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
 
 
