@@ -14,6 +14,14 @@ contract :class:`ai_economist.warp_drive.env_protocol.BatchedPolicyEnv`, and
 (``observations_a``, ``rewards_p``, ``_done_``, ...).  ``step_all_envs`` also accepts host
 actions ``{"a": int (num_envs, n_agents), "p": int (num_envs,)}`` for tests and debugging.
 
+Host actions follow the dict API's rules (``env.step``): a missing ``"a"`` or ``"p"`` entry
+is the NO-OP (action 0) for that policy, and float arrays are accepted only when every value
+is an integer (``as_integer_actions``).  Every env ends its episode after ``episode_length``
+steps, all at once; stepping again before ``reset_only_done_envs()`` or ``reset_all_envs()``
+raises a ``RuntimeError`` (the trainer resets done envs after every step, so it never does).
+Without torch installed, the ``numpy`` and ``cpu`` backends keep their buffers as numpy arrays
+(``foundation.host_data``); the GPU backends and the trainer need torch.
+
 ``state_dict()`` / ``load_state_dict()`` save and restore the envs mid-episode (simulation
 arrays, time steps, done flags, observations, masks, episode metrics) on the ``numpy`` and
 GPU backends, so a resumed run steps exactly as the uninterrupted one; the ``cpu`` backend
@@ -26,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ai_economist.foundation.base.collation import as_integer_actions
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import check_header, check_keys
 
@@ -119,6 +128,7 @@ class FoundationEnvWrapper:
         self.fused_step = bool(fused_step)
         self.backend = self._build_backend(device)
         self._reset_on_host_done = False
+        self._steps_in_episode = 0  # every env steps and ends its episodes in lockstep
 
     # ------------------------------------------------------------------ setup
     @staticmethod
@@ -186,7 +196,8 @@ class FoundationEnvWrapper:
     # --------------------------------------------------------- WarpDrive API
     @property
     def cuda_data_manager(self):
-        """The data store (torch tensors on the backend's device; CPU tensors on CPU backends)."""
+        """The data store (torch tensors on the backend's device; CPU tensors on CPU backends,
+        numpy arrays there when torch is not installed)."""
         return self.backend.data_manager
 
     @property
@@ -199,6 +210,7 @@ class FoundationEnvWrapper:
         first = not self._reset_on_host_done
         self._reset_on_host_done = True
         self.backend.reset_all()
+        self._steps_in_episode = 0
         if first:
             return self._first_obs
         if self.env_backend == "cpu":
@@ -208,19 +220,38 @@ class FoundationEnvWrapper:
     def reset_only_done_envs(self) -> None:
         """Reset the envs whose ``_done_`` flag is set (on the device for GPU backends)."""
         self.backend.reset_done()
+        if self._steps_in_episode >= self.episode_length:
+            self._steps_in_episode = 0  # all envs were done: they end their episodes together
 
     def step_all_envs(self, actions: dict | None = None):
         """Step every env. ``actions`` = None reads the action buffers; host actions
-        ``{"a": (num_envs, n_agents), "p": (num_envs,)}`` are copied into them first.
+        ``{"a": (num_envs, n_agents), "p": (num_envs,)}`` are checked, then copied into them
+        (a missing entry is the NO-OP; see the module docstring).
 
         On the ``"cpu"`` backend with one env, per-agent actions ``{"0": a0, ..., "p": ap}``
-        step the Python env and return ``(obs, rew, done, info)`` per agent, as the original.
+        (any key besides ``"a"`` and ``"p"``) step the Python env and return
+        ``(obs, rew, done, info)`` per agent, as the original.
+
+        Raises:
+            RuntimeError: the envs finished their episode (``episode_length`` steps) and were
+                not reset since.
         """
-        if actions is not None and self.env_backend == "cpu" and "a" not in actions:
+        if (
+            actions is not None
+            and self.env_backend == "cpu"
+            and any(key not in ("a", "p") for key in actions)
+        ):
             return self._legacy_cpu_step(actions)
+        if self._steps_in_episode >= self.episode_length:
+            raise RuntimeError(
+                f"all {self.num_envs} envs finished their episode after episode_length="
+                f"{self.episode_length} steps; call reset_only_done_envs() (as the trainer does "
+                "after every step) or reset_all_envs() before stepping again"
+            )
         if actions is not None:
             self._load_actions(actions)
         self.backend.step()
+        self._steps_in_episode += 1
         return None
 
     def _legacy_cpu_step(self, actions: dict):
@@ -240,21 +271,30 @@ class FoundationEnvWrapper:
         return split_collated(obs, n), rew_split, done, info_split
 
     def _load_actions(self, actions: dict) -> None:
+        """Check every host action array, then copy them into the action buffers."""
         n = self.env.n_agents
+        unknown = sorted(str(k) for k in actions if k not in ("a", "p"))
+        if unknown:
+            raise KeyError(f"host actions take the keys 'a' and 'p', got {unknown}")
+        checked = {}
         for tag, shape in (("a", (self.num_envs, n)), ("p", (self.num_envs,))):
-            if tag not in actions:
-                raise KeyError(f"host actions need key {tag!r} of shape {shape}")
-            arr = np.asarray(actions[tag])
+            if tag not in actions:  # the NO-OP, as a missing entry in env.step
+                checked[tag] = np.zeros(shape, np.int64)
+                continue
+            arr = as_integer_actions(f"actions[{tag!r}]", actions[tag])
             if arr.shape != shape:
                 raise ValueError(f"actions[{tag!r}] must have shape {shape}, got {arr.shape}")
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"actions[{tag!r}] must be integers, got dtype {arr.dtype}")
             limit = self.policy_specs[tag].num_actions
             if arr.min() < 0 or arr.max() >= limit:
                 raise ValueError(
                     f"actions[{tag!r}] must be in 0..{limit - 1}, got {arr.min()}..{arr.max()}"
                 )
+            checked[tag] = arr
+        for tag, arr in checked.items():
             buffer = self.actions(tag)
+            if isinstance(buffer, np.ndarray):  # the numpy data store (no torch)
+                buffer[...] = arr.reshape(buffer.shape)
+                continue
             import torch
 
             buffer.copy_(torch.as_tensor(arr.reshape(buffer.shape), dtype=buffer.dtype))
@@ -265,7 +305,9 @@ class FoundationEnvWrapper:
     # ----------------------------------------------------- trainer protocol
     @property
     def device(self):
-        return self.cuda_data_manager.data_on_device_via_torch("_done_").device
+        """The torch device of the buffers (``"cpu"`` for the numpy data store, no torch)."""
+        done = self.cuda_data_manager.data_on_device_via_torch("_done_")
+        return "cpu" if isinstance(done, np.ndarray) else done.device
 
     @property
     def policy_specs(self) -> dict[str, PolicySpec]:
@@ -350,3 +392,4 @@ class FoundationEnvWrapper:
         check_keys("FoundationEnvWrapper", state, [*header, "reset_on_host_done", "backend_state"])
         self.backend.load_state_dict(state["backend_state"])
         self._reset_on_host_done = bool(state["reset_on_host_done"])
+        self._steps_in_episode = int(np.max(self.backend.pull("_timestep_")))

@@ -1,7 +1,6 @@
 """Calibration loading: both layouts, validation errors naming file and key, build determinism."""
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -38,12 +37,24 @@ def test_build_is_deterministic_and_matches_shipped(shared_data_dir, tmp_path):
     assert out.read_bytes() == default_calibration_path().read_bytes()
 
 
+def _jsonable(value):
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
 @pytest.fixture
-def copy_dir(shared_data_dir, tmp_path):
+def copy_dir(tmp_path):
+    """The packaged calibration written out in the original three-file layout (no data from
+    outside the repository needed)."""
+    cal = load_calibration("")
     target = tmp_path / "data"
-    shutil.copytree(shared_data_dir, target)
-    for f in target.iterdir():
-        f.chmod(0o644)
+    target.mkdir()
+    for name, values in (
+        ("model_constants.json", cal.model_constants),
+        ("fitted_params.json", cal.fitted_params),
+    ):
+        (target / name).write_text(json.dumps(values, default=_jsonable))
+    np.savez(target / "real_world_data.npz", **cal.real_world_data)
+    assert load_calibration(target).fitted_params["BETA_DELAY"] == 29
     return target
 
 

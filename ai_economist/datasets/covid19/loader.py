@@ -15,11 +15,15 @@ Every problem is reported as a :class:`CalibrationError` naming the file and the
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ai_economist.datasets.covid19.physical import check_physical_ranges
 
 NUM_US_STATES = 51
 PACKAGED_FILE_NAME = "covid19_calibration.npz"
@@ -185,23 +189,39 @@ def _check_consistency(cal: CovidCalibration) -> None:
         )
 
 
+# What a damaged .npz raises somewhere inside numpy/zipfile/zlib (truncated, emptied or
+# overwritten bytes): each becomes a CalibrationError naming the file.
+_NPZ_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
 def _load_json(path: Path) -> dict:
     try:
-        return json.loads(path.read_text())
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CalibrationError(f"calibration file not found: {path}") from None
     except json.JSONDecodeError as err:
         raise CalibrationError(f"{path}: not valid JSON ({err})") from None
+    except UnicodeDecodeError as err:
+        raise CalibrationError(f"{path}: not a UTF-8 text (JSON) file ({err})") from None
+    except OSError as err:
+        raise CalibrationError(f"{path}: cannot be read ({err})") from None
 
 
 def _load_npz(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise CalibrationError(f"calibration file not found: {path}")
+    if path.stat().st_size == 0:
+        raise CalibrationError(f"{path}: the file is empty (0 bytes); expected a .npz archive")
     try:
         with np.load(path, allow_pickle=False) as npz:
+            if not hasattr(npz, "files"):
+                raise CalibrationError(f"{path}: a single .npy array, expected a .npz archive")
             return {k: npz[k] for k in npz.files}
-    except (OSError, ValueError) as err:
-        raise CalibrationError(f"{path}: not a readable .npz file ({err})") from None
+    except _NPZ_READ_ERRORS as err:
+        raise CalibrationError(
+            f"{path}: not a readable .npz archive, truncated or corrupted? "
+            f"({type(err).__name__}: {err})"
+        ) from None
 
 
 def _load_original_layout(directory: Path) -> CovidCalibration:
@@ -212,19 +232,42 @@ def _load_original_layout(directory: Path) -> CovidCalibration:
             f"or {PACKAGED_FILE_NAME}"
         )
     mc_path, fp_path, rw_path = (directory / name for name in ORIGINAL_FILES)
-    return CovidCalibration(
+    cal = CovidCalibration(
         model_constants=_validate_dict(str(mc_path), _load_json(mc_path), MODEL_CONSTANT_KEYS),
         fitted_params=_validate_dict(str(fp_path), _load_json(fp_path), FITTED_PARAM_KEYS),
         real_world_data=_validate_real_world(str(rw_path), _load_npz(rw_path)),
         source=str(directory),
     )
+    _check_ranges(cal, str(mc_path), str(fp_path), str(rw_path))
+    return cal
+
+
+def _metadata(path: Path, arrays: dict[str, np.ndarray]) -> dict:
+    """The JSON metadata record of a packaged calibration, with its two required keys."""
+    if "__metadata__" not in arrays:
+        raise CalibrationError(f"{path}: missing key '__metadata__' (not a packaged calibration)")
+    try:
+        meta = json.loads(str(arrays.pop("__metadata__")))
+    except json.JSONDecodeError as err:
+        raise CalibrationError(f"{path}: key '__metadata__' is not valid JSON ({err})") from None
+    if not isinstance(meta, dict):
+        raise CalibrationError(
+            f"{path}: key '__metadata__' must be a JSON object, got {type(meta).__name__}"
+        )
+    for key in ("model_constants", "fitted_params"):
+        if key not in meta:
+            raise CalibrationError(f"{path}: key '__metadata__' has no entry '{key}'")
+        if not isinstance(meta[key], dict):
+            raise CalibrationError(
+                f"{path}: key '__metadata__/{key}' must be a JSON object, "
+                f"got {type(meta[key]).__name__}"
+            )
+    return meta
 
 
 def _load_packaged(path: Path) -> CovidCalibration:
     arrays = _load_npz(path)
-    if "__metadata__" not in arrays:
-        raise CalibrationError(f"{path}: missing key '__metadata__' (not a packaged calibration)")
-    meta = json.loads(str(arrays.pop("__metadata__")))
+    meta = _metadata(path, arrays)
     mc = dict(meta["model_constants"])
     fp = dict(meta["fitted_params"])
     for key in list(arrays):
@@ -233,12 +276,26 @@ def _load_packaged(path: Path) -> CovidCalibration:
         elif key.startswith("fitted_params/"):
             fp[key.split("/", 1)[1]] = arrays.pop(key)
     real = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("real_world_data/")}
-    return CovidCalibration(
+    cal = CovidCalibration(
         model_constants=_validate_dict(str(path), mc, MODEL_CONSTANT_KEYS),
         fitted_params=_validate_dict(str(path), fp, FITTED_PARAM_KEYS),
         real_world_data=_validate_real_world(str(path), real),
         source=str(path),
         provenance=meta.get("provenance", {}),
+    )
+    _check_ranges(cal, str(path), str(path), str(path))
+    return cal
+
+
+def _check_ranges(cal: CovidCalibration, mc_where: str, fp_where: str, rw_where: str) -> None:
+    names = cal.model_constants["US_STATE_IDX_TO_STATE_NAME"]
+    check_physical_ranges(
+        CalibrationError,
+        {"model_constants": mc_where, "fitted_params": fp_where, "real_world_data": rw_where},
+        cal.model_constants,
+        cal.fitted_params,
+        cal.real_world_data,
+        [str(names.get(str(i), "")) for i in range(len(names))],
     )
 
 

@@ -208,7 +208,17 @@ class BaseAgent:
         return [self.action[s] for s in subspaces]
 
     def set_component_action(self, component_name: str, action: int | Sequence[int]) -> None:
-        """Set the local action (``0..n``) of a sub-space, or of every sub-space of a component."""
+        """Set the local action (``0..n``) of a sub-space, or of every sub-space of a component.
+
+        Every value is checked before any is written: a rejected call changes nothing.
+        """
+        for name, value in self._resolve_component_action(component_name, action):
+            self.action[name] = value
+
+    def _resolve_component_action(
+        self, component_name: str, action: int | Sequence[int]
+    ) -> list[tuple[str, int]]:
+        """The validated ``(sub_space, local_action)`` writes of ``set_component_action``."""
         if component_name in self.action:
             value = _as_action_int(action, f"Action for {component_name!r}")
             n = self._subspace_n[component_name]
@@ -217,8 +227,7 @@ class BaseAgent:
                     f"Action {value} for {component_name!r} of agent {self.idx!r} is out of "
                     f"range: expected 0..{n}"
                 )
-            self.action[component_name] = value
-            return
+            return [(component_name, value)]
         subspaces = self._component_subspaces.get(component_name)
         if subspaces is None:
             raise KeyError(
@@ -230,8 +239,11 @@ class BaseAgent:
                 f"Component {component_name!r} has sub-spaces {subspaces}: expected a sequence "
                 f"of {len(subspaces)} actions, got {action!r}"
             )
-        for sub, value in zip(subspaces, action, strict=True):
-            self.set_component_action(sub, value)
+        return [
+            write
+            for sub, value in zip(subspaces, action, strict=True)
+            for write in self._resolve_component_action(sub, value)
+        ]
 
     def reset_actions(self, component: str | None = None) -> None:
         """Set every action (or those of ``component``) to NO-OP."""
@@ -264,37 +276,45 @@ class BaseAgent:
 
         Single-action mode: an int in ``0..action_spaces-1`` (0 = NO-OP) or a one-entry dict
         ``{sub_space: local_action}``. Multi-action mode: a sequence with one int per
-        sub-space (a dict ``{sub_space: action}`` is also accepted).
+        sub-space (a dict ``{sub_space: action}`` is also accepted).  Floats holding
+        integers are accepted; everything is checked before anything is written.
         """
+        for name, value in self.resolve_actions(actions):
+            self.action[name] = value
+
+    def resolve_actions(self, actions: Any) -> list[tuple[str, int]]:
+        """The ``(sub_space, local_action)`` writes ``parse_actions(actions)`` would make,
+        validated but not made (TypeError/ValueError/KeyError naming the agent otherwise)."""
         if isinstance(actions, dict):
             if not self.multi_action_mode and len(actions) > 1:
                 raise ValueError(
                     f"Agent {self.idx!r} is in single-action mode: a dict action must have at "
                     f"most one entry, got {dict(actions)!r}"
                 )
-            for name, value in actions.items():
-                self.set_component_action(name, value)
-            return
+            return [
+                write
+                for name, value in actions.items()
+                for write in self._resolve_component_action(name, value)
+            ]
         if self.multi_action_mode:
-            self._parse_multi(actions)
-        else:
-            self._parse_single(actions)
+            return self._resolve_multi(actions)
+        return self._resolve_single(actions)
 
-    def _parse_single(self, actions: Any) -> None:
+    def _resolve_single(self, actions: Any) -> list[tuple[str, int]]:
         if isinstance(actions, np.ndarray) and actions.size == 1:
             actions = actions.reshape(-1)[0]
         action = _as_action_int(actions, f"Action of agent {self.idx!r}")
         if action == 0:
-            return
+            return []
         target = self.single_action_map.get(action)
         if target is None:
             raise ValueError(
                 f"Action {action} of agent {self.idx!r} is out of range: expected "
                 f"0..{self._total_actions} (single-action mode)"
             )
-        self.action[target[0]] = target[1]
+        return [target]
 
-    def _parse_multi(self, actions: Any) -> None:
+    def _resolve_multi(self, actions: Any) -> list[tuple[str, int]]:
         if isinstance(actions, (int, np.integer)) and len(self._action_names) == 1:
             actions = [actions]
         if isinstance(actions, (str, bytes)) or not hasattr(actions, "__len__"):
@@ -307,8 +327,11 @@ class BaseAgent:
                 f"Agent {self.idx!r} expects {len(self._action_names)} actions (one per "
                 f"sub-space {self._action_names}), got {len(actions)}"
             )
-        for name, value in zip(self._action_names, actions, strict=True):
-            self.set_component_action(name, value)
+        return [
+            write
+            for name, value in zip(self._action_names, actions, strict=True)
+            for write in self._resolve_component_action(name, value)
+        ]
 
     # ------------------------------------------------------------------------ masks
     def flatten_masks(self, mask_dict: Mapping[str, Any]) -> np.ndarray:

@@ -21,6 +21,8 @@ Differences from Foundation 1.7.1 (also listed in docs/differences.md, "Foundati
   untouched; ``step`` accepts ``{"a": int array (n_agents,), "p": ...}``. Rewards are
   ``rew["a"]`` float array and ``rew["p"]`` float. Flattening in collated mode yields
   ``"flat"`` of shape ``(obs_dim, n_agents)``.
+* ``step`` checks every action before it applies any (a rejected step changes nothing) and
+  raises ``RuntimeError`` before the first ``reset()`` and after the episode's last step.
 * Flattened masks are always float32; constructor arguments are validated with
   TypeError/ValueError instead of asserts; ``previous_episode_dense_log`` is refreshed at
   every episode end (empty lists when the episode was not dense-logged).
@@ -168,6 +170,7 @@ class BaseEnvironment(EnvironmentViews, ABC):
 
     def _init_runtime_state(self) -> None:
         self._completions = 0
+        self._episode_started = False  # step() needs a reset() first
         self._logger = logs.EpisodeLogger(
             self._dense_log_frequency, self._world_dense_log_frequency
         )
@@ -205,6 +208,7 @@ class BaseEnvironment(EnvironmentViews, ABC):
         self._logger.start_episode(self._completions, force_dense_logging, get_state(self.rng))
         self.world.timestep = 0
         self.world.step_collated_actions = None
+        self._episode_started = True
         self.reset_starting_layout()
         self.reset_agent_states()
         for component in self._components:
@@ -225,23 +229,40 @@ class BaseEnvironment(EnvironmentViews, ABC):
 
         Returns whether the mobile agents' action dicts hold this call's actions.
         """
+        return self._apply_actions(self._check_actions(action_dictionary), write_collated)
+
+    def _check_actions(self, action_dictionary: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+        """Every entry of ``action_dictionary`` validated, nothing written yet: a collated
+        ``("a", int64 array)`` and ``(agent, [(sub_space, local_action), ...])`` pairs."""
         if not isinstance(action_dictionary, dict):
             raise TypeError(
                 f"actions must be a dict keyed by agent idx, got {type(action_dictionary).__name__}"
             )
-        layout = self._collated_layout
-        if layout is not None:
-            layout.parsed = None
-        per_agent_keys = any(str(key) not in ("a", "p") for key in action_dictionary)
-        written = True
+        checked: list[tuple[Any, Any]] = []
         for key, value in action_dictionary.items():
             if key == "a":
                 if self._collated_layout is None:
                     self._collated_layout = CollatedLayout(self.world.agents)
-                layout = self._collated_layout
-                written = layout.parse_actions(value, write_collated or per_agent_keys)
+                checked.append(("a", self._collated_layout.check_actions(value)))
             else:
-                self.get_agent(key).parse_actions(value)
+                agent = self.get_agent(key)
+                checked.append((agent, agent.resolve_actions(value)))
+        return checked
+
+    def _apply_actions(self, checked: list[tuple[Any, Any]], write_collated: bool) -> bool:
+        """Write what :meth:`_check_actions` returned (in order: a mobile agent's own entry
+        may override its ``"a"`` action)."""
+        layout = self._collated_layout
+        if layout is not None:
+            layout.parsed = None
+        per_agent_keys = any(target != "a" and target.idx != "p" for target, _ in checked)
+        written = True
+        for target, value in checked:
+            if target == "a":
+                written = layout.apply_actions(value, write_collated or per_agent_keys)
+            else:
+                for name, local in value:
+                    target.action[name] = local
         if per_agent_keys and layout is not None:
             layout.parsed = None  # a mobile agent's own entry may override its "a" action
         return written
@@ -258,11 +279,30 @@ class BaseEnvironment(EnvironmentViews, ABC):
     def step(
         self, actions: Mapping[Any, Any] | None = None, seed_state: Mapping[str, Any] | None = None
     ) -> tuple[dict, dict, dict, dict]:
-        """Advance one step; return ``(obs, rew, done, info)``."""
+        """Advance one step; return ``(obs, rew, done, info)``.
+
+        Every action is checked before any is applied: a rejected step (TypeError,
+        ValueError, KeyError naming the agent and the value) changes nothing.  A missing
+        agent (or a missing ``"a"``/``"p"`` entry in collated mode) takes the NO-OP.
+
+        Raises:
+            RuntimeError: ``reset()`` was never called, or the episode is over (the last
+                step returned ``done["__all__"]``): call ``reset()`` first.
+        """
+        if not self._episode_started:
+            raise RuntimeError(f"{self.name}: call reset() before the first step()")
+        if self.world.timestep >= self.episode_length:
+            raise RuntimeError(
+                f"{self.name}: the episode ended after episode_length={self.episode_length} "
+                "steps (done['__all__'] was True); call reset() to start a new episode"
+            )
+        checked = None if actions is None else self._check_actions(actions)
+        if seed_state is not None:
+            self._install_rng_state(seed_state)
         collated, mobile_written = None, True
-        if actions is not None:
-            mobile_written = self._parse_actions(
-                actions,
+        if checked is not None:
+            mobile_written = self._apply_actions(
+                checked,
                 self._logger.dense_this_episode or self._collated_actions_to_agent_dicts(),
             )
             if self._collated_layout is not None:
@@ -270,8 +310,6 @@ class BaseEnvironment(EnvironmentViews, ABC):
         # Components may read this step's collated actions from here instead of the agents'
         # dicts (BaseComponent.get_agent_actions); cleared with the actions.
         self.world.step_collated_actions = collated
-        if seed_state is not None:
-            self._install_rng_state(seed_state)
         self._logger.record_step(actions, get_state(self.rng), self.world, self._agents_and_planner)
         self.world.timestep += 1
         for component in self._components:

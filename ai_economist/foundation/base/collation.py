@@ -35,6 +35,24 @@ def collect_masks(components: Sequence[Any], completions: int) -> dict[str, dict
     return masks
 
 
+def as_integer_actions(what: str, actions: Any) -> np.ndarray:
+    """``actions`` as an int64 array: integer arrays as they are, float arrays only when every
+    value is a finite integer (``2.0``); anything else is a TypeError naming ``what``.
+
+    The dict API (``env.step``) and ``FoundationEnvWrapper.step_all_envs`` both use it, so
+    they accept and reject the same arrays.
+    """
+    arr = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+    if arr.dtype.kind in "iu":
+        return arr if arr.dtype == np.int64 else arr.astype(np.int64)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    raise TypeError(
+        f"{what} must be integers (or floats holding integers), got dtype {arr.dtype}"
+        + (f" with values {arr.reshape(-1)[:6].tolist()}" if arr.dtype.kind == "f" else "")
+    )
+
+
 class CollatedLayout:
     """Action/mask layout shared by the mobile agents, for the collated fast path."""
 
@@ -74,69 +92,67 @@ class CollatedLayout:
     def parse_actions(self, actions: Any, write_dicts: bool = True) -> bool:
         """Set every mobile agent's action from a collated ``"a"`` array.
 
-        With ``write_dicts=False`` the agents' dicts are left alone when ``parsed`` can hold
-        the actions instead.  Returns whether the agents' dicts were written.
+        The whole array is checked (dtype, shape, range) before any agent's action is
+        written, so a rejected array changes nothing.  With ``write_dicts=False`` the agents'
+        dicts are left alone when ``parsed`` can hold the actions instead.  Returns whether
+        the agents' dicts were written.
         """
-        self.parsed = None
-        arr = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
-        if arr.dtype.kind not in "iu":
-            if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
-                arr = arr.astype(np.int64)
-            else:
-                raise TypeError(f"Collated actions must be integers, got dtype {arr.dtype}")
-        if self.multi:
-            self._parse_multi(arr)
-            return True
-        return self._parse_single(arr, write_dicts)
+        return self.apply_actions(self.check_actions(actions), write_dicts)
 
-    def _parse_single(self, arr: np.ndarray, write_dicts: bool = True) -> bool:
+    def check_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as a validated int64 array (TypeError/ValueError naming what is wrong)."""
+        arr = as_integer_actions("Collated actions", actions)
+        if self.multi:
+            n_sub = len(self.names)
+            if arr.ndim == 1 and n_sub == 1:
+                arr = arr[None]
+            if arr.shape != (n_sub, self.n_agents):
+                raise ValueError(
+                    f"Collated multi-mode actions must have shape ({n_sub}, {self.n_agents}), "
+                    f"got {arr.shape}"
+                )
+            for name, n, row in zip(self.names, self.sizes, arr, strict=True):
+                if row.size and (row.min() < 0 or row.max() > n):
+                    raise ValueError(
+                        f"Collated actions for {name!r} must be in 0..{n}, got {row.tolist()}"
+                    )
+            return arr
         if arr.shape != (self.n_agents,):
             raise ValueError(
                 f"Collated actions must have shape ({self.n_agents},), got {arr.shape}"
             )
-        values = arr.tolist()
-        targets = self._single_targets
-        if targets is not None and values and 0 <= min(values) and max(values) < len(targets):
-            if self._identity_name is not None:
-                name = self._identity_name
-                if write_dicts:
-                    for agent, action in zip(self.agents, values):
-                        if action:
-                            agent.action[name] = action
-                # read-only use (get_agent_actions copies); the caller's int64 array is kept
-                self.parsed = {name: arr if arr.dtype == np.int64 else arr.astype(np.int64)}
-                return write_dicts
-            for agent, action in zip(self.agents, values):
-                if action:
-                    name, local = targets[action]
-                    agent.action[name] = local
+        if arr.size and (arr.min() < 0 or arr.max() > len(self.single_map)):
+            bad = int(np.flatnonzero((arr < 0) | (arr > len(self.single_map)))[0])
+            raise ValueError(
+                f"Collated action {int(arr[bad])} of agent {self.agents[bad].idx} is out of "
+                f"range: expected 0..{len(self.single_map)}"
+            )
+        return arr
+
+    def apply_actions(self, arr: np.ndarray, write_dicts: bool = True) -> bool:
+        """Write an array that :meth:`check_actions` returned; see :meth:`parse_actions`."""
+        self.parsed = None
+        if self.multi:
+            for name, row in zip(self.names, arr, strict=True):
+                for agent, value in zip(self.agents, row.tolist(), strict=True):
+                    agent.action[name] = value
             return True
+        values = arr.tolist()
+        if self._identity_name is not None:
+            name = self._identity_name
+            if write_dicts:
+                for agent, action in zip(self.agents, values):
+                    if action:
+                        agent.action[name] = action
+            # read-only use (get_agent_actions copies); the caller's int64 array is kept
+            self.parsed = {name: arr}
+            return write_dicts
         single_map = self.single_map
         for agent, action in zip(self.agents, values, strict=True):
             if action:
-                target = single_map.get(action)
-                if target is None:
-                    raise ValueError(
-                        f"Collated action {action} of agent {agent.idx} is out of range: "
-                        f"expected 0..{len(single_map)}"
-                    )
-                agent.action[target[0]] = target[1]
+                name, local = single_map[action]
+                agent.action[name] = local
         return True
-
-    def _parse_multi(self, arr: np.ndarray) -> None:
-        n_sub = len(self.names)
-        if arr.ndim == 1 and n_sub == 1:
-            arr = arr[None]
-        if arr.shape != (n_sub, self.n_agents):
-            raise ValueError(
-                f"Collated multi-mode actions must have shape ({n_sub}, {self.n_agents}), got {arr.shape}"
-            )
-        for name, n, row in zip(self.names, self.sizes, arr, strict=True):
-            values = row.tolist()
-            if min(values) < 0 or max(values) > n:
-                raise ValueError(f"Collated actions for {name!r} must be in 0..{n}, got {values}")
-            for agent, value in zip(self.agents, values, strict=True):
-                agent.action[name] = value
 
     def reset_actions(self) -> None:
         """Set every mobile agent's actions to NO-OP."""

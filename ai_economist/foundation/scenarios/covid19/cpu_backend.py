@@ -7,7 +7,9 @@
 
 Both keep the trainer-facing buffers (``observations_a``, ``action_mask_p``,
 ``sampled_actions_a``, ``rewards_p``, ``_done_``, ...) as torch CPU tensors in a
-``CUDADataManager(device="cpu")``, with the same names and shapes as the GPU backends.
+``CUDADataManager(device="cpu")``, with the same names and shapes as the GPU backends; without
+torch (``pip install ai-economist``, no extras) as numpy arrays in a
+:class:`~ai_economist.foundation.host_data.NumpyDataManager`.
 """
 
 from __future__ import annotations
@@ -39,9 +41,17 @@ def placeholder_feed(
 
 
 class _HostBuffers:
-    """Buffers in a CPU ``CUDADataManager`` plus numpy views of them."""
+    """The buffers in a CPU data store plus numpy views of them: a ``CUDADataManager``
+    (torch CPU tensors) when torch is installed, else a numpy ``NumpyDataManager``."""
 
     def __init__(self, num_envs: int, num_agents: int, episode_length: int, feed: dict) -> None:
+        from ai_economist.foundation.host_data import NumpyDataManager, torch_available
+
+        names = list(feed) + ["_done_", "_timestep_"]
+        if not torch_available():
+            self.data_manager = NumpyDataManager(num_agents + 1, episode_length, num_envs, feed)
+            self.views = {n: self.data_manager.data_on_device_via_torch(n) for n in names}
+            return
         from ai_economist.warp_drive.data_manager import CUDADataManager, DataFeed
 
         self.data_manager = CUDADataManager(
@@ -54,7 +64,6 @@ class _HostBuffers:
         for name, value in feed.items():
             data.add_data(name, value)
         self.data_manager.push_data_to_device(data, torch_accessible=True)
-        names = list(feed) + ["_done_", "_timestep_"]
         self.views = {n: self.data_manager.data_on_device_via_torch(n).numpy() for n in names}
 
 

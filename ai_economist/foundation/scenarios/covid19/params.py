@@ -9,11 +9,12 @@ filter decays) is computed in exactly one place.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
-from ai_economist.datasets.covid19 import CovidCalibration
+from ai_economist.datasets.covid19 import CalibrationError, CovidCalibration
+from ai_economist.datasets.covid19.physical import check_start_state
 from ai_economist.foundation.scenarios.covid19 import dynamics
 
 NUM_DAYS_IN_AN_YEAR = 365
@@ -135,6 +136,15 @@ def build_params(
             f"start_date={start_date!r} is after the last day of the real-world data "
             f"({len(real['policy'])} days from {fp['POLICY_START_DATE']})"
         )
+    check_start_state(
+        CalibrationError,
+        calibration.source,
+        real,
+        start_index,
+        start_date,
+        lambda day: (policy_start + timedelta(days=day)).strftime(date_format),
+        calibration.state_names,
+    )
 
     population = np.asarray(mc["US_STATE_POPULATION"], dtype=np.float64)
     us_population = int(mc["US_POPULATION"])
