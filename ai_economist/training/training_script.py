@@ -23,16 +23,17 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ai_economist.training.config import (
     ConfigError,
-    check_env_kwargs,
     default_config_path,
     describe_schema,
+    find_run_config,
     load_run_config,
 )
+from ai_economist.training.preflight import check_env_block, check_output_dir
+from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
 def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
@@ -74,6 +75,31 @@ def _toy_env_class() -> Callable:
     return ToyTargetEnv
 
 
+def _one_toy_env(env_block: dict) -> Any:
+    return _toy_env_class()(num_envs=1, device="cpu", **env_block)
+
+
+def _covid_env_class() -> Callable:
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+
+    return CovidAndEconomyEnvironment
+
+
+def _one_covid_env(env_block: dict) -> Any:
+    """One COVID-19 env (about 20 ms): runs every argument check of the scenario."""
+    from ai_economist.datasets.covid19.loader import CalibrationError, load_calibration
+
+    path = env_block.get("path_to_data_and_fitted_params", "")
+    try:
+        load_calibration(path)
+    except (CalibrationError, OSError, EOFError, ValueError) as exc:
+        raise ConfigError(
+            f"'env.path_to_data_and_fitted_params' = {path!r}: {exc} (expected \"\" for the "
+            "packaged calibration, a calibration directory or a covid19_calibration.npz file)"
+        ) from exc
+    return _covid_env_class()(**env_block)
+
+
 @dataclass(frozen=True)
 class EnvEntry:
     """How to build an environment for training, and how its agents are laid out."""
@@ -81,11 +107,14 @@ class EnvEntry:
     build: Callable[[dict, Any, str | None], Any]
     obs_dim_corresponding_to_num_agents: str = "last"
     env_class: Callable[[], Callable] | None = None  # for checking the env block's keys
+    build_one: Callable[[dict], Any] | None = None  # one env on the CPU, to check the values
 
 
 ENVIRONMENTS: dict[str, EnvEntry] = {
-    "covid_and_economy_environment": EnvEntry(build_env_wrapper, "last"),
-    "toy": EnvEntry(build_toy_env, "first", _toy_env_class),
+    "covid_and_economy_environment": EnvEntry(
+        build_env_wrapper, "last", _covid_env_class, _one_covid_env
+    ),
+    "toy": EnvEntry(build_toy_env, "first", _toy_env_class, _one_toy_env),
 }
 
 
@@ -116,7 +145,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "saving.basedir=/tmp/run policy.a.lr=0.001 (values are read as YAML).",
     )
     parser.add_argument("--env", help=f"environment name: {', '.join(ENVIRONMENTS)}")
-    parser.add_argument("--config", help="run config YAML (default run_configs/<env>.yaml)")
+    parser.add_argument(
+        "--config",
+        help="run config: a YAML file or the name of a packaged one, e.g. "
+        "covid_and_economy_cpu_demo (default run_configs/<env>.yaml)",
+    )
     parser.add_argument(
         "--device", choices=("auto", "cpu", "cuda"), help="overrides trainer.device"
     )
@@ -146,23 +179,29 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     if args.config or not resume:
         if not args.config and not args.env:
             raise ConfigError("give --env NAME (or --config PATH, or --resume RUN_DIR)")
-        path = Path(args.config) if args.config else default_config_path(args.env)
-        config = load_run_config(path, overrides)
+        path = find_run_config(args.config) if args.config else default_config_path(args.env)
+        config, source = load_run_config(path, overrides), str(path)
     else:  # resume with the checkpoint's own resolved config
         base = load_checkpoint(resume)["config"]
-        config = load_run_config(base=base, overrides=overrides, source=f"{resume} (saved config)")
+        source = f"{resume} (saved config)"
+        config = load_run_config(base=base, overrides=overrides, source=source)
     env_name = args.env or config["name"]
     if env_name != config["name"]:
         raise ConfigError(f"--env {env_name} but the run config's 'name' is {config['name']!r}")
     if env_name not in ENVIRONMENTS:
         raise ConfigError(f"unknown environment {env_name!r}; known: {', '.join(ENVIRONMENTS)}")
     entry = ENVIRONMENTS[env_name]
-    check_env_kwargs(
-        config["env"], entry.env_class() if entry.env_class else None, args.config or env_name
-    )
+    env_class = entry.env_class() if entry.env_class else None
+    one = check_env_block(config["env"], env_class, entry.build_one, source)
+    if one is not None:
+        check_episode_budget(config, one.episode_length, source)
     config["trainer"]["device"] = resolve_device(config["trainer"]["device"])
     if config["trainer"]["num_gpus"] > 1 and config["trainer"]["device"] != "cuda":
         raise ConfigError("--num_gpus > 1 needs --device cuda")
+    if args.results_dir:
+        check_output_dir(args.results_dir, "--results_dir")
+    elif not resume:
+        check_output_dir(config["saving"]["basedir"], "saving.basedir")
     return env_name, config, resume
 
 
