@@ -32,7 +32,7 @@ from ai_economist.training.config import (
     find_run_config,
     load_run_config,
 )
-from ai_economist.training.preflight import check_env_block, check_output_dir
+from ai_economist.training.preflight import ENV_ERRORS, check_env_block, check_output_dir
 from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
@@ -87,12 +87,12 @@ def _covid_env_class() -> Callable:
 
 def _one_covid_env(env_block: dict) -> Any:
     """One COVID-19 env (about 20 ms): runs every argument check of the scenario."""
-    from ai_economist.datasets.covid19.loader import CalibrationError, load_calibration
+    from ai_economist.datasets.covid19.loader import load_calibration
 
     path = env_block.get("path_to_data_and_fitted_params", "")
     try:
         load_calibration(path)
-    except (CalibrationError, OSError, EOFError, ValueError) as exc:
+    except ENV_ERRORS as exc:  # CalibrationError, or what a damaged file raises
         raise ConfigError(
             f"'env.path_to_data_and_fitted_params' = {path!r}: {exc} (expected \"\" for the "
             "packaged calibration, a calibration directory or a covid19_calibration.npz file)"
