@@ -73,6 +73,19 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
+def load_policy_models(state: dict, policy_specs: dict) -> dict[str, torch.nn.Module]:
+    """The policy models of a loaded checkpoint, on the CPU, in eval mode."""
+    config = state["config"]
+    models = {}
+    for tag, spec in policy_specs.items():
+        pcfg = copy.deepcopy(config["policy"][tag])
+        pcfg["model"]["model_ckpt_filepath"] = ""
+        model = build_policy_model(tag, pcfg, spec, torch.device("cpu"))
+        model.load_state_dict(state["policies"][tag]["model"])
+        models[tag] = model.eval()
+    return models
+
+
 @torch.no_grad()
 def run_episode(env: Any, models: dict[str, torch.nn.Module], greedy: bool, seed: int = 0) -> dict:
     """One episode of the first env replica; returns per-step actions/rewards per policy."""
@@ -191,13 +204,7 @@ def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = 
     state = load_checkpoint(path)
     config = state["config"]
     env, scenario = build_eval_env(config)
-    models = {}
-    for tag, spec in env.policy_specs.items():
-        pcfg = copy.deepcopy(config["policy"][tag])
-        pcfg["model"]["model_ckpt_filepath"] = ""
-        model = build_policy_model(tag, pcfg, spec, torch.device("cpu"))
-        model.load_state_dict(state["policies"][tag]["model"])
-        models[tag] = model.eval()
+    models = load_policy_models(state, env.policy_specs)
     log = run_episode(env, models, greedy, seed)
     log.update({"checkpoint": str(path), "iteration": state["iteration"], "greedy": greedy,
                 "env": config["name"]})  # fmt: skip
