@@ -150,3 +150,19 @@ def check_output_dir(path: str | Path, key: str) -> None:
         ) from exc
     os.close(fd)
     os.unlink(probe)
+
+
+def check_model_files(config: dict, source: str) -> None:
+    """Every ``policy.<tag>.model.model_ckpt_filepath`` is empty or an existing file.
+
+    Raises:
+        ConfigError: naming the key and the path.
+    """
+    for tag, policy in config["policy"].items():
+        path = policy["model"]["model_ckpt_filepath"]
+        if path and not Path(path).is_file():
+            what = "is a directory" if Path(path).is_dir() else "file not found"
+            raise ConfigError(
+                f"run config {source}: 'policy.{tag}.model.model_ckpt_filepath' = {path!r}: "
+                f'{what}; expected a checkpoint or state_dict file, or "" for fresh weights'
+            )

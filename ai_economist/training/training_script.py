@@ -32,7 +32,12 @@ from ai_economist.training.config import (
     find_run_config,
     load_run_config,
 )
-from ai_economist.training.preflight import ENV_ERRORS, check_env_block, check_output_dir
+from ai_economist.training.preflight import (
+    ENV_ERRORS,
+    check_env_block,
+    check_model_files,
+    check_output_dir,
+)
 from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
@@ -164,6 +169,37 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def check_before_work(
+    entry: EnvEntry, config: dict, source: str, results_dir: str | None, resume: str | None
+) -> None:
+    """Everything a run config can get wrong beyond its schema, checked before any work: the
+    env block (one env is built on the CPU), the episode budget, device and backend, model
+    files and the output directory.  Resolves ``trainer.device`` in place.
+
+    Raises:
+        ConfigError: naming the key, the value and what was expected.
+    """
+    env_class = entry.env_class() if entry.env_class else None
+    one = check_env_block(config["env"], env_class, entry.build_one, source)
+    if one is not None:
+        check_episode_budget(config, one.episode_length, source)
+    trainer = config["trainer"]
+    trainer["device"] = resolve_device(trainer["device"])
+    if trainer["num_gpus"] > 1 and trainer["device"] != "cuda":
+        raise ConfigError("--num_gpus > 1 needs --device cuda")
+    if trainer["env_backend"] in ("pycuda", "numba") and trainer["device"] != "cuda":
+        raise ConfigError(
+            f"run config {source}: 'trainer.env_backend' = {trainer['env_backend']!r} steps the "
+            f"env on the GPU and needs trainer.device cuda, got {trainer['device']!r}; on the "
+            "CPU use 'numpy' (batched arrays), 'cpu' (Python envs) or 'auto'"
+        )
+    check_model_files(config, source)
+    if results_dir:
+        check_output_dir(results_dir, "--results_dir")
+    elif not resume:
+        check_output_dir(config["saving"]["basedir"], "saving.basedir")
+
+
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     """Resolve ``(env name, validated run config, checkpoint to resume)`` before any work."""
     overrides = list(args.overrides)
@@ -190,18 +226,7 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
         raise ConfigError(f"--env {env_name} but the run config's 'name' is {config['name']!r}")
     if env_name not in ENVIRONMENTS:
         raise ConfigError(f"unknown environment {env_name!r}; known: {', '.join(ENVIRONMENTS)}")
-    entry = ENVIRONMENTS[env_name]
-    env_class = entry.env_class() if entry.env_class else None
-    one = check_env_block(config["env"], env_class, entry.build_one, source)
-    if one is not None:
-        check_episode_budget(config, one.episode_length, source)
-    config["trainer"]["device"] = resolve_device(config["trainer"]["device"])
-    if config["trainer"]["num_gpus"] > 1 and config["trainer"]["device"] != "cuda":
-        raise ConfigError("--num_gpus > 1 needs --device cuda")
-    if args.results_dir:
-        check_output_dir(args.results_dir, "--results_dir")
-    elif not resume:
-        check_output_dir(config["saving"]["basedir"], "saving.basedir")
+    check_before_work(ENVIRONMENTS[env_name], config, source, args.results_dir, resume)
     return env_name, config, resume
 
 

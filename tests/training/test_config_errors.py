@@ -221,3 +221,17 @@ def test_accepted_kwargs_follow_kwargs_to_the_parents():
     assert preflight.unknown_keys({"a": 1, "cc": 2}, ["a", "c"], "env.") == [
         "unknown key 'env.cc' (did you mean 'env.c'?)"
     ]
+
+
+@pytest.mark.parametrize(
+    "override,expected",
+    [
+        ("trainer.env_backend=pycuda", "'trainer.env_backend' = 'pycuda' steps the env on the GPU"
+         " and needs trainer.device cuda, got 'cpu'"),
+        ("policy.a.model.model_ckpt_filepath=/no/such.pt",
+         "'policy.a.model.model_ckpt_filepath' = '/no/such.pt': file not found"),
+    ],
+)  # fmt: skip
+def test_backend_and_model_file_mistakes(tmp_path, capsys, override, expected):
+    code, err, made = run_cli(tmp_path, capsys, ["--config", TOY, "--device", "cpu", override])
+    assert code == 2 and expected in err and not made
