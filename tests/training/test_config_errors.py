@@ -156,7 +156,9 @@ def write_toy(tmp_path, edit) -> str:
     [
         ("lr", 0, "'policy.a.lr' must be > 0, got 0.0"),
         ("lr", -1e-3, "'policy.a.lr' must be > 0, got -0.001"),
-        ("lr", [[0, 1e-3], [100, -1e-3]], "'policy.a.lr' must be > 0 at every schedule point, got -0.001 at step 100"),
+        ("lr", [[0, 1e-3], [100, -1e-3]], "'policy.a.lr' must be >= 0 after the first schedule point, got -0.001 at step 100"),
+        ("lr", [[0, 0.0], [100, 1e-3]], "'policy.a.lr' must be > 0 at the first schedule point, got 0.0 at step 0"),
+        ("gamma", [[0, 0.99], [100, 0.0]], "'policy.a.gamma' must be in (0, 1] at every schedule point, got 0.0 at step 100"),
         ("gamma", 0, "'policy.a.gamma' must be in (0, 1], got 0.0"),
         ("gamma", 1.01, "'policy.a.gamma' must be in (0, 1], got 1.01"),
         ("gamma", float("nan"), "'policy.a.gamma' must be in (0, 1], got nan"),
@@ -179,9 +181,11 @@ def test_out_of_range_hyper_parameters(tmp_path, capsys, key, value, expected):
 
 
 def test_edges_of_the_ranges_are_accepted(tmp_path):
-    edit = {"gamma": 1, "gae_lambda": 0, "entropy_coeff": [[0, 0.5], [100, 0.0]], "lr": 1e-9}
+    edit = {"gamma": 1, "gae_lambda": 0, "entropy_coeff": [[0, 0.5], [100, 0.0]],
+            "lr": [[0, 1e-3], [100, 0.0]]}  # fmt: skip
     resolved = load_run_config(write_toy(tmp_path, lambda a: a.update(edit)))["policy"]["a"]
-    assert (resolved["gamma"], resolved["gae_lambda"], resolved["lr"]) == (1.0, 0.0, 1e-9)
+    assert (resolved["gamma"], resolved["gae_lambda"]) == (1.0, 0.0)
+    assert resolved["lr"] == [[0, 1e-3], [100, 0.0]]  # annealed to 0
 
 
 def test_config_by_packaged_name(tmp_path, capsys):

@@ -55,6 +55,7 @@ class Field:
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
+    anneal_to_minimum: bool = False  # a schedule's later points may reach an excluded minimum
 
     def range_text(self) -> str:
         """The allowed range in words, e.g. ``in (0, 1]`` or ``>= 0``."""
@@ -67,12 +68,14 @@ class Field:
             return f"<= {self.maximum:g}"
         return "finite"
 
-    def in_range(self, value: float) -> bool:
-        """``value`` is finite and within the declared bounds."""
+    def in_range(self, value: float, minimum_allowed: bool = False) -> bool:
+        """``value`` is finite and within the declared bounds (``minimum_allowed``: an
+        excluded minimum is allowed, for the later points of an annealing schedule)."""
         if not math.isfinite(value):
             return False
+        exclusive = self.exclusive_minimum and not minimum_allowed
         if self.minimum is not None and (
-            value < self.minimum or (self.exclusive_minimum and value == self.minimum)
+            value < self.minimum or (exclusive and value == self.minimum)
         ):
             return False
         return self.maximum is None or value <= self.maximum
@@ -104,7 +107,14 @@ POLICY_SCHEMA: dict[str, Any] = {
         minimum=0.0,
         maximum=1.0,
     ),
-    "lr": Field("schedule", 1e-4, "Adam learning rate", minimum=0.0, exclusive_minimum=True),
+    "lr": Field(
+        "schedule",
+        1e-4,
+        "Adam learning rate (a schedule may anneal it to 0)",
+        minimum=0.0,
+        exclusive_minimum=True,
+        anneal_to_minimum=True,
+    ),
     "vf_loss_coeff": Field("schedule", 1.0, "weight of the value loss", minimum=0.0),
     "entropy_coeff": Field("schedule", 0.01, "weight of the entropy bonus", minimum=0.0),
     "clip_param": Field("float", 0.2, "PPO ratio clip range", minimum=0.0, exclusive_minimum=True),
@@ -207,12 +217,16 @@ def _check_schedule(field: Field, value: Any, key: str, errors: list[str]) -> An
     ):
         errors.append(f"'{key}': schedule steps must be >= 0 and increasing, got {value!r}")
         return value
-    for step, point in value:
-        if not field.in_range(point):
-            errors.append(
-                f"'{key}' must be {field.range_text()} at every schedule point, "
-                f"got {point!r} at step {step!r}"
-            )
+    for i, (step, point) in enumerate(value):
+        relaxed = field.anneal_to_minimum and i > 0
+        if not field.in_range(point, minimum_allowed=relaxed):
+            if relaxed:
+                where = f">= {field.minimum:g} after the first schedule point"
+            elif field.anneal_to_minimum:
+                where = f"{field.range_text()} at the first schedule point"
+            else:
+                where = f"{field.range_text()} at every schedule point"
+            errors.append(f"'{key}' must be {where}, got {point!r} at step {step!r}")
     return [[int(p[0]) if float(p[0]).is_integer() else p[0], float(p[1])] for p in value]
 
 
