@@ -2,10 +2,10 @@
 
 Examples::
 
-    # the published COVID-19 run (GPU), and a short CPU demo
+    # the published COVID-19 run (GPU), and a short CPU demo (a packaged config, by name)
     python -m ai_economist.training.training_script --env covid_and_economy_environment
-    python -m ai_economist.training.training_script --env covid_and_economy_environment \\
-        --device cpu --config ai_economist/training/run_configs/covid_and_economy_cpu_demo.yaml
+    python -m ai_economist.training.training_script --device cpu \\
+        --config covid_and_economy_cpu_demo
     # a GPU run whose planner beats the fixed policies (docs/differences.md, "Training")
     python -m ai_economist.training.training_script --device cuda \\
         --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml
@@ -14,7 +14,9 @@ Examples::
         trainer.num_envs=4 trainer.train_batch_size=40 saving.basedir=/tmp/run
     python -m ai_economist.training.training_script --resume /tmp/run/toy/default/<run>
 
-Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors.
+Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
+(every one is reported before any work starts, naming the key, the value and what was
+expected).
 """
 
 from __future__ import annotations
