@@ -101,6 +101,10 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"run config {path}: cannot be read ({exc.strerror})") from exc
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ConfigError(
+            f"run config {path}: is UTF-16 text; expected a UTF-8 YAML file (re-save it as UTF-8)"
+        )
     nul = data.find(b"\0")
     if nul >= 0:
         raise ConfigError(

@@ -119,6 +119,7 @@ def test_output_dir_probe_leaves_nothing_behind(tmp_path):
     [
         (b"name: toy\x00\x01\x02", "looks like a binary file (NUL byte at offset 9)"),
         ("name: café\n".encode("latin-1"), "byte 0xe9 at offset 9 is not UTF-8"),
+        ("name: toy\n".encode("utf-16"), "is UTF-16 text; expected a UTF-8 YAML file"),
         (b"name: toy\ntrainer: {num_envs: 4}\nname: other\n", "duplicate key 'name' (first given on line 1)"),
         (b"trainer:\n  num_envs: 4\n  num_envs: 8\n", "duplicate key 'num_envs' (first given on line 2)"),
     ],
