@@ -108,3 +108,12 @@ def test_demo_trains_then_summarises(tmp_path, capsys):
 def test_demo_config_errors_exit_2(capsys):
     assert demo.main(["trainer.num_env=1"]) == 2
     assert "unknown key 'trainer.num_env'" in capsys.readouterr().err
+
+
+def test_metrics_table_shows_both_ppo_statistics():
+    from ai_economist.warp_drive.training.metrics_logger import format_table
+
+    row = {"iteration": 1, "a/approx_kl": 4.4e-05, "a/clip_frac": 0.0002}
+    lines = format_table(row, ["a"]).splitlines()
+    assert any(ln.startswith("approx_kl") and "4.4e-05" in ln for ln in lines)
+    assert any(ln.startswith("clip_frac") and "0.0002" in ln for ln in lines)
