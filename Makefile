@@ -18,8 +18,7 @@ $(STAMP): pyproject.toml setup.py
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m ai_economist.training.training_script --env covid_and_economy_environment \
-		--device cpu --config ai_economist/training/run_configs/covid_and_economy_cpu_demo.yaml
+	$(PY) -m ai_economist.training.demo
 
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q

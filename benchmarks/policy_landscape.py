@@ -36,16 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ai_economist import foundation  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
 from ai_economist.training.config import default_config_path, load_yaml  # noqa: E402
+from ai_economist.training.fixed_policies import FIXED_POLICIES, schedule_returns  # noqa: E402
 
 CLOSE_LEVELS = (4, 5, 6, 7, 8, 9, 10)
 CLOSE_DAYS = (0, 60, 120, 150, 180, 210, 240, 300, 360, 540)
 OPEN_LEVELS = (1, 2, 3, 4, 5)
 SUBSIDY_LEVELS = (0, 5, 10, 20)
-BASELINES = {
-    "all open, no subsidy": (1, 0, 1, 0),
-    "all closed, full subsidy": (10, 540, 10, 20),
-    "closed 180 days, then open, no subsidy": (10, 180, 1, 0),
-}
+BASELINES = FIXED_POLICIES  # the learning check's fixed policies, declared in the package
 
 
 def parse_schedule(text: str) -> tuple[int, int, int, int]:
@@ -63,22 +60,7 @@ def parse_schedule(text: str) -> tuple[int, int, int, int]:
     return close, days, open_, subsidy
 
 
-def evaluate(env, schedules: np.ndarray, discount: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Planner and mean state episode reward sums of (close, days, open, subsidy) schedules
-    (with ``discount`` < 1: the returns from day 1 discounted per day)."""
-    sim = CovidSimulation(env.params, env.component_params(), len(schedules))
-    close, days, open_, subsidy = (schedules[:, k] for k in range(4))
-    planner = np.zeros(len(schedules))
-    states = np.zeros(len(schedules))
-    for t in range(1, env.episode_length + 1):
-        level = np.where(t <= days, close, open_)
-        agent_rewards, planner_rewards = sim.step(
-            np.repeat(level[:, None], env.params.num_agents, axis=1), subsidy.copy()
-        )
-        weight = discount ** (t - 1)
-        planner += weight * planner_rewards
-        states += weight * agent_rewards.mean(axis=1)
-    return planner, states
+evaluate = schedule_returns  # planner and mean state sums of (close, days, open, subsidy) rows
 
 
 def random_states_subsidy_cost(env, num_envs: int = 64, seed: int = 0) -> np.ndarray:

@@ -8,14 +8,14 @@ command-line overrides, so every message names the key and the file it came from
 from __future__ import annotations
 
 import copy
-import difflib
-import inspect
+import datetime
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ai_economist.training.preflight import accepted_kwargs, unknown_keys
 from ai_economist.warp_drive.training.schema import ConfigError, describe_schema, validate_config
 
 RUN_CONFIG_DIR = Path(__file__).resolve().parent / "run_configs"
@@ -27,6 +27,8 @@ __all__ = [
     "check_env_kwargs",
     "default_config_path",
     "describe_schema",
+    "find_run_config",
+    "packaged_config_names",
     "load_run_config",
     "load_yaml",
     "parse_override",
@@ -39,13 +41,92 @@ def default_config_path(env_name: str) -> Path:
     return RUN_CONFIG_DIR / f"{env_name}.yaml"
 
 
-def load_yaml(path: str | Path) -> dict:
-    """Read a YAML mapping; missing files and syntax errors become :class:`ConfigError`."""
-    path = Path(path)
+def packaged_config_names() -> list[str]:
+    """Names of the run configs shipped with the package (``run_configs/*.yaml``)."""
+    return sorted(p.stem for p in RUN_CONFIG_DIR.glob("*.yaml"))
+
+
+def find_run_config(name_or_path: str | Path) -> Path:
+    """A run-config file: ``name_or_path`` itself if it exists, else the packaged config of
+    that name (``covid_and_economy_cpu_demo`` or ``covid_and_economy_cpu_demo.yaml``).
+
+    Raises:
+        ConfigError: neither exists; the message lists the packaged names.
+    """
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    if path.name == str(name_or_path):  # a bare name, no directory part
+        packaged = RUN_CONFIG_DIR / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
+        if packaged.is_file():
+            return packaged
+    raise ConfigError(
+        f"--config {name_or_path}: no such file, and no packaged run config of that name; "
+        f"packaged: {', '.join(packaged_config_names())}"
+    )
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects a key given twice in one mapping (PyYAML keeps the
+    last silently, so a repeated ``trainer:`` block would drop the first one)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark)
+            except TypeError:  # an unhashable key: SafeLoader reports it below
+                continue
+            if first is not key_node.start_mark:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first given on line {first.line + 1}); "
+                    "each key may appear once in a mapping",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
+def _read_text(path: Path) -> str:
+    """The file's text; unreadable, binary and non-UTF-8 files become :class:`ConfigError`."""
+    if path.is_dir():
+        raise ConfigError(f"run config {path}: is a directory, expected a YAML file")
     if not path.is_file():
         raise ConfigError(f"run config {path}: file not found")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"run config {path}: cannot be read ({exc.strerror})") from exc
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ConfigError(
+            f"run config {path}: is UTF-16 text; expected a UTF-8 YAML file (re-save it as UTF-8)"
+        )
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ConfigError(
+            f"run config {path}: looks like a binary file (NUL byte at offset {nul}); "
+            "expected a UTF-8 YAML text file"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"run config {path}: byte {data[exc.start]:#04x} at offset {exc.start} is not "
+            "UTF-8; expected a UTF-8 YAML text file (re-save it as UTF-8)"
+        ) from exc
+
+
+def load_yaml(path: str | Path) -> dict:
+    """Read a YAML mapping; unreadable files, syntax errors and duplicate keys become
+    :class:`ConfigError`."""
+    path = Path(path)
+    text = _read_text(path)
+    try:
+        data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         raise ConfigError(f"run config {path}: invalid YAML: {exc}") from exc
     if not isinstance(data, dict):
@@ -66,6 +147,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, datetime.date):
+        value = raw.strip()  # env.start_date=2020-03-22 stays the string the env expects
     if isinstance(value, str) and _looks_like_float(raw):
         value = float(raw)  # YAML 1.1 reads "1e-3" as a string
     return key.strip().split("."), value
@@ -100,21 +183,12 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
 def check_env_kwargs(env_block: dict, env_factory: Callable | None, source: str) -> None:
     """Reject ``env`` keys that the environment's constructor does not accept.
 
-    Skipped when the constructor takes ``**kwargs`` (it then validates them itself).
+    ``**kwargs`` of a class's ``__init__`` are followed to its parent classes; the check is
+    skipped only when the chain never closes (see :func:`.preflight.accepted_kwargs`).
     """
     if env_factory is None:
         return
-    params = inspect.signature(env_factory).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    known = [n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
-    bad = []
-    for key in env_block:
-        if key not in known:
-            hint = difflib.get_close_matches(str(key), known, n=1)
-            bad.append(
-                f"unknown key 'env.{key}'" + (f" (did you mean 'env.{hint[0]}'?)" if hint else "")
-            )
+    bad = unknown_keys(env_block, accepted_kwargs(env_factory), "env.")
     if bad:
         raise ConfigError(f"run config {source}: " + "; ".join(bad))
 

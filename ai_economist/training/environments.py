@@ -32,6 +32,7 @@ class EnvEntry:
     build: Builder
     obs_dim_corresponding_to_num_agents: str = "last"
     env_class: Callable[[], Callable] | None = None  # for checking the env block's keys
+    build_one: Callable[[dict], Any] | None = None  # one env on the CPU, to check the values
 
 
 def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
@@ -71,6 +72,33 @@ def _toy_env_class() -> Callable:
     from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
 
     return ToyTargetEnv
+
+
+def _one_toy_env(env_block: dict) -> Any:
+    return _toy_env_class()(num_envs=1, device="cpu", **env_block)
+
+
+def _covid_env_class() -> Callable:
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+
+    return CovidAndEconomyEnvironment
+
+
+def _one_covid_env(env_block: dict) -> Any:
+    """One COVID-19 env (about 20 ms): runs every argument check of the scenario."""
+    from ai_economist.datasets.covid19.loader import load_calibration
+    from ai_economist.training.preflight import ENV_ERRORS
+    from ai_economist.warp_drive.training.schema import ConfigError
+
+    path = env_block.get("path_to_data_and_fitted_params", "")
+    try:
+        load_calibration(path)
+    except ENV_ERRORS as exc:  # CalibrationError, or what a damaged file raises
+        raise ConfigError(
+            f"'env.path_to_data_and_fitted_params' = {path!r}: {exc} (expected \"\" for the "
+            "packaged calibration, a calibration directory or a covid19_calibration.npz file)"
+        ) from exc
+    return _covid_env_class()(**env_block)
 
 
 def build_gpu_env(
@@ -153,8 +181,11 @@ def _default_providers() -> tuple[str, ...]:
 
 
 ENVIRONMENTS = TrainingEnvironments(_default_providers())
-ENVIRONMENTS.register("covid_and_economy_environment", EnvEntry(build_env_wrapper, "last"))
-ENVIRONMENTS.register("toy", EnvEntry(build_toy_env, "first", _toy_env_class))
+ENVIRONMENTS.register(
+    "covid_and_economy_environment",
+    EnvEntry(build_env_wrapper, "last", _covid_env_class, _one_covid_env),
+)
+ENVIRONMENTS.register("toy", EnvEntry(build_toy_env, "first", _toy_env_class, _one_toy_env))
 
 
 def register_training_env(
@@ -162,11 +193,15 @@ def register_training_env(
     build: Builder,
     env_class: Callable[[], Callable] | None = None,
     obs_dim_corresponding_to_num_agents: str = "first",
+    build_one: Callable[[dict], Any] | None = None,
 ) -> None:
     """Make ``name`` trainable: ``build(run_config, device, env_backend)`` returns a
     ``BatchedPolicyEnv``; ``env_class()`` (optional) returns the constructor whose arguments
-    the config's ``env`` block is checked against."""
-    ENVIRONMENTS.register(name, EnvEntry(build, obs_dim_corresponding_to_num_agents, env_class))
+    the config's ``env`` block is checked against; ``build_one(env_block)`` (optional) builds
+    one environment cheaply on the CPU so that its own value checks run before any work."""
+    ENVIRONMENTS.register(
+        name, EnvEntry(build, obs_dim_corresponding_to_num_agents, env_class, build_one)
+    )
 
 
 def register_gpu_training_env(env_class: type, name: str | None = None) -> None:
@@ -179,7 +214,7 @@ def register_gpu_training_env(env_class: type, name: str | None = None) -> None:
     def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
         return build_gpu_env(env_class, run_config, device, env_backend)
 
-    register_training_env(name, build, lambda: env_class, "first")
+    register_training_env(name, build, lambda: env_class, "first", lambda block: env_class(**block))
 
 
 def get_training_env(name: str) -> EnvEntry:

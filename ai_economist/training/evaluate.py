@@ -7,7 +7,8 @@ Example::
 Writes ``<run_dir>/eval/<checkpoint>/dense_log.json`` (per step: every agent's action and
 reward, plus the episode's metrics and, for the COVID-19 scenario, the scenario's own dense
 log and all its metrics) and ``rewards.png``, ``actions_<tag>.png`` (matplotlib, the ``plot``
-extra; for COVID-19 the actions are the states' stringency levels and the subsidy level) and
+extra; for COVID-19 the stringency level 1..10 of every state and the subsidy level 0..20
+in effect each day, not the action indices: a state's action 0 keeps its level) and
 ``covid_state.png`` (infections, deaths, unemployment, vaccinations, stringency, subsidies).
 
 The episode runs through the same ``BatchedPolicyEnv`` interface as training (one env, CPU
@@ -22,6 +23,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,19 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
+def load_policy_models(state: dict, policy_specs: dict) -> dict[str, torch.nn.Module]:
+    """The policy models of a loaded checkpoint, on the CPU, in eval mode."""
+    config = state["config"]
+    models = {}
+    for tag, spec in policy_specs.items():
+        pcfg = copy.deepcopy(config["policy"][tag])
+        pcfg["model"]["model_ckpt_filepath"] = ""
+        model = build_policy_model(tag, pcfg, spec, torch.device("cpu"))
+        model.load_state_dict(state["policies"][tag]["model"])
+        models[tag] = model.eval()
+    return models
+
+
 @torch.no_grad()
 def run_episode(env: Any, models: dict[str, torch.nn.Module], greedy: bool, seed: int = 0) -> dict:
     """One episode of the first env replica; returns per-step actions/rewards per policy."""
@@ -111,15 +126,40 @@ def run_episode(env: Any, models: dict[str, torch.nn.Module], greedy: bool, seed
     return {"steps": steps, "episode_returns": returns}
 
 
-def write_plots(log: dict, out_dir: Path) -> list[Path]:
-    """Reward curves and per-agent action heat maps; skipped if matplotlib is missing."""
+@dataclass(frozen=True)
+class LevelPlot:
+    """What the plot of one policy shows instead of its action indices: the level in effect
+    each day (``values``, days x agents), what it is, and its range."""
+
+    values: Any
+    label: str
+    low: int
+    high: int
+    agent_names: list[str] | None = None
+    title: str = ""
+
+
+def _pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, or None (one warning) without the extra."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=2)
+        warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=3)
+        return None
+    return plt
+
+
+def write_plots(log: dict, out_dir: Path, levels: dict[str, LevelPlot] | None = None) -> list[Path]:
+    """Reward curves and one plot per policy; skipped if matplotlib is missing.
+
+    A policy with an entry in ``levels`` is plotted as that level (the COVID-19 states'
+    stringency level 1..10, the planner's subsidy level 0..20); others as action indices.
+    """
+    plt = _pyplot()
+    if plt is None:
         return []
     steps = log["steps"]
     tags = list(steps[0]["rewards"])
@@ -130,37 +170,98 @@ def write_plots(log: dict, out_dir: Path) -> list[Path]:
         cumulative = [sum(per_step[: i + 1]) for i in range(len(per_step))]
         axes[0].plot(per_step, label=f"policy {tag}")
         axes[1].plot(cumulative, label=f"policy {tag}")
-    axes[0].set(title="reward per step (mean over agents)", xlabel="step")
-    axes[1].set(title="cumulative reward (mean over agents)", xlabel="step")
+    axes[0].set(title="reward per step (mean over agents)", xlabel="step", ylabel="reward")
+    axes[1].set(title="cumulative reward (mean over agents)", xlabel="step", ylabel="reward")
     axes[0].legend()
     fig.tight_layout()
     paths.append(out_dir / "rewards.png")
     fig.savefig(paths[-1], dpi=100)
     plt.close(fig)
     for tag in tags:
-        actions = [s["actions"][tag] for s in steps]  # (T, N)
-        fig, ax = plt.subplots(figsize=(11, 3 + 0.05 * len(actions[0])))
-        image = ax.imshow(
-            list(map(list, zip(*actions, strict=True))), aspect="auto", interpolation="nearest"
-        )
-        ax.set(title=f"actions of policy {tag}", xlabel="step", ylabel="agent")
-        fig.colorbar(image, ax=ax, label="action index")
-        fig.tight_layout()
+        plot = (levels or {}).get(tag)
+        if plot is None:
+            plot = LevelPlot([s["actions"][tag] for s in steps], "action index", 0, 0)
+            fig = _heat_map(plt, plot, f"actions of policy {tag}", "step")
+        else:
+            fig = _level_plot(plt, plot, plot.title or f"policy {tag}: {plot.label}")
         paths.append(out_dir / f"actions_{tag}.png")
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)
     return paths
 
 
+def _heat_map(plt: Any, plot: LevelPlot, title: str, xlabel: str) -> Any:
+    """Agents (rows) x steps (columns), one colour per value, the colour bar labelled."""
+    import numpy as np
+
+    values = np.asarray(plot.values, dtype=float).T  # (agents, steps)
+    fig, ax = plt.subplots(figsize=(11, 3 + 0.05 * len(values)))
+    bounds = {"vmin": plot.low, "vmax": plot.high} if plot.high > plot.low else {}
+    image = ax.imshow(values, aspect="auto", interpolation="nearest", **bounds)
+    ax.set(title=title, xlabel=xlabel, ylabel="agent")
+    if plot.agent_names and len(plot.agent_names) == len(values):
+        ax.set_yticks(range(len(values)), plot.agent_names, fontsize=5)
+        ax.set_ylabel("state")
+    bar = fig.colorbar(image, ax=ax, label=plot.label)
+    if plot.high > plot.low:
+        bar.set_ticks(list(range(plot.low, plot.high + 1, max(1, (plot.high - plot.low) // 10))))
+    fig.tight_layout()
+    return fig
+
+
+def _level_plot(plt: Any, plot: LevelPlot, title: str) -> Any:
+    """A heat map for many agents, a step line for one (the planner)."""
+    import numpy as np
+
+    values = np.asarray(plot.values, dtype=float)
+    if values.ndim == 2 and values.shape[1] > 1:
+        return _heat_map(plt, plot, title, "day")
+    fig, ax = plt.subplots(figsize=(11, 3.5))
+    ax.step(range(len(values)), values.reshape(len(values), -1)[:, 0], where="post")
+    ax.set(title=title, xlabel="day", ylabel=plot.label, ylim=(plot.low - 0.5, plot.high + 0.5))
+    ax.set_yticks(list(range(plot.low, plot.high + 1, max(1, (plot.high - plot.low) // 10))))
+    fig.tight_layout()
+    return fig
+
+
 COVID_PANELS = ("Infected", "Deaths", "Unemployed", "Vaccinated", "Stringency Level", "Subsidy")
+COVID_UNITS = {
+    "Infected": "people",
+    "Deaths": "people",
+    "Unemployed": "people",
+    "Vaccinated": "people",
+    "Stringency Level": "level (1 = open, 10 = closed)",
+    "Subsidy": "USD per day",
+}
 
 
 def scenario_global_state(scenario: Any) -> dict | None:
     """A copy of the COVID-19 scenario's global state (per-day arrays), if it has one."""
     state = getattr(getattr(scenario, "world", None), "global_state", None)
-    if not isinstance(state, dict) or not all(k in state for k in COVID_PANELS):
+    keys = (*COVID_PANELS, "Subsidy Level")
+    if not isinstance(state, dict) or not all(k in state for k in keys):
         return None
-    return {k: copy.deepcopy(state[k]) for k in COVID_PANELS}
+    return {k: copy.deepcopy(state[k]) for k in keys}
+
+
+def covid_level_plots(scenario: Any, state: dict | None) -> dict[str, LevelPlot] | None:
+    """The states' stringency level and the planner's subsidy level in effect each day (day 0
+    is the reset), with their ranges, for :func:`write_plots`; None for other envs."""
+    if state is None:
+        return None
+    import numpy as np
+
+    levels = scenario.params.num_stringency_levels
+    subsidies = scenario.component_params().num_subsidy_levels
+    names = list(getattr(scenario.params, "state_names", []) or []) or None
+    return {
+        "a": LevelPlot(np.asarray(state["Stringency Level"]),
+                       f"stringency level (1 = open, {levels} = closed)", 1, levels, names,
+                       "stringency level of every state each day (policy a)"),
+        "p": LevelPlot(np.asarray(state["Subsidy Level"])[:, :1],
+                       f"subsidy level (0 = none, {subsidies} = full)", 0, subsidies,
+                       title="federal subsidy level each day (policy p)"),
+    }  # fmt: skip
 
 
 def write_scenario_plots(state: dict | None, out_dir: Path) -> list[Path]:
@@ -168,20 +269,20 @@ def write_scenario_plots(state: dict | None, out_dir: Path) -> list[Path]:
     episode just played.  Nothing for other envs or without matplotlib."""
     if state is None:
         return []
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import numpy as np
-    except ImportError:
+    plt = _pyplot()
+    if plt is None:
         return []
+    import numpy as np
+
     fig, axes = plt.subplots(2, 3, figsize=(14, 7))
     for ax, key in zip(axes.flat, COVID_PANELS, strict=True):
         values = np.asarray(state[key], dtype=float)
         series = values.mean(-1) if "Level" in key else values.sum(-1)
         ax.plot(series)
-        ax.set(title=f"{key} ({'mean' if 'Level' in key else 'sum'} over states)", xlabel="day")
+        ax.set(title=f"{key} ({'mean' if 'Level' in key else 'sum'} over states)", xlabel="day",
+               ylabel=COVID_UNITS[key])  # fmt: skip
+        if "Level" in key:
+            ax.set_ylim(0.5, 10.5)
     fig.tight_layout()
     path = out_dir / "covid_state.png"
     fig.savefig(path, dpi=100)
@@ -196,13 +297,7 @@ def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = 
     state = load_checkpoint(path)
     config = state["config"]
     env, scenario = build_eval_env(config)
-    models = {}
-    for tag, spec in env.policy_specs.items():
-        pcfg = copy.deepcopy(config["policy"][tag])
-        pcfg["model"]["model_ckpt_filepath"] = ""
-        model = build_policy_model(tag, pcfg, spec, torch.device("cpu"))
-        model.load_state_dict(state["policies"][tag]["model"])
-        models[tag] = model.eval()
+    models = load_policy_models(state, env.policy_specs)
     log = run_episode(env, models, greedy, seed)
     log.update({"checkpoint": str(path), "iteration": state["iteration"], "greedy": greedy,
                 "env": config["name"]})  # fmt: skip
@@ -218,7 +313,7 @@ def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = 
     out = Path(out_dir) if out_dir else run_dir_of(path) / "eval" / path.stem
     out.mkdir(parents=True, exist_ok=True)
     (out / "dense_log.json").write_text(json.dumps(log, default=_jsonable))
-    write_plots(log, out)
+    write_plots(log, out, covid_level_plots(scenario, global_state))
     write_scenario_plots(global_state, out)
     return out
 

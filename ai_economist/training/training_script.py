@@ -2,10 +2,10 @@
 
 Examples::
 
-    # the published COVID-19 run (GPU), and a short CPU demo
+    # the published COVID-19 run (GPU), and a short CPU demo (a packaged config, by name)
     python -m ai_economist.training.training_script --env covid_and_economy_environment
-    python -m ai_economist.training.training_script --env covid_and_economy_environment \\
-        --device cpu --config ai_economist/training/run_configs/covid_and_economy_cpu_demo.yaml
+    python -m ai_economist.training.training_script --device cpu \\
+        --config covid_and_economy_cpu_demo
     # a GPU run whose planner beats the fixed policies (docs/differences.md, "Training")
     python -m ai_economist.training.training_script --device cuda \\
         --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml
@@ -14,7 +14,9 @@ Examples::
         trainer.num_envs=4 trainer.train_batch_size=40 saving.basedir=/tmp/run
     python -m ai_economist.training.training_script --resume /tmp/run/toy/default/<run>
 
-Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors.
+Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
+(every one is reported before any work starts, naming the key, the value and what was
+expected).
 """
 
 from __future__ import annotations
@@ -22,14 +24,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ai_economist.training.config import (
     ConfigError,
-    check_env_kwargs,
     default_config_path,
     describe_schema,
+    find_run_config,
     load_run_config,
 )
 from ai_economist.training.environments import (  # noqa: F401  (re-exported)
@@ -38,6 +39,8 @@ from ai_economist.training.environments import (  # noqa: F401  (re-exported)
     build_env_wrapper,
     build_toy_env,
 )
+from ai_economist.training.preflight import check_env_block, check_model_files, check_output_dir
+from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
 def policy_tag_to_agent_id_map(env: Any) -> dict[str, list]:
@@ -71,7 +74,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "saving.basedir=/tmp/run policy.a.lr=0.001 (values are read as YAML).",
     )
     parser.add_argument("--env", help=f"environment name: {', '.join(ENVIRONMENTS)}")
-    parser.add_argument("--config", help="run config YAML (default run_configs/<env>.yaml)")
+    parser.add_argument(
+        "--config",
+        help="run config: a YAML file or the name of a packaged one, e.g. "
+        "covid_and_economy_cpu_demo (default run_configs/<env>.yaml)",
+    )
     parser.add_argument(
         "--device", choices=("auto", "cpu", "cuda"), help="overrides trainer.device"
     )
@@ -98,6 +105,37 @@ def open_resume(path: str) -> tuple[str, dict]:
     return str(found), load_checkpoint(found)
 
 
+def check_before_work(
+    entry: EnvEntry, config: dict, source: str, results_dir: str | None, resume: str | None
+) -> None:
+    """Everything a run config can get wrong beyond its schema, checked before any work: the
+    env block (one env is built on the CPU), the episode budget, device and backend, model
+    files and the output directory.  Resolves ``trainer.device`` in place.
+
+    Raises:
+        ConfigError: naming the key, the value and what was expected.
+    """
+    env_class = entry.env_class() if entry.env_class else None
+    one = check_env_block(config["env"], env_class, entry.build_one, source)
+    if one is not None:
+        check_episode_budget(config, one.episode_length, source)
+    trainer = config["trainer"]
+    trainer["device"] = resolve_device(trainer["device"])
+    if trainer["num_gpus"] > 1 and trainer["device"] != "cuda":
+        raise ConfigError("--num_gpus > 1 needs --device cuda")
+    if trainer["env_backend"] in ("pycuda", "numba") and trainer["device"] != "cuda":
+        raise ConfigError(
+            f"run config {source}: 'trainer.env_backend' = {trainer['env_backend']!r} steps the "
+            f"env on the GPU and needs trainer.device cuda, got {trainer['device']!r}; on the "
+            "CPU use 'numpy' (batched arrays), 'cpu' (Python envs) or 'auto'"
+        )
+    check_model_files(config, source)
+    if results_dir:
+        check_output_dir(results_dir, "--results_dir")
+    elif not resume:
+        check_output_dir(config["saving"]["basedir"], "saving.basedir")
+
+
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     """Resolve ``(env name, validated run config, checkpoint to resume)`` before any work."""
     overrides = list(args.overrides)
@@ -111,27 +149,21 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     if args.config or not resume:
         if not args.config and not args.env:
             raise ConfigError("give --env NAME (or --config PATH, or --resume RUN_DIR)")
-        path = Path(args.config) if args.config else default_config_path(args.env)
-        config = load_run_config(path, overrides)
+        path = find_run_config(args.config) if args.config else default_config_path(args.env)
+        config, source = load_run_config(path, overrides), str(path)
     else:  # resume with the checkpoint's own resolved config
-        base = saved["config"]
-        config = load_run_config(base=base, overrides=overrides, source=f"{resume} (saved config)")
+        source = f"{resume} (saved config)"
+        config = load_run_config(base=saved["config"], overrides=overrides, source=source)
     env_name = args.env or config["name"]
     if env_name != config["name"]:
         raise ConfigError(f"--env {env_name} but the run config's 'name' is {config['name']!r}")
     if env_name not in ENVIRONMENTS:
         raise ConfigError(f"unknown environment {env_name!r}; known: {', '.join(ENVIRONMENTS)}")
-    entry = ENVIRONMENTS[env_name]
-    check_env_kwargs(
-        config["env"], entry.env_class() if entry.env_class else None, args.config or env_name
-    )
     if saved is not None:
         from ai_economist.warp_drive.training.checkpoint_state import check_checkpoint_fits
 
         check_checkpoint_fits(saved, config, resume)
-    config["trainer"]["device"] = resolve_device(config["trainer"]["device"])
-    if config["trainer"]["num_gpus"] > 1 and config["trainer"]["device"] != "cuda":
-        raise ConfigError("--num_gpus > 1 needs --device cuda")
+    check_before_work(ENVIRONMENTS[env_name], config, source, args.results_dir, resume)
     return env_name, config, resume
 
 

@@ -216,7 +216,7 @@ def _fmt(value: Any) -> str:
 def format_table(row: dict[str, Any], policy_tags: list[str]) -> str:
     """A compact text table: one column per policy, then timings and environment metrics."""
     per_policy = ["episode_reward", "reward_per_step", "loss", "policy_loss", "value_loss",
-                  "entropy", "approx_kl", "grad_norm", "lr", "entropy_coeff"]  # fmt: skip
+                  "entropy", "approx_kl", "clip_frac", "grad_norm", "lr", "entropy_coeff"]  # fmt: skip
     lines = [
         f"iteration {row.get('iteration')}  env_steps {row.get('env_steps')}  "
         f"episodes {_fmt(row.get('episodes'))}  env-steps/s {_fmt(row.get('env_steps_per_s'))}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,8 @@ class Field:
 
     ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``schedule`` (a number or a
     list of ``[step, value]`` pairs), ``int_list`` and ``mapping`` (free-form dictionary).
+    Numbers (and every value of a schedule) must be finite and within ``minimum`` (excluded
+    when ``exclusive_minimum``) and ``maximum`` when those are given.
     """
 
     kind: str
@@ -50,6 +53,32 @@ class Field:
     doc: str = ""
     choices: tuple[str, ...] | None = None
     minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    anneal_to_minimum: bool = False  # a schedule's later points may reach an excluded minimum
+
+    def range_text(self) -> str:
+        """The allowed range in words, e.g. ``in (0, 1]`` or ``>= 0``."""
+        low = "(" if self.exclusive_minimum else "["
+        if self.minimum is not None and self.maximum is not None:
+            return f"in {low}{self.minimum:g}, {self.maximum:g}]"
+        if self.minimum is not None:
+            return f"{'>' if self.exclusive_minimum else '>='} {self.minimum:g}"
+        if self.maximum is not None:
+            return f"<= {self.maximum:g}"
+        return "finite"
+
+    def in_range(self, value: float, minimum_allowed: bool = False) -> bool:
+        """``value`` is finite and within the declared bounds (``minimum_allowed``: an
+        excluded minimum is allowed, for the later points of an annealing schedule)."""
+        if not math.isfinite(value):
+            return False
+        exclusive = self.exclusive_minimum and not minimum_allowed
+        if self.minimum is not None and (
+            value < self.minimum or (exclusive and value == self.minimum)
+        ):
+            return False
+        return self.maximum is None or value <= self.maximum
 
 
 @dataclass(frozen=True)
@@ -68,22 +97,36 @@ MODEL_SCHEMA: dict[str, Any] = {
 POLICY_SCHEMA: dict[str, Any] = {
     "to_train": Field("bool", True, "update this policy (False: act with fixed weights)"),
     "algorithm": Field("str", "PPO", "PPO or A2C", choices=("PPO", "A2C")),
-    "gamma": Field("schedule", 0.99, "discount factor"),
+    "gamma": Field(
+        "schedule", 0.99, "discount factor", minimum=0.0, maximum=1.0, exclusive_minimum=True
+    ),
     "gae_lambda": Field(
         "float",
         0.95,
         "GAE lambda (1.0: discounted returns minus the value, as in WarpDrive)",
         minimum=0.0,
+        maximum=1.0,
     ),
-    "lr": Field("schedule", 1e-4, "Adam learning rate"),
-    "vf_loss_coeff": Field("schedule", 1.0, "weight of the value loss"),
-    "entropy_coeff": Field("schedule", 0.01, "weight of the entropy bonus"),
-    "clip_param": Field("float", 0.2, "PPO ratio clip range", minimum=0.0),
+    "lr": Field(
+        "schedule",
+        1e-4,
+        "Adam learning rate (a schedule may anneal it to 0)",
+        minimum=0.0,
+        exclusive_minimum=True,
+        anneal_to_minimum=True,
+    ),
+    "vf_loss_coeff": Field("schedule", 1.0, "weight of the value loss", minimum=0.0),
+    "entropy_coeff": Field("schedule", 0.01, "weight of the entropy bonus", minimum=0.0),
+    "clip_param": Field("float", 0.2, "PPO ratio clip range", minimum=0.0, exclusive_minimum=True),
     "clip_grad_norm": Field("bool", True, "clip the gradient norm"),
-    "max_grad_norm": Field("float", 10.0, "gradient-norm limit", minimum=0.0),
+    "max_grad_norm": Field(
+        "float", 10.0, "gradient-norm limit", minimum=0.0, exclusive_minimum=True
+    ),
     "normalize_advantage": Field("bool", True, "normalise advantages per minibatch"),
     "num_epochs": Field("int", 1, "passes over each rollout (PPO)", minimum=1),
-    "num_mini_batches": Field("int", 1, "minibatches per pass", minimum=1),
+    "num_mini_batches": Field(
+        "int", 1, "minibatches per pass (at most train_batch_size)", minimum=1
+    ),
     "model": MODEL_SCHEMA,
 }
 
@@ -151,6 +194,42 @@ def _yaml_float(value: Any) -> Any:
     return value
 
 
+def _check_schedule(field: Field, value: Any, key: str, errors: list[str]) -> Any:
+    """Check a ``[[step, value], ...]`` schedule: increasing steps, every value in range."""
+    if isinstance(value, list):  # PyYAML reads 1e-4 and 5e7 as strings
+        value = [[_yaml_float(x) for x in p] if isinstance(p, list) else p for p in value]
+    pairs_ok = (
+        isinstance(value, list)
+        and value
+        and all(
+            isinstance(p, list) and len(p) == 2 and all(_is_number(x) for x in p) for p in value
+        )
+    )
+    if not pairs_ok:
+        expected = "a number or a schedule [[step, value], ...]"
+        errors.append(f"'{key}' must be {expected}, got {value!r} ({_type_name(value)})")
+        return value
+    steps = [p[0] for p in value]
+    if (
+        not all(math.isfinite(s) for s in steps)
+        or steps[0] < 0
+        or any(b <= a for a, b in zip(steps, steps[1:], strict=False))
+    ):
+        errors.append(f"'{key}': schedule steps must be >= 0 and increasing, got {value!r}")
+        return value
+    for i, (step, point) in enumerate(value):
+        relaxed = field.anneal_to_minimum and i > 0
+        if not field.in_range(point, minimum_allowed=relaxed):
+            if relaxed:
+                where = f">= {field.minimum:g} after the first schedule point"
+            elif field.anneal_to_minimum:
+                where = f"{field.range_text()} at the first schedule point"
+            else:
+                where = f"{field.range_text()} at every schedule point"
+            errors.append(f"'{key}' must be {where}, got {point!r} at step {step!r}")
+    return [[int(p[0]) if float(p[0]).is_integer() else p[0], float(p[1])] for p in value]
+
+
 def _check_leaf(field: Field, value: Any, key: str, errors: list[str]) -> Any:
     """Check (and normalise) one value; append a message to ``errors`` if it is wrong."""
     kind = field.kind
@@ -189,28 +268,15 @@ def _check_leaf(field: Field, value: Any, key: str, errors: list[str]) -> Any:
             errors.append(bad.format("a list of positive integers"))
         return value
     elif kind == "schedule":
-        if _is_number(value):
-            return float(value)
-        pairs_ok = (
-            isinstance(value, list)
-            and value
-            and all(
-                isinstance(p, list) and len(p) == 2 and all(_is_number(x) for x in p) for p in value
-            )
-        )
-        if not pairs_ok:
-            errors.append(bad.format("a number or a schedule [[step, value], ...]"))
-            return value
-        steps = [p[0] for p in value]
-        if steps[0] < 0 or any(b <= a for a, b in zip(steps, steps[1:], strict=False)):
-            errors.append(f"'{key}': schedule steps must be >= 0 and increasing, got {value!r}")
-        return [[int(p[0]) if float(p[0]).is_integer() else p[0], float(p[1])] for p in value]
+        if not _is_number(value):
+            return _check_schedule(field, value, key, errors)
+        value = float(value)
     elif kind == "mapping":
         if not isinstance(value, Mapping):
             errors.append(bad.format("a mapping"))
         return copy.deepcopy(dict(value)) if isinstance(value, Mapping) else value
-    if field.minimum is not None and _is_number(value) and value < field.minimum:
-        errors.append(f"'{key}' must be >= {field.minimum:g}, got {value!r}")
+    if _is_number(value) and not field.in_range(value):
+        errors.append(f"'{key}' must be {field.range_text()}, got {value!r}")
     return value
 
 
@@ -254,6 +320,48 @@ def _check_block(schema: dict, block: Any, prefix: str, errors: list[str]) -> di
     return out
 
 
+def _batch_errors(resolved: dict) -> list[str]:
+    """What the rollout needs of ``train_batch_size``: every env runs ``train_batch_size //
+    num_envs`` steps per iteration (so a positive multiple of ``num_envs``), and each policy's
+    batch -- at least ``train_batch_size`` agent-steps for a one-agent policy such as the
+    planner -- is cut into ``num_mini_batches`` non-empty minibatches."""
+    errors = []
+    num_envs, batch = resolved["trainer"]["num_envs"], resolved["trainer"]["train_batch_size"]
+    if batch % num_envs != 0:
+        lower = max(num_envs, batch // num_envs * num_envs)
+        errors.append(
+            f"'trainer.train_batch_size' ({batch}) must be a multiple of 'trainer.num_envs' "
+            f"({num_envs}): each iteration runs train_batch_size // num_envs steps in every "
+            f"env; use {lower} or {lower + num_envs}"
+        )
+    for tag, policy in resolved["policy"].items():
+        if policy["num_mini_batches"] > batch:
+            errors.append(
+                f"'policy.{tag}.num_mini_batches' ({policy['num_mini_batches']}) must be <= "
+                f"'trainer.train_batch_size' ({batch}): a one-agent policy has "
+                f"train_batch_size samples per iteration, one at least per minibatch"
+            )
+    return errors
+
+
+def check_episode_budget(config: dict, episode_length: int, source: str = "<dict>") -> None:
+    """One iteration must fit in the run: ``train_batch_size`` env-steps at most
+    ``num_episodes * episode_length`` (otherwise the run trains on more than it was asked to).
+
+    Raises:
+        ConfigError: naming both keys, their values and the env's episode length.
+    """
+    trainer = config["trainer"]
+    budget = trainer["num_episodes"] * episode_length
+    if trainer["train_batch_size"] > budget:
+        raise ConfigError(
+            f"run config {source}: 'trainer.train_batch_size' ({trainer['train_batch_size']}) "
+            f"must be <= 'trainer.num_episodes' x the episode length ({trainer['num_episodes']} "
+            f"x {episode_length} = {budget} env-steps): one iteration would run past the "
+            f"episodes of the whole run; raise trainer.num_episodes or lower the batch"
+        )
+
+
 def validate_config(config: Any, source: str = "<dict>") -> dict:
     """Check ``config`` against :data:`SCHEMA` and return a resolved copy with defaults.
 
@@ -262,15 +370,8 @@ def validate_config(config: Any, source: str = "<dict>") -> dict:
     """
     errors: list[str] = []
     resolved = _check_block(SCHEMA, config, "", errors)
-    trainer = resolved.get("trainer", {})
-    num_envs, batch = trainer.get("num_envs"), trainer.get("train_batch_size")
-    if not errors and batch % num_envs != 0:
-        lower = max(num_envs, batch // num_envs * num_envs)
-        errors.append(
-            f"'trainer.train_batch_size' ({batch}) must be a multiple of 'trainer.num_envs' "
-            f"({num_envs}): each iteration runs train_batch_size // num_envs steps in every "
-            f"env; use {lower} or {lower + num_envs}"
-        )
+    if not errors:
+        errors += _batch_errors(resolved)
     if errors:
         head = f"run config {source}: "
         if len(errors) == 1:
@@ -285,7 +386,9 @@ def describe_schema(schema: dict | None = None, prefix: str = "") -> list[str]:
     for key, spec in (SCHEMA if schema is None else schema).items():
         if isinstance(spec, Field):
             default = "required" if spec.default is REQUIRED else f"default {spec.default!r}"
-            lines.append(f"{prefix}{key}: {spec.kind}, {default} -- {spec.doc}")
+            bounds = spec.minimum is not None or spec.maximum is not None
+            doc = f"{spec.doc} ({spec.range_text()})" if bounds else spec.doc
+            lines.append(f"{prefix}{key}: {spec.kind}, {default} -- {doc}")
         elif isinstance(spec, PerTag):
             lines += describe_schema(spec.schema, f"{prefix}{key}.<tag>.")
         else:
