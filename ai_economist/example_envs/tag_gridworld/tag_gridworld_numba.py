@@ -1,0 +1,163 @@
+"""Numba twin of ``tag_gridworld_step.cu``: the kernel ``CudaTagGridWorldStep``, same parameters.
+
+Launch with ``[num_envs, num_agents]``: one block per environment, thread ``i`` is agent ``i``
+(the last one is the runner); extra threads only join the barriers.  Device functions carry the
+names of the CUDA C ones; the numpy functions of ``env.py`` are the truth they mirror.
+
+Per thread: O(1) work and shared memory (a tag counter and the runner's nearest-tagger key,
+``squared distance << 32 | tagger``, reduced with an atomic min so ties go to the lowest
+index), plus ``num_agents`` rows written by the full observation, as in the original.
+Arithmetic is float32 as in CUDA C.  Under ``NUMBA_ENABLE_CUDASIM=1`` the same code runs in
+Numba's CUDA simulator on host arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ai_economist.warp_drive.errors import require_numba_cuda
+
+cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
+
+NO_TAGGER = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@cuda.jit(device=True)
+def action_dx(action):
+    """x step of an action (stay, +x, -x, +y, -y); other values stay."""
+    if action == 1:
+        return 1
+    if action == 2:
+        return -1
+    return 0
+
+
+@cuda.jit(device=True)
+def action_dy(action):
+    """y step of an action (stay, +x, -x, +y, -y); other values stay."""
+    if action == 3:
+        return 1
+    if action == 4:
+        return -1
+    return 0
+
+
+@cuda.jit(device=True)
+def clip_to_grid(value, grid_length):
+    """``value`` clipped to ``[0, grid_length]``."""
+    return min(max(value, 0), grid_length)
+
+
+@cuda.jit(device=True)
+def write_full_observation(obs, env, agent, num_agents, fx, fy, time):
+    """Agent ``agent``'s column in every row of the full observation, and its own row's time."""
+    n = num_agents
+    is_runner = np.float32(1.0) if agent == n - 1 else np.float32(0.0)
+    for row in range(n):
+        obs[env, row, agent] = fx
+        obs[env, row, n + agent] = fy
+        obs[env, row, 2 * n + agent] = is_runner
+        obs[env, row, 3 * n + agent] = np.float32(1.0) if row == agent else np.float32(0.0)
+    obs[env, agent, 4 * n] = time
+
+
+@cuda.jit(device=True)
+def write_partial_observation(obs, env, agent, num_agents, fx, fy, tx, ty, time):
+    """Own position, the target's position, own type, time."""
+    obs[env, agent, 0] = fx
+    obs[env, agent, 1] = fy
+    obs[env, agent, 2] = tx
+    obs[env, agent, 3] = ty
+    obs[env, agent, 4] = np.float32(1.0) if agent == num_agents - 1 else np.float32(0.0)
+    obs[env, agent, 5] = time
+
+
+@cuda.jit
+def CudaTagGridWorldStep(  # noqa: N802  (the CUDA C kernel's name)
+    loc_x,
+    loc_y,
+    sampled_actions_shared,
+    _done_,
+    rewards_shared,
+    observations_shared,
+    _timestep_,
+    episodes_completed,
+    last_episode_tagged,
+    last_episode_length,
+    wall_hit_penalty,
+    tag_reward_for_tagger,
+    tag_penalty_for_runner,
+    step_cost_for_tagger,
+    use_full_observation,
+    grid_length,
+    episode_length,
+    num_agents,
+):
+    env = cuda.blockIdx.x
+    agent = cuda.threadIdx.x
+    active = agent < num_agents
+    runner = num_agents - 1
+    num_tagged = cuda.shared.array(1, np.int32)
+    nearest_key = cuda.shared.array(1, np.int64)
+    if agent == 0:
+        _timestep_[env] += 1
+        num_tagged[0] = 0
+        nearest_key[0] = NO_TAGGER
+    cuda.syncthreads()
+
+    # Move, clip to the grid, pay for wall hits.
+    rew = np.float32(0.0)
+    if active:
+        action = sampled_actions_shared[env, agent]
+        x = loc_x[env, agent] + action_dx(action)
+        y = loc_y[env, agent] + action_dy(action)
+        cx = clip_to_grid(x, grid_length)
+        cy = clip_to_grid(y, grid_length)
+        if cx != x or cy != y:
+            rew = np.float32(rew - wall_hit_penalty)
+        loc_x[env, agent] = cx
+        loc_y[env, agent] = cy
+    cuda.syncthreads()
+
+    # Taggers on the runner's cell; the runner's nearest tagger.
+    if active:
+        x, y = loc_x[env, agent], loc_y[env, agent]
+        if agent < runner:
+            dx = x - loc_x[env, runner]
+            dy = y - loc_y[env, runner]
+            if dx == 0 and dy == 0:
+                cuda.atomic.add(num_tagged, 0, 1)
+            if use_full_observation == 0:
+                key = (np.int64(dx * dx + dy * dy) << np.int64(32)) | np.int64(agent)
+                cuda.atomic.min(nearest_key, 0, key)
+    cuda.syncthreads()
+
+    if active:
+        tagged = num_tagged[0] > 0
+        if agent < runner:
+            term = tag_reward_for_tagger if tagged else -step_cost_for_tagger
+        else:
+            term = -tag_penalty_for_runner if tagged else step_cost_for_tagger
+        rewards_shared[env, agent] = np.float32(rew + np.float32(term))
+
+        t = _timestep_[env]
+        fx = np.float32(np.float32(loc_x[env, agent]) / np.float32(grid_length))
+        fy = np.float32(np.float32(loc_y[env, agent]) / np.float32(grid_length))
+        time = np.float32(np.float32(t) / np.float32(episode_length))
+        if use_full_observation != 0:
+            write_full_observation(observations_shared, env, agent, num_agents, fx, fy, time)
+        else:
+            target = runner
+            if agent == runner:
+                target = np.int32(nearest_key[0] & np.int64(0xFFFFFFFF))
+            tx = np.float32(np.float32(loc_x[env, target]) / np.float32(grid_length))
+            ty = np.float32(np.float32(loc_y[env, target]) / np.float32(grid_length))
+            write_partial_observation(
+                observations_shared, env, agent, num_agents, fx, fy, tx, ty, time
+            )
+
+        if agent == 0 and (t >= episode_length or tagged):
+            _done_[env] = 1
+            episodes_completed[env] += 1
+            last_episode_tagged[env] = 1 if tagged else 0
+            last_episode_length[env] = t

@@ -1,0 +1,153 @@
+// Grid-world Tag: one step of every environment (the CUDA C mirror of env.py's numpy step).
+//
+// Launch: grid = num_envs blocks (one per environment), block = num_agents threads (thread i is
+// agent i; the last agent is the runner). Threads beyond num_agents only join the barriers.
+// Parameters: exactly TagGridWorld.state_spec().c_parameter_list(), in declaration order.
+// Per thread: O(1) work and shared memory (a tag counter and the runner's nearest-tagger key,
+// squared distance << 32 | tagger, reduced with atomicMin so ties go to the lowest index), plus
+// num_agents rows written by the full observation, as in the original.
+// Device functions carry the names of the Numba twin (tag_gridworld_numba.py).
+#ifndef AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
+#define AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
+
+extern "C" {
+
+// x step of an action (stay, +x, -x, +y, -y); other values stay.
+__device__ __forceinline__ int action_dx(int action) {
+  return action == 1 ? 1 : (action == 2 ? -1 : 0);
+}
+
+// y step of an action (stay, +x, -x, +y, -y); other values stay.
+__device__ __forceinline__ int action_dy(int action) {
+  return action == 3 ? 1 : (action == 4 ? -1 : 0);
+}
+
+// value clipped to [0, grid_length].
+__device__ __forceinline__ int clip_to_grid(int value, int grid_length) {
+  return min(max(value, 0), grid_length);
+}
+
+// Agent `agent`'s column in every row of the full observation, and its own row's time.
+__device__ void write_full_observation(float* obs, int env, int agent, int num_agents,
+                                       float fx, float fy, float time) {
+  const int n = num_agents;
+  const long long obs_dim = 4LL * n + 1;
+  float* env_obs = obs + static_cast<long long>(env) * n * obs_dim;
+  const float is_runner = agent == n - 1 ? 1.0f : 0.0f;
+  for (int row = 0; row < n; row++) {
+    float* r = env_obs + row * obs_dim;
+    r[agent] = fx;
+    r[n + agent] = fy;
+    r[2 * n + agent] = is_runner;
+    r[3 * n + agent] = row == agent ? 1.0f : 0.0f;
+  }
+  env_obs[agent * obs_dim + 4 * n] = time;
+}
+
+// Own position, the target's position, own type, time.
+__device__ void write_partial_observation(float* obs, int env, int agent, int num_agents,
+                                          float fx, float fy, float tx, float ty, float time) {
+  float* r = obs + (static_cast<long long>(env) * num_agents + agent) * 6;
+  r[0] = fx;
+  r[1] = fy;
+  r[2] = tx;
+  r[3] = ty;
+  r[4] = agent == num_agents - 1 ? 1.0f : 0.0f;
+  r[5] = time;
+}
+
+__global__ void CudaTagGridWorldStep(
+    int* loc_x,
+    int* loc_y,
+    int* sampled_actions_shared,
+    int* _done_,
+    float* rewards_shared,
+    float* observations_shared,
+    int* _timestep_,
+    int* episodes_completed,
+    int* last_episode_tagged,
+    int* last_episode_length,
+    const float wall_hit_penalty,
+    const float tag_reward_for_tagger,
+    const float tag_penalty_for_runner,
+    const float step_cost_for_tagger,
+    const int use_full_observation,
+    const int grid_length,
+    const int episode_length,
+    const int num_agents) {
+  __shared__ int num_tagged;
+  __shared__ unsigned long long nearest_key;
+  const int env = blockIdx.x;
+  const int agent = threadIdx.x;
+  const bool active = agent < num_agents;
+  const int runner = num_agents - 1;
+  const long long base = static_cast<long long>(env) * num_agents;
+  if (agent == 0) {
+    _timestep_[env] += 1;
+    num_tagged = 0;
+    nearest_key = 0x7FFFFFFFFFFFFFFFULL;
+  }
+  __syncthreads();
+
+  // Move, clip to the grid, pay for wall hits.
+  float rew = 0.0f;
+  if (active) {
+    const int action = sampled_actions_shared[base + agent];
+    const int x = loc_x[base + agent] + action_dx(action);
+    const int y = loc_y[base + agent] + action_dy(action);
+    const int cx = clip_to_grid(x, grid_length);
+    const int cy = clip_to_grid(y, grid_length);
+    if (cx != x || cy != y) rew = rew - wall_hit_penalty;
+    loc_x[base + agent] = cx;
+    loc_y[base + agent] = cy;
+  }
+  __syncthreads();
+
+  // Taggers on the runner's cell; the runner's nearest tagger.
+  if (active && agent < runner) {
+    const int dx = loc_x[base + agent] - loc_x[base + runner];
+    const int dy = loc_y[base + agent] - loc_y[base + runner];
+    if (dx == 0 && dy == 0) atomicAdd(&num_tagged, 1);
+    if (use_full_observation == 0) {
+      const unsigned long long key =
+          (static_cast<unsigned long long>(dx * dx + dy * dy) << 32) |
+          static_cast<unsigned long long>(agent);
+      atomicMin(&nearest_key, key);
+    }
+  }
+  __syncthreads();
+
+  if (!active) return;
+  const bool tagged = num_tagged > 0;
+  float term;
+  if (agent < runner) {
+    term = tagged ? tag_reward_for_tagger : -step_cost_for_tagger;
+  } else {
+    term = tagged ? -tag_penalty_for_runner : step_cost_for_tagger;
+  }
+  rewards_shared[base + agent] = rew + term;
+
+  const int t = _timestep_[env];
+  const float fx = static_cast<float>(loc_x[base + agent]) / static_cast<float>(grid_length);
+  const float fy = static_cast<float>(loc_y[base + agent]) / static_cast<float>(grid_length);
+  const float time = static_cast<float>(t) / static_cast<float>(episode_length);
+  if (use_full_observation != 0) {
+    write_full_observation(observations_shared, env, agent, num_agents, fx, fy, time);
+  } else {
+    const int target = agent == runner ? static_cast<int>(nearest_key & 0xFFFFFFFFULL) : runner;
+    const float tx = static_cast<float>(loc_x[base + target]) / static_cast<float>(grid_length);
+    const float ty = static_cast<float>(loc_y[base + target]) / static_cast<float>(grid_length);
+    write_partial_observation(observations_shared, env, agent, num_agents, fx, fy, tx, ty, time);
+  }
+
+  if (agent == 0 && (t >= episode_length || tagged)) {
+    _done_[env] = 1;
+    episodes_completed[env] += 1;
+    last_episode_tagged[env] = tagged ? 1 : 0;
+    last_episode_length[env] = t;
+  }
+}
+
+}  // extern "C"
+
+#endif  // AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
