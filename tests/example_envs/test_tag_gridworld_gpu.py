@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 import pytest
-from tag_gridworld_support import host_state, kernel_arrays, reset_done_envs
+from tag_gridworld_support import host_state, reset_done_envs
 
 from ai_economist.example_envs.tag_gridworld import TagGridWorld
 from ai_economist.example_envs.tag_gridworld.env import NUM_ACTIONS, STEP_KERNEL
