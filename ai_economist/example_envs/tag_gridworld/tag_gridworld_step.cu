@@ -2,13 +2,17 @@
 //
 // Launch: grid = num_envs blocks (one per environment), block = num_agents threads (thread i is
 // agent i; the last agent is the runner). Threads beyond num_agents only join the barriers.
-// Parameters: exactly TagGridWorld.state_spec().c_parameter_list(), in declaration order.
+// tag_gridworld_state.h is generated from the declaration (ai_economist/warp_drive/codegen.py):
+// TAG_GRIDWORLD_STATE_PARAMS is the kernel parameter list (the declared kernel_arg fields in
+// declaration order, scalar constants by value).
 // Per thread: O(1) work and shared memory (a tag counter and the runner's nearest-tagger key,
 // squared distance << 32 | tagger, reduced with atomicMin so ties go to the lowest index), plus
 // num_agents rows written by the full observation, as in the original.
 // Device functions carry the names of the Numba twin (tag_gridworld_numba.py).
 #ifndef AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
 #define AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
+
+#include "tag_gridworld_state.h"
 
 extern "C" {
 
@@ -56,25 +60,12 @@ __device__ void write_partial_observation(float* obs, int env, int agent, int nu
   r[5] = time;
 }
 
-__global__ void CudaTagGridWorldStep(
-    int* loc_x,
-    int* loc_y,
-    int* sampled_actions_shared,
-    int* _done_,
-    float* rewards_shared,
-    float* observations_shared,
-    int* _timestep_,
-    int* episodes_completed,
-    int* last_episode_tagged,
-    int* last_episode_length,
-    const float wall_hit_penalty,
-    const float tag_reward_for_tagger,
-    const float tag_penalty_for_runner,
-    const float step_cost_for_tagger,
-    const int use_full_observation,
-    const int grid_length,
-    const int episode_length,
-    const int num_agents) {
+// Parameters (TAG_GRIDWORLD_STATE_PARAMS, generated from TagGridWorld.state_fields()):
+// loc_x, loc_y, sampled_actions_shared, _done_, rewards_shared, observations_shared,
+// _timestep_, episodes_completed, last_episode_tagged, last_episode_length (per-env arrays),
+// then by value wall_hit_penalty, tag_reward_for_tagger, tag_penalty_for_runner,
+// step_cost_for_tagger, use_full_observation, grid_length, episode_length, num_agents.
+__global__ void CudaTagGridWorldStep(TAG_GRIDWORLD_STATE_PARAMS) {
   __shared__ int num_tagged;
   __shared__ unsigned long long nearest_key;
   const int env = blockIdx.x;
