@@ -6,6 +6,7 @@ Runs under ``NUMBA_ENABLE_CUDASIM=1`` (``make test`` sets it); on a GPU the same
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import numpy as np
@@ -23,8 +24,6 @@ pytestmark = pytest.mark.skipif(
 def run_both(env: TagGridWorld, num_envs: int, steps: int, threads: int, seed: int = 0):
     """Step the reference and the kernel side by side (resetting done envs as the wrapper
     does); return the per-step done counts and tags of the reference."""
-    import importlib
-
     kernel = getattr(importlib.import_module(env.kernels().numba_module), STEP_KERNEL)
     ref, dev = host_state(env, num_envs, seed), host_state(env, num_envs, seed)
     initial = {k: v.copy() for k, v in ref.items()}
@@ -54,3 +53,14 @@ def test_numba_step_matches_reference(full):
 def test_extra_threads_only_join_the_barriers():
     env = TagGridWorld(num_taggers=2, grid_length=3, episode_length=3, use_full_observation=False)
     run_both(env, num_envs=2, steps=3, threads=8, seed=1)
+
+
+def test_runner_breaks_distance_ties_by_the_lowest_tagger_index():
+    kernel = getattr(importlib.import_module(TagGridWorld().kernels().numba_module), STEP_KERNEL)
+    env = TagGridWorld(num_taggers=4, grid_length=4, use_full_observation=False,
+                       starting_location_x=[4, 2, 1, 1, 1], starting_location_y=[4, 1, 2, 0, 1])  # fmt: skip
+    ref, dev = host_state(env, 1), host_state(env, 1)
+    env.reference_step(ref)  # everyone stays: taggers 1, 2 and 3 at distance 1
+    kernel[1, env.num_agents](*kernel_arrays(env, dev))
+    np.testing.assert_array_equal(ref["observations_shared"][0, 4, 2:4], [0.5, 0.25])  # tagger 1
+    np.testing.assert_array_equal(dev["observations_shared"], ref["observations_shared"])

@@ -4,9 +4,10 @@ Launch with ``[num_envs, num_agents]``: one block per environment, thread ``i`` 
 (the last one is the runner); extra threads only join the barriers.  Device functions carry the
 names of the CUDA C ones; the numpy functions of ``env.py`` are the truth they mirror.
 
-Per thread: O(1) work and shared memory (a tag counter and the runner's nearest-tagger key,
-``squared distance << 32 | tagger``, reduced with an atomic min so ties go to the lowest
-index), plus ``num_agents`` rows written by the full observation, as in the original.
+Per thread: O(1) work and shared memory (a tag counter; for the runner's nearest tagger two
+32-bit atomic-min passes, the smallest squared distance, then the lowest tagger index at that
+distance, as ``np.argmin``), plus ``num_agents`` rows written by the full observation, as in
+the original.
 Arithmetic is float32 as in CUDA C.  Under ``NUMBA_ENABLE_CUDASIM=1`` the same code runs in
 Numba's CUDA simulator on host arrays.
 """
@@ -19,7 +20,7 @@ from ai_economist.warp_drive.errors import require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
 
-NO_TAGGER = np.int64(0x7FFFFFFFFFFFFFFF)
+INT_MAX = np.int32(2**31 - 1)
 
 
 @cuda.jit(device=True)
@@ -97,12 +98,15 @@ def CudaTagGridWorldStep(  # noqa: N802  (the CUDA C kernel's name)
     agent = cuda.threadIdx.x
     active = agent < num_agents
     runner = num_agents - 1
+    is_tagger = agent < runner
     num_tagged = cuda.shared.array(1, np.int32)
-    nearest_key = cuda.shared.array(1, np.int64)
+    nearest_d2 = cuda.shared.array(1, np.int32)
+    nearest_tagger = cuda.shared.array(1, np.int32)
     if agent == 0:
         _timestep_[env] += 1
         num_tagged[0] = 0
-        nearest_key[0] = NO_TAGGER
+        nearest_d2[0] = INT_MAX
+        nearest_tagger[0] = INT_MAX
     cuda.syncthreads()
 
     # Move, clip to the grid, pay for wall hits.
@@ -119,22 +123,26 @@ def CudaTagGridWorldStep(  # noqa: N802  (the CUDA C kernel's name)
         loc_y[env, agent] = cy
     cuda.syncthreads()
 
-    # Taggers on the runner's cell; the runner's nearest tagger.
-    if active:
-        x, y = loc_x[env, agent], loc_y[env, agent]
-        if agent < runner:
-            dx = x - loc_x[env, runner]
-            dy = y - loc_y[env, runner]
-            if dx == 0 and dy == 0:
-                cuda.atomic.add(num_tagged, 0, 1)
-            if use_full_observation == 0:
-                key = (np.int64(dx * dx + dy * dy) << np.int64(32)) | np.int64(agent)
-                cuda.atomic.min(nearest_key, 0, key)
+    # Taggers on the runner's cell; the smallest squared distance to the runner.
+    d2 = INT_MAX
+    if is_tagger:
+        dx = loc_x[env, agent] - loc_x[env, runner]
+        dy = loc_y[env, agent] - loc_y[env, runner]
+        if dx == 0 and dy == 0:
+            cuda.atomic.add(num_tagged, 0, 1)
+        d2 = np.int32(dx * dx + dy * dy)
+        if use_full_observation == 0:
+            cuda.atomic.min(nearest_d2, 0, d2)
     cuda.syncthreads()
+    if use_full_observation == 0:  # the same branch for the whole block
+        # The lowest index among the taggers at that distance.
+        if is_tagger and d2 == nearest_d2[0]:
+            cuda.atomic.min(nearest_tagger, 0, np.int32(agent))
+        cuda.syncthreads()
 
     if active:
         tagged = num_tagged[0] > 0
-        if agent < runner:
+        if is_tagger:
             term = tag_reward_for_tagger if tagged else -step_cost_for_tagger
         else:
             term = -tag_penalty_for_runner if tagged else step_cost_for_tagger
@@ -149,7 +157,7 @@ def CudaTagGridWorldStep(  # noqa: N802  (the CUDA C kernel's name)
         else:
             target = runner
             if agent == runner:
-                target = np.int32(nearest_key[0] & np.int64(0xFFFFFFFF))
+                target = nearest_tagger[0]
             tx = np.float32(np.float32(loc_x[env, target]) / np.float32(grid_length))
             ty = np.float32(np.float32(loc_y[env, target]) / np.float32(grid_length))
             write_partial_observation(

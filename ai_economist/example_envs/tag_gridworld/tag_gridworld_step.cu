@@ -5,12 +5,15 @@
 // tag_gridworld_state.h is generated from the declaration (ai_economist/warp_drive/codegen.py):
 // TAG_GRIDWORLD_STATE_PARAMS is the kernel parameter list (the declared kernel_arg fields in
 // declaration order, scalar constants by value).
-// Per thread: O(1) work and shared memory (a tag counter and the runner's nearest-tagger key,
-// squared distance << 32 | tagger, reduced with atomicMin so ties go to the lowest index), plus
-// num_agents rows written by the full observation, as in the original.
+// Per thread: O(1) work and shared memory (a tag counter; for the runner's nearest tagger two
+// 32-bit atomicMin passes, the smallest squared distance, then the lowest tagger index at that
+// distance, as np.argmin), plus num_agents rows written by the full observation, as in the
+// original.
 // Device functions carry the names of the Numba twin (tag_gridworld_numba.py).
 #ifndef AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
 #define AI_ECONOMIST_TAG_GRIDWORLD_STEP_CU
+
+#include <climits>
 
 #include "tag_gridworld_state.h"
 
@@ -67,16 +70,19 @@ __device__ void write_partial_observation(float* obs, int env, int agent, int nu
 // step_cost_for_tagger, use_full_observation, grid_length, episode_length, num_agents.
 __global__ void CudaTagGridWorldStep(TAG_GRIDWORLD_STATE_PARAMS) {
   __shared__ int num_tagged;
-  __shared__ unsigned long long nearest_key;
+  __shared__ int nearest_d2;
+  __shared__ int nearest_tagger;
   const int env = blockIdx.x;
   const int agent = threadIdx.x;
   const bool active = agent < num_agents;
   const int runner = num_agents - 1;
+  const bool is_tagger = agent < runner;
   const long long base = static_cast<long long>(env) * num_agents;
   if (agent == 0) {
     _timestep_[env] += 1;
     num_tagged = 0;
-    nearest_key = 0x7FFFFFFFFFFFFFFFULL;
+    nearest_d2 = INT_MAX;
+    nearest_tagger = INT_MAX;
   }
   __syncthreads();
 
@@ -94,24 +100,26 @@ __global__ void CudaTagGridWorldStep(TAG_GRIDWORLD_STATE_PARAMS) {
   }
   __syncthreads();
 
-  // Taggers on the runner's cell; the runner's nearest tagger.
-  if (active && agent < runner) {
+  // Taggers on the runner's cell; the smallest squared distance to the runner.
+  int d2 = INT_MAX;
+  if (is_tagger) {
     const int dx = loc_x[base + agent] - loc_x[base + runner];
     const int dy = loc_y[base + agent] - loc_y[base + runner];
     if (dx == 0 && dy == 0) atomicAdd(&num_tagged, 1);
-    if (use_full_observation == 0) {
-      const unsigned long long key =
-          (static_cast<unsigned long long>(dx * dx + dy * dy) << 32) |
-          static_cast<unsigned long long>(agent);
-      atomicMin(&nearest_key, key);
-    }
+    d2 = dx * dx + dy * dy;
+    if (use_full_observation == 0) atomicMin(&nearest_d2, d2);
   }
   __syncthreads();
+  if (use_full_observation == 0) {  // the same branch for the whole block
+    // The lowest index among the taggers at that distance.
+    if (is_tagger && d2 == nearest_d2) atomicMin(&nearest_tagger, agent);
+    __syncthreads();
+  }
 
   if (!active) return;
   const bool tagged = num_tagged > 0;
   float term;
-  if (agent < runner) {
+  if (is_tagger) {
     term = tagged ? tag_reward_for_tagger : -step_cost_for_tagger;
   } else {
     term = tagged ? -tag_penalty_for_runner : step_cost_for_tagger;
@@ -125,7 +133,7 @@ __global__ void CudaTagGridWorldStep(TAG_GRIDWORLD_STATE_PARAMS) {
   if (use_full_observation != 0) {
     write_full_observation(observations_shared, env, agent, num_agents, fx, fy, time);
   } else {
-    const int target = agent == runner ? static_cast<int>(nearest_key & 0xFFFFFFFFULL) : runner;
+    const int target = agent == runner ? nearest_tagger : runner;
     const float tx = static_cast<float>(loc_x[base + target]) / static_cast<float>(grid_length);
     const float ty = static_cast<float>(loc_y[base + target]) / static_cast<float>(grid_length);
     write_partial_observation(observations_shared, env, agent, num_agents, fx, fy, tx, ty, time);
