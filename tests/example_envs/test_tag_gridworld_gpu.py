@@ -1,5 +1,6 @@
 """On a GPU, grid-world Tag's CUDA C (pycuda) and Numba steps equal the numpy reference, bit for
-bit, up to the paper's 1,000 agents per env (one block of 1,000 threads), and it trains there.
+bit, up to the paper's 1,000 agents per env (one block of 1,000 threads) and beyond (2,000
+agents stepped by 1,024 threads), and it trains there.
 
 Run on the GPU machine: ``python -m pytest -m gpu tests/example_envs/test_tag_gridworld_gpu.py``.
 """
@@ -35,6 +36,10 @@ CASES = [
                       use_full_observation=False), 32, id="1000-partial"),
     pytest.param(dict(num_taggers=1022, grid_length=40, episode_length=6,
                       use_full_observation=False), 4, id="1023-partial"),
+    pytest.param(dict(num_taggers=1999, grid_length=40, episode_length=6,
+                      use_full_observation=False), 4, id="2000-partial-1024-threads"),
+    pytest.param(dict(num_taggers=99, grid_length=10, episode_length=6, threads_per_env=32),
+                 8, id="100-full-32-threads"),
 ]  # fmt: skip
 
 

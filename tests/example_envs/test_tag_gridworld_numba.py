@@ -50,9 +50,12 @@ def test_numba_step_matches_reference(full):
     assert ref["episodes_completed"].sum() >= 2 and tags > 0  # tags and episode ends were covered
 
 
-def test_extra_threads_only_join_the_barriers():
-    env = TagGridWorld(num_taggers=2, grid_length=3, episode_length=3, use_full_observation=False)
-    run_both(env, num_envs=2, steps=3, threads=8, seed=1)
+@pytest.mark.parametrize("threads", [2, 8], ids=["2-threads-step-5-agents", "8-threads"])
+@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
+def test_fewer_or_more_threads_than_agents(threads, full):
+    env = TagGridWorld(num_taggers=4, grid_length=2, episode_length=3, use_full_observation=full)
+    ref, tags = run_both(env, num_envs=2, steps=4, threads=threads, seed=1)
+    assert tags > 0
 
 
 def test_runner_breaks_distance_ties_by_the_lowest_tagger_index():

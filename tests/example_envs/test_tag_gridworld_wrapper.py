@@ -52,6 +52,26 @@ def test_parity_checker_numba_simulator_bit_exact(full):
     assert result.ok, result.message
 
 
+def test_more_than_1024_agents_run_in_one_block_of_1024_threads():
+    env = TagGridWorld(num_taggers=1500, grid_length=50, use_full_observation=False)
+    assert env.kernels().threads_per_env == 1024
+    assert TagGridWorld(num_taggers=9).kernels().threads_per_env == 10
+    wrapper = EnvWrapper(env, num_envs=2, env_backend="numpy")  # the declaration checks pass
+    wrapper.reset_all_envs()
+    wrapper.step_all_envs()
+    assert wrapper.pull("observations_shared").shape == (2, 1501, 6)
+    with pytest.raises(ValueError, match="threads_per_env=2000 exceeds the maximum 1024"):
+        TagGridWorld(threads_per_env=2000)
+
+
+@needs_sim
+def test_parity_checker_with_two_threads_stepping_five_agents():
+    env = TagGridWorld(num_taggers=4, grid_length=2, episode_length=4, use_full_observation=False,
+                       threads_per_env=2)  # fmt: skip
+    result = check_parity(env, "numba", num_envs=2, num_steps=6, seed=2, rtol=0.0, atol=0.0)
+    assert result.ok, result.message
+
+
 def test_trains_through_the_training_script_on_the_cpu(tmp_path):
     run_dir = tmp_path / "run"
     args = ["--env", "tag_gridworld", "--device", "cpu", "--results_dir", str(run_dir), "--quiet",

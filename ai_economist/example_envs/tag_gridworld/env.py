@@ -49,6 +49,7 @@ STEP_KERNEL = "CudaTagGridWorldStep"
 POLICY = "shared"
 MAX_GRID_LENGTH = 32767  # squared distances (2 * grid_length**2) must fit an int32
 PARTIAL_OBS_DIM = 6
+MAX_THREADS = 1024  # threads of a CUDA block
 STARTS = ("random", "center")
 
 
@@ -158,7 +159,9 @@ class TagGridWorld(GpuEnvironment):
     ``start="random"`` draws every agent's cell uniformly per env from
     ``np.random.default_rng(seed)`` and ``start="center"`` is the original's default (taggers
     at ``grid_length // 2``, the runner at ``(0, 0)``).  All agents act with one policy,
-    ``"shared"``, as in the original's run config.
+    ``"shared"``, as in the original's run config.  ``threads_per_env`` (default
+    ``min(num_agents, 1024)``) sets the block size: with fewer threads than agents each thread
+    steps several agents, so more than 1,024 agents run in one block per env.
     """
 
     name = "tag_gridworld"
@@ -177,6 +180,7 @@ class TagGridWorld(GpuEnvironment):
         step_cost_for_tagger: float = 0.01,
         use_full_observation: bool = True,
         start: str = "random",
+        threads_per_env: int | None = None,
     ) -> None:
         self.num_taggers = _positive_int("num_taggers", num_taggers)
         self.num_agents = self.num_taggers + 1
@@ -200,6 +204,11 @@ class TagGridWorld(GpuEnvironment):
         self.seed = None if seed is None else int(seed)
         self.starting_location = self._check_locations(starting_location_x, starting_location_y)
         self.obs_dim = 4 * self.num_agents + 1 if self.use_full_observation else PARTIAL_OBS_DIM
+        self.threads_per_env = (
+            min(self.num_agents, MAX_THREADS)
+            if threads_per_env is None
+            else _positive_int("threads_per_env", threads_per_env, MAX_THREADS)
+        )
 
     def _check_locations(self, xs, ys) -> tuple[np.ndarray, np.ndarray] | None:
         if xs is None and ys is None:
@@ -272,6 +281,7 @@ class TagGridWorld(GpuEnvironment):
             step_kernels=(STEP_KERNEL,),
             cuda_source=Path(__file__).with_name("tag_gridworld_step.cu"),
             numba_module="ai_economist.example_envs.tag_gridworld.tag_gridworld_numba",
+            threads_per_env=self.threads_per_env,
         )
 
     def config(self) -> dict[str, Any]:
@@ -290,6 +300,7 @@ class TagGridWorld(GpuEnvironment):
             "step_cost_for_tagger": self.step_cost_for_tagger,
             "use_full_observation": self.use_full_observation,
             "start": self.start,
+            "threads_per_env": self.threads_per_env,
         }
 
     # ------------------------------------------------------------ behaviour

@@ -1,7 +1,8 @@
 """Numba twin of ``tag_gridworld_step.cu``: the kernel ``CudaTagGridWorldStep``, same parameters.
 
-Launch with ``[num_envs, num_agents]``: one block per environment, thread ``i`` is agent ``i``
-(the last one is the runner); extra threads only join the barriers.  Device functions carry the
+Launch with ``[num_envs, threads_per_env]``: one block per environment; by default thread ``i``
+is agent ``i`` (the last one is the runner); with fewer threads than agents thread ``i`` steps
+agents ``i, i + blockDim.x, ...``; extra threads only join the barriers.  Device functions carry the
 names of the CUDA C ones; the numpy functions of ``env.py`` are the truth they mirror.
 
 Per thread: O(1) work and shared memory (a tag counter; for the runner's nearest tagger two
@@ -95,77 +96,78 @@ def CudaTagGridWorldStep(  # noqa: N802  (the CUDA C kernel's name)
     num_agents,
 ):
     env = cuda.blockIdx.x
-    agent = cuda.threadIdx.x
-    active = agent < num_agents
+    first = cuda.threadIdx.x  # this thread steps agents first, first + stride, ...
+    stride = cuda.blockDim.x
     runner = num_agents - 1
-    is_tagger = agent < runner
+    partial = use_full_observation == 0  # the same for the whole block
     num_tagged = cuda.shared.array(1, np.int32)
     nearest_d2 = cuda.shared.array(1, np.int32)
     nearest_tagger = cuda.shared.array(1, np.int32)
-    if agent == 0:
+    if first == 0:
         _timestep_[env] += 1
         num_tagged[0] = 0
         nearest_d2[0] = INT_MAX
         nearest_tagger[0] = INT_MAX
     cuda.syncthreads()
 
-    # Move, clip to the grid, pay for wall hits.
-    rew = np.float32(0.0)
-    if active:
+    # Move, clip to the grid; the reward starts with the wall-hit penalty.
+    for agent in range(first, num_agents, stride):
         action = sampled_actions_shared[env, agent]
         x = loc_x[env, agent] + action_dx(action)
         y = loc_y[env, agent] + action_dy(action)
         cx = clip_to_grid(x, grid_length)
         cy = clip_to_grid(y, grid_length)
-        if cx != x or cy != y:
-            rew = np.float32(rew - wall_hit_penalty)
+        hit = cx != x or cy != y
+        rewards_shared[env, agent] = -wall_hit_penalty if hit else np.float32(0.0)
         loc_x[env, agent] = cx
         loc_y[env, agent] = cy
     cuda.syncthreads()
 
     # Taggers on the runner's cell; the smallest squared distance to the runner.
-    d2 = INT_MAX
-    if is_tagger:
-        dx = loc_x[env, agent] - loc_x[env, runner]
-        dy = loc_y[env, agent] - loc_y[env, runner]
+    rx = loc_x[env, runner]
+    ry = loc_y[env, runner]
+    for agent in range(first, runner, stride):
+        dx = loc_x[env, agent] - rx
+        dy = loc_y[env, agent] - ry
         if dx == 0 and dy == 0:
             cuda.atomic.add(num_tagged, 0, 1)
-        d2 = np.int32(dx * dx + dy * dy)
-        if use_full_observation == 0:
-            cuda.atomic.min(nearest_d2, 0, d2)
+        if partial:
+            cuda.atomic.min(nearest_d2, 0, np.int32(dx * dx + dy * dy))
     cuda.syncthreads()
-    if use_full_observation == 0:  # the same branch for the whole block
+    if partial:
         # The lowest index among the taggers at that distance.
-        if is_tagger and d2 == nearest_d2[0]:
-            cuda.atomic.min(nearest_tagger, 0, np.int32(agent))
+        for agent in range(first, runner, stride):
+            dx = loc_x[env, agent] - rx
+            dy = loc_y[env, agent] - ry
+            if dx * dx + dy * dy == nearest_d2[0]:
+                cuda.atomic.min(nearest_tagger, 0, np.int32(agent))
         cuda.syncthreads()
 
-    if active:
-        tagged = num_tagged[0] > 0
-        if is_tagger:
+    # Tag or step rewards, observations.
+    tagged = num_tagged[0] > 0
+    t = _timestep_[env]
+    time = np.float32(np.float32(t) / np.float32(episode_length))
+    length = np.float32(grid_length)
+    for agent in range(first, num_agents, stride):
+        if agent < runner:
             term = tag_reward_for_tagger if tagged else -step_cost_for_tagger
         else:
             term = -tag_penalty_for_runner if tagged else step_cost_for_tagger
-        rewards_shared[env, agent] = np.float32(rew + np.float32(term))
-
-        t = _timestep_[env]
-        fx = np.float32(np.float32(loc_x[env, agent]) / np.float32(grid_length))
-        fy = np.float32(np.float32(loc_y[env, agent]) / np.float32(grid_length))
-        time = np.float32(np.float32(t) / np.float32(episode_length))
-        if use_full_observation != 0:
+        rewards_shared[env, agent] = np.float32(rewards_shared[env, agent] + np.float32(term))
+        fx = np.float32(np.float32(loc_x[env, agent]) / length)
+        fy = np.float32(np.float32(loc_y[env, agent]) / length)
+        if not partial:
             write_full_observation(observations_shared, env, agent, num_agents, fx, fy, time)
         else:
-            target = runner
-            if agent == runner:
-                target = nearest_tagger[0]
-            tx = np.float32(np.float32(loc_x[env, target]) / np.float32(grid_length))
-            ty = np.float32(np.float32(loc_y[env, target]) / np.float32(grid_length))
+            target = nearest_tagger[0] if agent == runner else runner
+            tx = np.float32(np.float32(loc_x[env, target]) / length)
+            ty = np.float32(np.float32(loc_y[env, target]) / length)
             write_partial_observation(
                 observations_shared, env, agent, num_agents, fx, fy, tx, ty, time
             )
 
-        if agent == 0 and (t >= episode_length or tagged):
-            _done_[env] = 1
-            episodes_completed[env] += 1
-            last_episode_tagged[env] = 1 if tagged else 0
-            last_episode_length[env] = t
+    if first == 0 and (t >= episode_length or tagged):
+        _done_[env] = 1
+        episodes_completed[env] += 1
+        last_episode_tagged[env] = 1 if tagged else 0
+        last_episode_length[env] = t

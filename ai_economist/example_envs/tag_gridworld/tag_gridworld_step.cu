@@ -1,7 +1,9 @@
 // Grid-world Tag: one step of every environment (the CUDA C mirror of env.py's numpy step).
 //
-// Launch: grid = num_envs blocks (one per environment), block = num_agents threads (thread i is
-// agent i; the last agent is the runner). Threads beyond num_agents only join the barriers.
+// Launch: grid = num_envs blocks (one per environment), block = threads_per_env threads (default
+// num_agents: thread i is agent i; the last agent is the runner). With fewer threads than agents
+// (more than 1,024 agents) thread i steps agents i, i + blockDim.x, ...; threads beyond
+// num_agents only join the barriers.
 // tag_gridworld_state.h is generated from the declaration (ai_economist/warp_drive/codegen.py):
 // TAG_GRIDWORLD_STATE_PARAMS is the kernel parameter list (the declared kernel_arg fields in
 // declaration order, scalar constants by value).
@@ -73,12 +75,12 @@ __global__ void CudaTagGridWorldStep(TAG_GRIDWORLD_STATE_PARAMS) {
   __shared__ int nearest_d2;
   __shared__ int nearest_tagger;
   const int env = blockIdx.x;
-  const int agent = threadIdx.x;
-  const bool active = agent < num_agents;
+  const int first = threadIdx.x;  // this thread steps agents first, first + stride, ...
+  const int stride = blockDim.x;
   const int runner = num_agents - 1;
-  const bool is_tagger = agent < runner;
+  const bool partial = use_full_observation == 0;  // the same for the whole block
   const long long base = static_cast<long long>(env) * num_agents;
-  if (agent == 0) {
+  if (first == 0) {
     _timestep_[env] += 1;
     num_tagged = 0;
     nearest_d2 = INT_MAX;
@@ -86,60 +88,65 @@ __global__ void CudaTagGridWorldStep(TAG_GRIDWORLD_STATE_PARAMS) {
   }
   __syncthreads();
 
-  // Move, clip to the grid, pay for wall hits.
-  float rew = 0.0f;
-  if (active) {
+  // Move, clip to the grid; the reward starts with the wall-hit penalty.
+  for (int agent = first; agent < num_agents; agent += stride) {
     const int action = sampled_actions_shared[base + agent];
     const int x = loc_x[base + agent] + action_dx(action);
     const int y = loc_y[base + agent] + action_dy(action);
     const int cx = clip_to_grid(x, grid_length);
     const int cy = clip_to_grid(y, grid_length);
-    if (cx != x || cy != y) rew = rew - wall_hit_penalty;
+    rewards_shared[base + agent] = (cx != x || cy != y) ? -wall_hit_penalty : 0.0f;
     loc_x[base + agent] = cx;
     loc_y[base + agent] = cy;
   }
   __syncthreads();
 
   // Taggers on the runner's cell; the smallest squared distance to the runner.
-  int d2 = INT_MAX;
-  if (is_tagger) {
-    const int dx = loc_x[base + agent] - loc_x[base + runner];
-    const int dy = loc_y[base + agent] - loc_y[base + runner];
+  const int rx = loc_x[base + runner];
+  const int ry = loc_y[base + runner];
+  for (int agent = first; agent < runner; agent += stride) {
+    const int dx = loc_x[base + agent] - rx;
+    const int dy = loc_y[base + agent] - ry;
     if (dx == 0 && dy == 0) atomicAdd(&num_tagged, 1);
-    d2 = dx * dx + dy * dy;
-    if (use_full_observation == 0) atomicMin(&nearest_d2, d2);
+    if (partial) atomicMin(&nearest_d2, dx * dx + dy * dy);
   }
   __syncthreads();
-  if (use_full_observation == 0) {  // the same branch for the whole block
+  if (partial) {
     // The lowest index among the taggers at that distance.
-    if (is_tagger && d2 == nearest_d2) atomicMin(&nearest_tagger, agent);
+    for (int agent = first; agent < runner; agent += stride) {
+      const int dx = loc_x[base + agent] - rx;
+      const int dy = loc_y[base + agent] - ry;
+      if (dx * dx + dy * dy == nearest_d2) atomicMin(&nearest_tagger, agent);
+    }
     __syncthreads();
   }
 
-  if (!active) return;
+  // Tag or step rewards, observations.
   const bool tagged = num_tagged > 0;
-  float term;
-  if (is_tagger) {
-    term = tagged ? tag_reward_for_tagger : -step_cost_for_tagger;
-  } else {
-    term = tagged ? -tag_penalty_for_runner : step_cost_for_tagger;
-  }
-  rewards_shared[base + agent] = rew + term;
-
   const int t = _timestep_[env];
-  const float fx = static_cast<float>(loc_x[base + agent]) / static_cast<float>(grid_length);
-  const float fy = static_cast<float>(loc_y[base + agent]) / static_cast<float>(grid_length);
   const float time = static_cast<float>(t) / static_cast<float>(episode_length);
-  if (use_full_observation != 0) {
-    write_full_observation(observations_shared, env, agent, num_agents, fx, fy, time);
-  } else {
-    const int target = agent == runner ? nearest_tagger : runner;
-    const float tx = static_cast<float>(loc_x[base + target]) / static_cast<float>(grid_length);
-    const float ty = static_cast<float>(loc_y[base + target]) / static_cast<float>(grid_length);
-    write_partial_observation(observations_shared, env, agent, num_agents, fx, fy, tx, ty, time);
+  const float length = static_cast<float>(grid_length);
+  for (int agent = first; agent < num_agents; agent += stride) {
+    float term;
+    if (agent < runner) {
+      term = tagged ? tag_reward_for_tagger : -step_cost_for_tagger;
+    } else {
+      term = tagged ? -tag_penalty_for_runner : step_cost_for_tagger;
+    }
+    rewards_shared[base + agent] = rewards_shared[base + agent] + term;
+    const float fx = static_cast<float>(loc_x[base + agent]) / length;
+    const float fy = static_cast<float>(loc_y[base + agent]) / length;
+    if (!partial) {
+      write_full_observation(observations_shared, env, agent, num_agents, fx, fy, time);
+    } else {
+      const int target = agent == runner ? nearest_tagger : runner;
+      const float tx = static_cast<float>(loc_x[base + target]) / length;
+      const float ty = static_cast<float>(loc_y[base + target]) / length;
+      write_partial_observation(observations_shared, env, agent, num_agents, fx, fy, tx, ty, time);
+    }
   }
 
-  if (agent == 0 && (t >= episode_length || tagged)) {
+  if (first == 0 && (t >= episode_length || tagged)) {
     _done_[env] = 1;
     episodes_completed[env] += 1;
     last_episode_tagged[env] = tagged ? 1 : 0;
