@@ -3,7 +3,7 @@
 Launch with ``[num_envs, threads_per_env]``: one block per environment; by default thread ``i``
 is agent ``i`` (the last one is the runner); with fewer threads than agents thread ``i`` steps
 agents ``i, i + blockDim.x, ...``; extra threads only join the barriers.  Device functions carry the
-names of the CUDA C ones; the numpy functions of ``env.py`` are the truth they mirror.
+names of the CUDA C ones; the numpy functions of ``dynamics.py`` are the truth they mirror.
 
 Per thread: O(1) work and shared memory (a tag counter; for the runner's nearest tagger two
 32-bit atomic-min passes, the smallest squared distance, then the lowest tagger index at that

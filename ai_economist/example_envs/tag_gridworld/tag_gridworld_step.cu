@@ -1,4 +1,4 @@
-// Grid-world Tag: one step of every environment (the CUDA C mirror of env.py's numpy step).
+// Grid-world Tag: one step of every environment (the CUDA C mirror of dynamics.py, env.py's step).
 //
 // Launch: grid = num_envs blocks (one per environment), block = threads_per_env threads (default
 // num_agents: thread i is agent i; the last agent is the runner). With fewer threads than agents
