@@ -9,6 +9,7 @@ import pytest
 
 from ai_economist.example_envs.tag_gridworld import TagGridWorld
 from ai_economist.training import environments, training_script
+from ai_economist.training.config import check_env_kwargs, default_config_path, load_run_config
 from ai_economist.warp_drive.checks.parity import check_parity
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
 from ai_economist.warp_drive.errors import cudasim_enabled
@@ -24,6 +25,19 @@ def test_registered_for_every_backend_and_for_training():
         "tag_gridworld_numba"
     )
     assert environments.get_training_env("tag_gridworld").env_class() is TagGridWorld
+
+
+def test_run_config_has_the_published_settings():
+    config = load_run_config(default_config_path("tag_gridworld"))
+    check_env_kwargs(config["env"], TagGridWorld, "tag_gridworld.yaml")
+    env = TagGridWorld(**config["env"])
+    assert (env.num_agents, env.grid_length, env.episode_length) == (5, 100, 100)
+    assert (env.tag_penalty_for_runner, env.tag_reward_for_tagger) == (5.0, 10.0)
+    assert config["trainer"]["num_envs"] == 2000 and config["trainer"]["train_batch_size"] == 200000
+    policy = config["policy"]["shared"]
+    assert (policy["algorithm"], policy["lr"], policy["gamma"]) == ("A2C", 0.001, 0.98)
+    assert policy["model"]["fc_dims"] == [32, 32] and policy["entropy_coeff"] == 0.05
+    assert set(config["policy"]) == set(env.policies())
 
 
 def test_wrapper_steps_and_resets_each_env_to_its_own_start():
