@@ -1,0 +1,5 @@
+"""WarpDrive's grid-world Tag: taggers chase one runner on a square grid (``env.TagGridWorld``)."""
+
+from ai_economist.example_envs.tag_gridworld.env import TagGridWorld, register
+
+__all__ = ["TagGridWorld", "register"]
