@@ -1,0 +1,1 @@
+"""WarpDrive's example environments on the generic GPU path (one folder each)."""
