@@ -1,1 +1,8 @@
-"""WarpDrive's example environments on the generic GPU path (one folder each)."""
+"""Example environments written on the generic GPU path (``ai_economist.warp_drive.scenario``).
+
+Each lives in its own folder with its numpy reference (``env.py``), its CUDA C step and its
+Numba step; nothing is imported here, so ``import ai_economist.example_envs`` stays light.
+"""
+
+REGISTRATION_MODULES: tuple[str, ...] = ("ai_economist.example_envs.ring_chase.registration",)
+"""Modules that register the example environments (imported lazily by the registries)."""

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,64 +32,20 @@ from ai_economist.training.config import (
     describe_schema,
     load_run_config,
 )
-
-
-def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper``.
-
-    ``env_backend`` (else ``trainer.env_backend``; ``auto``) is ``"pycuda"`` on a CUDA device
-    and ``"numpy"`` (all envs batched in arrays) on the CPU; ``"cpu"`` steps Python copies of
-    the env (the original, slower CPU path), ``"numba"`` the Numba kernels.
-    """
-    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-
-    on_gpu = str(device).startswith("cuda")
-    if env_backend is None:
-        env_backend = run_config["trainer"].get("env_backend", "auto")
-    if env_backend == "auto":
-        env_backend = "pycuda" if on_gpu else "numpy"
-    env = CovidAndEconomyEnvironment(**run_config["env"])
-    kwargs = {"device": device} if on_gpu else {}
-    return FoundationEnvWrapper(
-        env, num_envs=run_config["trainer"]["num_envs"], env_backend=env_backend, **kwargs
-    )
-
-
-def build_toy_env(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The toy target-matching environment (any torch device; GPU ``i`` adds ``i`` to the seed)."""
-    import torch
-
-    from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
-
-    kwargs = dict(run_config["env"])
-    kwargs["seed"] = kwargs.get("seed", 0) + (torch.device(device).index or 0)
-    return ToyTargetEnv(num_envs=run_config["trainer"]["num_envs"], device=device, **kwargs)
-
-
-def _toy_env_class() -> Callable:
-    from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
-
-    return ToyTargetEnv
-
-
-@dataclass(frozen=True)
-class EnvEntry:
-    """How to build an environment for training, and how its agents are laid out."""
-
-    build: Callable[[dict, Any, str | None], Any]
-    obs_dim_corresponding_to_num_agents: str = "last"
-    env_class: Callable[[], Callable] | None = None  # for checking the env block's keys
-
-
-ENVIRONMENTS: dict[str, EnvEntry] = {
-    "covid_and_economy_environment": EnvEntry(build_env_wrapper, "last"),
-    "toy": EnvEntry(build_toy_env, "first", _toy_env_class),
-}
+from ai_economist.training.environments import (  # noqa: F401  (re-exported)
+    ENVIRONMENTS,
+    EnvEntry,
+    build_env_wrapper,
+    build_toy_env,
+)
 
 
 def policy_tag_to_agent_id_map(env: Any) -> dict[str, list]:
-    """``{"a": ["0", ..., "N-1"], "p": ["p"]}`` from the env's policy specs."""
+    """``{"a": ["0", ..., "N-1"], "p": ["p"]}`` from the env's policy specs, or the env's own
+    ``policy_tag_to_agent_id_map`` when it has one (``EnvWrapper``)."""
+    own = getattr(env, "policy_tag_to_agent_id_map", None)
+    if own is not None:
+        return dict(own)
     return {
         tag: ["p"] if tag == "p" else [str(i) for i in range(spec.num_agents)]
         for tag, spec in env.policy_specs.items()

@@ -3,8 +3,9 @@
 * ``add_cuda_env_src_path(env_name, path, env_backend)`` records the kernel source of an
   environment: a ``.cu`` build file for ``"pycuda"``, or a dotted Python module of ``@cuda.jit``
   kernels for ``"numba"`` (e.g. ``"ai_economist.foundation.scenarios.covid19.covid19_numba"``).
-* ``add`` / ``add_env`` register (dual-mode) environment classes per backend; ``get(name,
-  use_cuda)`` returns the class.
+* ``add`` / ``add_env`` register (dual-mode) environment classes per backend (``"cpu"``,
+  ``"numpy"``, ``"pycuda"``, ``"numba"``: ``EnvBackend``); ``get(name, use_cuda)`` returns the
+  class.
 
 ``default_registrar`` (module level) is where built-in environments register. A new
 ``EnvironmentRegistrar()`` looks up its own (custom) registrations first and falls back to the
@@ -21,19 +22,17 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ai_economist.warp_drive.backend_names import GPU_BACKENDS as _GPU_BACKENDS
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.data_manager import close_matches_message
 from ai_economist.warp_drive.errors import UnknownNameError
 
-GPU_BACKENDS = ("pycuda", "numba")
-ENV_BACKENDS = ("cpu", *GPU_BACKENDS)
+GPU_BACKENDS = tuple(b.value for b in _GPU_BACKENDS)
+ENV_BACKENDS = tuple(b.value for b in EnvBackend)  # cpu, numpy, pycuda, numba
 
 
-def _check_backend(env_backend: str, allowed: tuple[str, ...]) -> str:
-    if env_backend not in allowed:
-        raise ValueError(
-            f"Unknown env_backend {env_backend!r}; allowed: {', '.join(repr(a) for a in allowed)}."
-        )
-    return env_backend
+def _check_backend(env_backend: str | EnvBackend, allowed: tuple[str, ...]) -> str:
+    return EnvBackend.parse(env_backend, tuple(EnvBackend(a) for a in allowed)).value
 
 
 def _env_name(cls: type) -> str:
@@ -226,3 +225,13 @@ class EnvironmentRegistrar:
 
 default_registrar = EnvironmentRegistrar(use_defaults=False)
 """Built-in environments register here; custom registrars fall back to it."""
+
+
+def _add_example_providers() -> None:
+    from ai_economist import example_envs  # light: names only
+
+    for module in example_envs.REGISTRATION_MODULES:
+        default_registrar.add_provider(module)
+
+
+_add_example_providers()

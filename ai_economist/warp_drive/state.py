@@ -270,8 +270,14 @@ class StateSpec:
         if bad:
             raise ValueError(f"Unresolved dimensions in {', '.join(bad)}; call spec.resolve(dims).")
 
-    def data_feed(self, host_initial: Mapping[str, Any]) -> DataFeed:
-        """A ``DataFeed`` for one environment's initial values (missing fields are zeros).
+    def data_feed(self, host_initial: Mapping[str, Any], num_envs: int | None = None) -> DataFeed:
+        """A ``DataFeed`` of initial values (missing fields are zeros).
+
+        Args:
+            host_initial: initial values by field name.
+            num_envs: ``None``: per-env values are one environment's (replicated on the
+                device); an int: per-env values are given for every environment, shape
+                ``(num_envs, *shape)`` exactly, so environments may start differently.
 
         Fields named ``_done_`` / ``_timestep_`` refer to the data manager's built-ins: they are
         declared (for kernel arguments and signatures) but not pushed.
@@ -289,15 +295,22 @@ class StateSpec:
                         "and give it no initial value."
                     )
                 continue
+            batched = num_envs is not None and f.per_env
+            shape = (int(num_envs), *f.shape) if batched else f.shape
             value = host_initial.get(f.name)
             if value is None:
-                arr = np.zeros(f.shape, f.dtype)
+                arr = np.zeros(shape, f.dtype)
             else:
                 arr = np.asarray(value)
                 if not np.can_cast(arr.dtype, f.dtype, casting="same_kind"):
                     raise TypeError(f"{f.name!r}: cannot store {arr.dtype} values as {f.dtype}.")
+                if batched and arr.shape != shape:
+                    raise ValueError(
+                        f"{f.name!r}: initial value of shape {arr.shape} does not fit num_envs="
+                        f"{num_envs}: expected (num_envs, *{f.shape}) = {shape}."
+                    )
                 try:
-                    arr = np.broadcast_to(arr.astype(f.dtype), f.shape)
+                    arr = np.broadcast_to(arr.astype(f.dtype), shape)
                 except ValueError:
                     raise ValueError(
                         f"{f.name!r}: initial value of shape {np.shape(value)} does not match the "
@@ -308,9 +321,9 @@ class StateSpec:
             elif f.per_env:
                 feed.add_data(
                     f.name,
-                    arr,
+                    np.ascontiguousarray(arr),
                     save_copy_and_apply_at_reset=f.reset == "snapshot",
-                    replicate_over_envs=True,
+                    replicate_over_envs=not batched,
                     per_env=True,
                     reset_to_zero=f.reset == "zeros",
                     downcast_64bit=False,
@@ -320,21 +333,29 @@ class StateSpec:
         return feed
 
     def allocate(
-        self, data_manager, host_initial: Mapping[str, Any], num_envs: int | None = None
+        self,
+        data_manager,
+        host_initial: Mapping[str, Any],
+        num_envs: int | None = None,
+        *,
+        batched: bool = False,
     ) -> None:
         """Push every field into ``data_manager``.
 
         Args:
             data_manager: a ``CUDADataManager``.
-            host_initial: one environment's initial values by field name; per-env fields are
-                replicated ``num_envs`` times, constants stored once.
+            host_initial: initial values by field name; constants are stored once. Per-env
+                fields: one environment's values replicated ``num_envs`` times, or with
+                ``batched=True`` every environment's values, shape ``(num_envs, *shape)``.
             num_envs: must equal ``data_manager.num_envs`` when given.
+            batched: per-env initial values are given per environment.
         """
         if num_envs is not None and int(num_envs) != data_manager.num_envs:
             raise ValueError(
                 f"num_envs={num_envs} differs from the data manager's {data_manager.num_envs}."
             )
-        data_manager.push_data_to_device(self.data_feed(host_initial), torch_accessible=True)
+        feed = self.data_feed(host_initial, data_manager.num_envs if batched else None)
+        data_manager.push_data_to_device(feed, torch_accessible=True)
 
     def kernel_fields(
         self, names: Iterable[str] | None = None, scalars: ScalarMode = "args"

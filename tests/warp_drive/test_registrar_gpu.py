@@ -62,7 +62,7 @@ def test_classes_and_decorator(clean_defaults):
     assert r.env_names("pycuda") == ["Dual"]
     with pytest.raises(KeyError, match="Known: \\[Dual\\]"):
         r.get("OtherEnv")
-    with pytest.raises(ValueError, match="'cpu', 'pycuda', 'numba'"):
+    with pytest.raises(ValueError, match="'cpu', 'numpy', 'pycuda', 'numba'"):
         r.get("Dual", env_backend="metal")
     with pytest.raises(ValueError, match="exactly one GPU backend"):
         r.add_env(TinyEnv, env_backend=("pycuda", "numba"), cuda_env_src_path=CU)

@@ -1,0 +1,191 @@
+"""The one registry of trainable environments: ``--env NAME`` looks names up here.
+
+Built in: the COVID-19 and economy environment (``FoundationEnvWrapper``), the toy env, and
+the example environments of ``ai_economist.example_envs`` (registered lazily, on the first
+lookup, from ``example_envs.REGISTRATION_MODULES``). Any ``GpuEnvironment`` class trains on
+the generic path with one line::
+
+    register_gpu_training_env(MyEnv)            # then: training_script --env my_env
+
+Its ``build`` makes ``MyEnv(**config["env"])`` behind ``EnvWrapper``; ``trainer.env_backend``
+``auto`` is ``pycuda`` on a CUDA device and ``numpy`` on the CPU (``cpu`` also means ``numpy``
+for these environments: they have no Python-object path).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ai_economist.warp_drive.data_manager import close_matches_message
+from ai_economist.warp_drive.errors import UnknownNameError
+
+Builder = Callable[[dict, Any, "str | None"], Any]
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """How to build an environment for training, and how its agents are laid out."""
+
+    build: Builder
+    obs_dim_corresponding_to_num_agents: str = "last"
+    env_class: Callable[[], Callable] | None = None  # for checking the env block's keys
+
+
+def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
+    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper``.
+
+    ``env_backend`` (else ``trainer.env_backend``; ``auto``) is ``"pycuda"`` on a CUDA device
+    and ``"numpy"`` (all envs batched in arrays) on the CPU; ``"cpu"`` steps Python copies of
+    the env (the original, slower CPU path), ``"numba"`` the Numba kernels.
+    """
+    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+
+    on_gpu = str(device).startswith("cuda")
+    if env_backend is None:
+        env_backend = run_config["trainer"].get("env_backend", "auto")
+    if env_backend == "auto":
+        env_backend = "pycuda" if on_gpu else "numpy"
+    env = CovidAndEconomyEnvironment(**run_config["env"])
+    kwargs = {"device": device} if on_gpu else {}
+    return FoundationEnvWrapper(
+        env, num_envs=run_config["trainer"]["num_envs"], env_backend=env_backend, **kwargs
+    )
+
+
+def build_toy_env(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
+    """The toy target-matching environment (any torch device; GPU ``i`` adds ``i`` to the seed)."""
+    import torch
+
+    from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
+
+    kwargs = dict(run_config["env"])
+    kwargs["seed"] = kwargs.get("seed", 0) + (torch.device(device).index or 0)
+    return ToyTargetEnv(num_envs=run_config["trainer"]["num_envs"], device=device, **kwargs)
+
+
+def _toy_env_class() -> Callable:
+    from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
+
+    return ToyTargetEnv
+
+
+def build_gpu_env(
+    env_class: type, run_config: dict, device: Any, env_backend: str | None = None
+) -> Any:
+    """``env_class(**run_config["env"])`` behind ``EnvWrapper`` (see the module docstring).
+
+    The initial state is seeded with ``trainer.seed`` plus the GPU index.
+    """
+    import torch
+
+    from ai_economist.warp_drive.env_wrapper import EnvWrapper
+    from ai_economist.warp_drive.errors import cudasim_enabled
+
+    device = torch.device(device)
+    on_gpu = device.type == "cuda"
+    backend = env_backend or run_config["trainer"].get("env_backend", "auto")
+    if backend == "auto":
+        backend = "pycuda" if on_gpu else "numpy"
+    if backend == "cpu":
+        backend = "numpy"
+    if backend in ("pycuda", "numba") and not on_gpu and not cudasim_enabled():
+        raise ValueError(
+            f"trainer.env_backend={backend!r} needs --device cuda (or NUMBA_ENABLE_CUDASIM=1 "
+            "for numba); use 'numpy' on the CPU"
+        )
+    env = env_class(**run_config["env"])
+    return EnvWrapper(
+        env,
+        num_envs=run_config["trainer"]["num_envs"],
+        env_backend=backend,
+        device=device if backend != "numpy" else None,
+        seed=int(run_config["trainer"].get("seed", 0)) + (device.index or 0),
+    )
+
+
+class TrainingEnvironments(Mapping):
+    """Name -> ``EnvEntry``; registration modules are imported on the first lookup."""
+
+    def __init__(self, providers: tuple[str, ...] = ()) -> None:
+        self._entries: dict[str, EnvEntry] = {}
+        self._providers = list(providers)
+
+    def _load(self) -> None:
+        while self._providers:
+            importlib.import_module(self._providers.pop(0))
+
+    def register(self, name: str, entry: EnvEntry) -> None:
+        """Add (or replace: custom registrations win) the entry ``name``."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"environment names must be non-empty strings, got {name!r}")
+        if not isinstance(entry, EnvEntry):
+            raise TypeError(f"register expects an EnvEntry, got {type(entry).__name__}")
+        self._entries[name] = entry
+
+    def __getitem__(self, name: str) -> EnvEntry:
+        if name not in self._entries:
+            self._load()
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownNameError(
+                close_matches_message(name, self._entries, "training environment")
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._entries)
+
+
+def _default_providers() -> tuple[str, ...]:
+    from ai_economist import example_envs
+
+    return tuple(getattr(example_envs, "REGISTRATION_MODULES", ()))
+
+
+ENVIRONMENTS = TrainingEnvironments(_default_providers())
+ENVIRONMENTS.register("covid_and_economy_environment", EnvEntry(build_env_wrapper, "last"))
+ENVIRONMENTS.register("toy", EnvEntry(build_toy_env, "first", _toy_env_class))
+
+
+def register_training_env(
+    name: str,
+    build: Builder,
+    env_class: Callable[[], Callable] | None = None,
+    obs_dim_corresponding_to_num_agents: str = "first",
+) -> None:
+    """Make ``name`` trainable: ``build(run_config, device, env_backend)`` returns a
+    ``BatchedPolicyEnv``; ``env_class()`` (optional) returns the constructor whose arguments
+    the config's ``env`` block is checked against."""
+    ENVIRONMENTS.register(name, EnvEntry(build, obs_dim_corresponding_to_num_agents, env_class))
+
+
+def register_gpu_training_env(env_class: type, name: str | None = None) -> None:
+    """Make the ``GpuEnvironment`` class ``env_class`` trainable under ``name`` (default
+    ``env_class.name``) with ``EnvWrapper``."""
+    name = name or env_class.name
+    if not name:
+        raise ValueError(f"{env_class.__name__} has no name; set the class attribute 'name'")
+
+    def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
+        return build_gpu_env(env_class, run_config, device, env_backend)
+
+    register_training_env(name, build, lambda: env_class, "first")
+
+
+def get_training_env(name: str) -> EnvEntry:
+    """The entry registered under ``name`` (``UnknownNameError`` with close matches)."""
+    return ENVIRONMENTS[name]
+
+
+def training_env_names() -> list[str]:
+    """Every registered name, sorted."""
+    return sorted(ENVIRONMENTS)

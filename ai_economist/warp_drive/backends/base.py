@@ -1,0 +1,128 @@
+"""What every backend of the generic path shares: checked allocation, resets, pulls, state.
+
+The state of all ``num_envs`` environments lives in one ``CUDADataManager`` (torch tensors on
+the backend's device, CPU tensors for the numpy backend), allocated from the environment's
+declaration with per-env initial values. Done environments are reset on the device by
+``CUDAEnvironmentReset``: fields with reset ``"snapshot"`` go back to their initial values,
+``"zeros"`` fields to zero, ``"none"`` fields are left alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.checks.declaration import (
+    check_declaration,
+    check_initial_state,
+    threads_per_env,
+)
+from ai_economist.warp_drive.data_manager import CUDADataManager
+from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
+from ai_economist.warp_drive.env_state import check_header, check_keys, checked_array
+from ai_economist.warp_drive.scenario import GpuEnvironment
+
+
+class BatchedBackend:
+    """Base class of the backends: ``reset_all``, ``step``, ``reset_done``, ``pull``,
+    ``tensor``, ``state_dict`` / ``load_state_dict``, ``episode_metrics``, ``data_manager``.
+
+    Subclasses implement ``step()`` and may run extra checks in ``_check_kernels()``, which is
+    called after the declaration checks and before anything is allocated.
+    """
+
+    backend: EnvBackend
+    function_manager: Any = None
+
+    def __init__(self, env: GpuEnvironment, num_envs: int, seed: int | None, device: Any) -> None:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.env = env
+        self.num_envs = int(num_envs)
+        self.spec = env.state_spec()
+        check_declaration(env, self.spec)
+        self.threads_per_env = threads_per_env(env)
+        self._check_kernels()
+        initial = env.initial_state(self.num_envs, seed)
+        check_initial_state(env, self.spec, initial, self.num_envs)
+        self.data_manager = CUDADataManager(
+            num_agents=self.threads_per_env,
+            episode_length=int(env.episode_length),
+            num_envs=self.num_envs,
+            device=device,
+            downcast_64bit=False,
+        )
+        self.spec.allocate(self.data_manager, initial, batched=True)
+        self.resetter = CUDAEnvironmentReset(self.data_manager)
+
+    def _check_kernels(self) -> None:
+        """Kernel checks of the subclass (nothing for the numpy reference)."""
+
+    # ------------------------------------------------------------ stepping
+    def step(self) -> None:
+        """Advance every environment one step with the actions in ``sampled_actions_<tag>``."""
+        raise NotImplementedError
+
+    def reset_all(self) -> None:
+        """Every environment back to its initial state."""
+        self.resetter.reset_when_done(self.data_manager, "force_reset")
+
+    def reset_done(self) -> None:
+        """Reset the environments whose ``_done_`` flag is set."""
+        self.resetter.reset_when_done(self.data_manager, "if_done")
+
+    # ------------------------------------------------------------ data
+    @property
+    def device(self):
+        """The torch device of the state tensors."""
+        return self.data_manager.device
+
+    def tensor(self, name: str):
+        """The live torch tensor of a declared array (no copy)."""
+        return self.data_manager.data_on_device_via_torch(name)
+
+    def pull(self, name: str) -> np.ndarray:
+        """A host copy of a declared field."""
+        return self.data_manager.pull_data_from_device(name)
+
+    def episode_metrics(self) -> dict[str, float]:
+        """The environment's metrics of completed episodes (``GpuEnvironment.episode_metrics``)."""
+        return self.env.episode_metrics(self.pull)
+
+    def _per_env_names(self) -> list[str]:
+        return [f.name for f in self.spec if f.per_env]
+
+    def state_dict(self) -> dict:
+        """Host copies of every per-env field (constants and snapshots come from the env)."""
+        return {
+            "env": self.env.name,
+            "num_envs": self.num_envs,
+            "arrays": {name: self.pull(name) for name in self._per_env_names()},
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Copy a ``state_dict`` back in place; ``EnvStateMismatch`` if it does not fit."""
+        import torch
+
+        check_header(state, {"env": self.env.name, "num_envs": self.num_envs})
+        names = self._per_env_names()
+        check_keys(f"environment {self.env.name!r}", state["arrays"], names)
+        dm = self.data_manager
+        host = {
+            name: checked_array(
+                f"arrays/{name}", state["arrays"][name], dm.get_shape(name), dm.get_dtype(name)
+            )
+            for name in names
+        }  # everything checked before anything changes
+        for name, value in host.items():
+            self.tensor(name).copy_(torch.from_numpy(np.array(value, order="C")))
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the state (snapshots included)."""
+        return self.data_manager.memory_bytes()

@@ -1,0 +1,119 @@
+"""The kernel backends: CUDA C through pycuda, or Numba ``@cuda.jit`` kernels.
+
+Before anything is allocated the kernels are checked against the declaration (names exist,
+parameters are the ``kernel_arg`` fields in declaration order). Each step launches
+``KernelSpec.step_kernels`` in order with grid ``num_envs`` and block ``threads_per_env``;
+the argument lists are converted once (device pointers for pycuda, Numba device arrays or,
+under ``NUMBA_ENABLE_CUDASIM=1``, numpy views of CPU tensors).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ai_economist.warp_drive import codegen
+from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backends.base import BatchedBackend
+from ai_economist.warp_drive.checks.declaration import (
+    EnvironmentDeclarationError,
+    check_cuda_kernels,
+    check_numba_kernels,
+)
+from ai_economist.warp_drive.errors import cudasim_enabled
+from ai_economist.warp_drive.scenario import GpuEnvironment
+
+
+def header_for(env: GpuEnvironment, spec) -> str:
+    """The generated ``<env name>_state.h`` text: dimensions and ``KernelSpec.defines``."""
+    constants = {**codegen.dim_defines(env.dims()), **dict(env.kernels().defines)}
+    return codegen.generate_header(env.name, spec, constants)
+
+
+class KernelBackend(BatchedBackend):
+    """``num_envs`` environments stepped by the environment's CUDA C or Numba kernels.
+
+    Args:
+        env: the environment.
+        num_envs: environments (one block each).
+        backend: ``EnvBackend.PYCUDA`` or ``EnvBackend.NUMBA``.
+        seed: passed to ``env.initial_state``.
+        device: torch device; ``"cuda"`` by default, ``"cpu"`` under ``NUMBA_ENABLE_CUDASIM=1``.
+        source: replaces the ``.cu`` file (pycuda) or the Numba module of ``env.kernels()``.
+    """
+
+    def __init__(
+        self,
+        env: GpuEnvironment,
+        num_envs: int,
+        backend: EnvBackend,
+        seed: int | None = 0,
+        device: Any = None,
+        source: str | None = None,
+    ) -> None:
+        self.backend = EnvBackend.parse(backend, (EnvBackend.PYCUDA, EnvBackend.NUMBA))
+        self._source_override = source
+        if device is None:
+            simulated = self.backend is EnvBackend.NUMBA and cudasim_enabled()
+            device = "cpu" if simulated else "cuda"
+        super().__init__(env, num_envs, seed, device)
+        if self.backend is EnvBackend.PYCUDA:
+            self._setup_pycuda()
+        else:
+            self._setup_numba()
+        args = self.spec.kernel_args(self.data_manager, backend="torch")
+        fm = self.function_manager
+        self._launches = [fm.bind(name, *args) for name in env.kernels().step_kernels]
+
+    # ------------------------------------------------------------ checks and setup
+    def _source(self) -> Any:
+        ks = self.env.kernels()
+        if self._source_override is not None:
+            return self._source_override
+        source = ks.cuda_source if self.backend is EnvBackend.PYCUDA else ks.numba_module
+        if source is None:
+            raise EnvironmentDeclarationError(
+                f"environment {self.env.name!r}: kernels() gives no "
+                f"{'cuda_source' if self.backend is EnvBackend.PYCUDA else 'numba_module'} for "
+                f"env_backend {self.backend.value!r}; use another backend or add the kernels"
+            )
+        return source
+
+    def _check_kernels(self) -> None:
+        if not self.env.kernels().step_kernels:
+            raise EnvironmentDeclarationError(
+                f"environment {self.env.name!r}: kernels().step_kernels is empty"
+            )
+        source = self._source()
+        if self.backend is EnvBackend.PYCUDA:
+            self.header_dir = codegen.write_header(self.env.name, header_for(self.env, self.spec))
+            check_cuda_kernels(self.env, self.spec, Path(source), self.header_dir)
+        else:
+            from ai_economist.warp_drive.errors import require_numba_cuda
+            from ai_economist.warp_drive.function_manager import _import_module
+
+            require_numba_cuda()
+            self._numba_module = _import_module(source)
+            check_numba_kernels(self.env, self.spec, self._numba_module)
+
+    def _setup_pycuda(self) -> None:
+        from ai_economist.warp_drive.function_manager import CUDAFunctionManager
+
+        fm = CUDAFunctionManager(num_agents=self.threads_per_env, num_envs=self.num_envs)
+        fm.compile_and_load_cuda(self._source(), include_dirs=[self.header_dir])
+        fm.initialize_functions(self.env.kernels().step_kernels)
+        self.function_manager = fm
+
+    def _setup_numba(self) -> None:
+        from ai_economist.warp_drive.function_manager import NumbaFunctionManager
+
+        fm = NumbaFunctionManager(num_agents=self.threads_per_env, num_envs=self.num_envs)
+        fm.load_module(self._source())
+        fm.initialize_functions(self.env.kernels().step_kernels)
+        self.function_manager = fm
+
+    # ------------------------------------------------------------ stepping
+    def step(self) -> None:
+        """Launch the step kernels in order (asynchronous on a GPU)."""
+        for launch in self._launches:
+            launch()

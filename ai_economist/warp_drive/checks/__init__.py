@@ -1,0 +1,1 @@
+"""Checks users run on their own environments: declaration checks and reference parity."""
