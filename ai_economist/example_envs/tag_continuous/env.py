@@ -28,6 +28,8 @@ from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyG
 from ai_economist.warp_drive.state import StateField
 
 STEP_KERNEL = "TagContinuousStep"
+MAX_OBSERVED = 64
+"""Nearest agents a kernel thread keeps (``TAG_MAX_OBSERVED`` in CUDA C, ``MAX_OBSERVED`` in Numba)."""
 SOURCE_DIR = Path(__file__).resolve().parent
 
 _DEFAULTS: dict[str, Any] = dict(
@@ -126,6 +128,12 @@ class TagContinuous(GpuEnvironment):
             raise ValueError(
                 f"TagContinuous: num_other_agents_observed must be <= num_agents "
                 f"({self.num_agents}), got {cfg['num_other_agents_observed']}."
+            )
+        if not cfg["use_full_observation"] and cfg["num_other_agents_observed"] > MAX_OBSERVED:
+            raise ValueError(
+                f"TagContinuous: num_other_agents_observed must be <= {MAX_OBSERVED} (the nearest "
+                f"agents a kernel thread keeps), got {cfg['num_other_agents_observed']}; use "
+                "use_full_observation=True to observe every agent."
             )
         f32 = np.float32
         self.grid_length = f32(cfg["grid_length"])
@@ -260,11 +268,15 @@ class TagContinuous(GpuEnvironment):
         }
 
     def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
-        """Per-env starting positions (uniform in the grid) and headings (0, pi/2, pi or 3 pi/2),
-        drawn with ``np.random.default_rng(seed)`` (``seed`` None: the ``seed`` argument)."""
+        """Per-env starting positions (uniform in the grid) and headings (0, pi/2, pi or 3 pi/2).
+
+        Drawn with ``np.random.default_rng`` seeded by the constructor's ``seed`` and ``seed``
+        (either may be None); fixed ``starting_*`` arguments apply to every environment.
+        """
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"TagContinuous: num_envs must be an integer >= 1, got {num_envs!r}.")
-        rng = np.random.default_rng(self.seed if seed is None else seed)
+        entropy = [int(s) for s in (self.seed, seed) if s is not None]
+        rng = np.random.default_rng(entropy or None)
         shape = (num_envs, self.num_agents)
         x, y, heading = (self._starts[k] for k in ("starting_location_x", "starting_location_y", "starting_directions"))
         if x is None:

@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import float32, int32
 
+from ai_economist.example_envs.tag_continuous.env import MAX_OBSERVED
 from ai_economist.warp_drive.errors import require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
@@ -26,8 +27,6 @@ ZERO = np.float32(0.0)
 NUM_FEATURES = 7
 MAX_AGENTS = 1024
 """Agents per block (shared position arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
-MAX_OBSERVED = 64
-"""Nearest agents kept per thread, as ``TAG_MAX_OBSERVED`` in CUDA C."""
 
 
 @cuda.jit(device=True)
