@@ -22,7 +22,10 @@ def _policy_fields(tag: str, size: str) -> list[StateField]:
     return [
         StateField(f"observations_{tag}", F32, (size, "obs_dim"), doc=f"{tag}s' observations"),
         StateField(
-            f"action_mask_{tag}", F32, (size, "num_actions"), kernel_arg=False,
+            f"action_mask_{tag}",
+            F32,
+            (size, "num_actions"),
+            kernel_arg=False,
             doc="all ones: every action is allowed",
         ),  # fmt: skip
         StateField(f"sampled_actions_{tag}", I32, (size,), reset="zeros", doc="flat action index"),

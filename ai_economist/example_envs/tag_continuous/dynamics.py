@@ -80,7 +80,10 @@ def nearest_neighbors(d2: np.ndarray, still_in_the_game: np.ndarray, k: int) -> 
 def all_other_agents(num_envs: int, num_agents: int) -> np.ndarray:
     """Every other agent in id order (full observation), ``(E, N, N - 1)``."""
     others = np.array([[j for j in range(num_agents) if j != i] for i in range(num_agents)])
-    return np.broadcast_to(others.reshape(1, num_agents, num_agents - 1).astype(np.int32), (num_envs, num_agents, num_agents - 1))
+    return np.broadcast_to(
+        others.reshape(1, num_agents, num_agents - 1).astype(np.int32),
+        (num_envs, num_agents, num_agents - 1),
+    )
 
 
 def observe(
@@ -114,7 +117,9 @@ def observe(
     speed_scale = max_speed + EPSILON
 
     def other(values: np.ndarray) -> np.ndarray:
-        return np.take_along_axis(np.broadcast_to(values[:, None, :], (num_envs, num_agents, num_agents)), ids, axis=-1)
+        return np.take_along_axis(
+            np.broadcast_to(values[:, None, :], (num_envs, num_agents, num_agents)), ids, axis=-1
+        )
 
     def relative(values: np.ndarray, scale: np.float32) -> np.ndarray:
         diff = (other(values) - values[:, :, None]) / scale
@@ -132,7 +137,9 @@ def observe(
         np.where(seen, other(still_in_the_game.astype(np.float32)), np.float32(0)),
     ]
     time = np.asarray(timestep, np.float32) / np.float32(episode_length)
-    time = np.where(me_in[:, :, 0], np.broadcast_to(time.reshape(-1, 1), (num_envs, num_agents)), np.float32(0))
+    time = np.where(
+        me_in[:, :, 0], np.broadcast_to(time.reshape(-1, 1), (num_envs, num_agents)), np.float32(0)
+    )
     return np.concatenate([*blocks, time[:, :, None]], axis=-1).astype(np.float32)
 
 

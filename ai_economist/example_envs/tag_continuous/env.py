@@ -240,7 +240,9 @@ class TagContinuous(GpuEnvironment):
 
     def config(self) -> dict[str, Any]:
         """The constructor arguments (arrays as lists)."""
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self._config.items()}
+        return {
+            k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self._config.items()
+        }
 
     # ------------------------------------------------------------ behaviour
     def constants(self) -> dict[str, Any]:
@@ -273,12 +275,19 @@ class TagContinuous(GpuEnvironment):
         Drawn with ``np.random.default_rng`` seeded by the constructor's ``seed`` and ``seed``
         (either may be None); fixed ``starting_*`` arguments apply to every environment.
         """
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
             raise ValueError(f"TagContinuous: num_envs must be an integer >= 1, got {num_envs!r}.")
         entropy = [int(s) for s in (self.seed, seed) if s is not None]
         rng = np.random.default_rng(entropy or None)
         shape = (num_envs, self.num_agents)
-        x, y, heading = (self._starts[k] for k in ("starting_location_x", "starting_location_y", "starting_directions"))
+        x, y, heading = (
+            self._starts[k]
+            for k in ("starting_location_x", "starting_location_y", "starting_directions")
+        )
         if x is None:
             x = self.grid_length * rng.random(shape, dtype=np.float32)
             y = self.grid_length * rng.random(shape, dtype=np.float32)
@@ -299,7 +308,9 @@ class TagContinuous(GpuEnvironment):
         for tag, group in self.policies().items():
             rows = slice(group.first_agent, group.first_agent + group.num_agents)
             state[f"observations_{tag}"] = obs[:, rows]
-            state[f"action_mask_{tag}"] = np.ones((num_envs, group.num_agents, self.num_actions), np.float32)
+            state[f"action_mask_{tag}"] = np.ones(
+                (num_envs, group.num_agents, self.num_actions), np.float32
+            )
         return {**self.constants(), **state}
 
     def _observe(self, state: dict[str, np.ndarray], timestep: np.ndarray) -> np.ndarray:
@@ -357,7 +368,9 @@ class TagContinuous(GpuEnvironment):
         if self.runner_exits_game_after_tagged:
             state["runners_left"] -= tags
         done = (timestep == self.episode_length) | (state["runners_left"] == 0)
-        state["last_episode_tags"][...] = np.where(done, state["episode_tags"], state["last_episode_tags"])
+        state["last_episode_tags"][...] = np.where(
+            done, state["episode_tags"], state["last_episode_tags"]
+        )
         state["completed_episodes"] += done.astype(np.int32)
         state["tagged_by"][...] = tagged_by
         for tag, group in self.policies().items():
