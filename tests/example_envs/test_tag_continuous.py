@@ -244,3 +244,20 @@ def test_unknown_argument_and_bad_action():
     state["sampled_actions_runner"][1, 0] = env.num_actions
     with pytest.raises(ValueError, match=r"agent 1 in env 1 is outside \[0, 121\)"):
         env.reference_step(state)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 7, 8])
+def test_nearest_neighbors_equal_a_stable_sort_with_many_ties(k):
+    from ai_economist.example_envs.tag_continuous import dynamics
+
+    rng = np.random.default_rng(k)
+    x = rng.integers(0, 3, (5, 8)).astype(np.float32)  # coarse grid: many equal distances
+    y = rng.integers(0, 3, (5, 8)).astype(np.float32)
+    still_in = (rng.random((5, 8)) > 0.3).astype(np.int32)
+    d2 = dynamics.squared_distances(x, y)
+    got = dynamics.nearest_neighbors(d2, still_in, k)
+    for e in range(5):
+        for i in range(8):
+            others = [j for j in range(8) if j != i and still_in[e, j]]
+            expected = sorted(others, key=lambda j: (d2[e, i, j], j))[:k]
+            assert got[e, i].tolist() == expected + [-1] * (k - len(expected))

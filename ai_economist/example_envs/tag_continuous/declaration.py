@@ -25,8 +25,9 @@ def _policy_fields(tag: str, size: str) -> list[StateField]:
             f"action_mask_{tag}",
             F32,
             (size, "num_actions"),
+            reset="none",
             kernel_arg=False,
-            doc="all ones: every action is allowed",
+            doc="all ones: every action is allowed (never written, so never reset)",
         ),  # fmt: skip
         StateField(f"sampled_actions_{tag}", I32, (size,), reset="zeros", doc="flat action index"),
         StateField(f"rewards_{tag}", F32, (size,), reset="zeros", doc="last step's rewards"),

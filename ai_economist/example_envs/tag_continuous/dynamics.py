@@ -73,7 +73,16 @@ def nearest_neighbors(d2: np.ndarray, still_in_the_game: np.ndarray, k: int) -> 
     """
     num_agents = d2.shape[-1]
     valid = still_in_the_game[:, None, :].astype(bool) & ~np.eye(num_agents, dtype=bool)
-    order = np.argsort(np.where(valid, d2, np.inf), axis=-1, kind="stable")[:, :, :k]
+    # one unique int64 key per (distance, id): the bits of a float32 >= 0 sort as the float
+    bits = np.where(valid, d2, np.float32(np.inf)).astype(np.float32).view(np.int32)
+    key = (bits.astype(np.int64) << 32) | np.arange(num_agents, dtype=np.int64)
+    if k < num_agents:
+        chosen = np.argpartition(key, k, axis=-1)[:, :, :k]
+        order = np.take_along_axis(
+            chosen, np.argsort(np.take_along_axis(key, chosen, axis=-1), axis=-1), axis=-1
+        )
+    else:
+        order = np.argsort(key, axis=-1)
     return np.where(np.take_along_axis(valid, order, axis=-1), order, -1).astype(np.int32)
 
 

@@ -313,12 +313,14 @@ class TagContinuous(GpuEnvironment):
             )
         return {**self.constants(), **state}
 
-    def _observe(self, state: dict[str, np.ndarray], timestep: np.ndarray) -> np.ndarray:
+    def _observe(
+        self, state: dict[str, np.ndarray], timestep: np.ndarray, d2: np.ndarray | None = None
+    ) -> np.ndarray:
         x, y, still_in = state["loc_x"], state["loc_y"], state["still_in_the_game"]
         if self.use_full_observation:
             ids = dynamics.all_other_agents(x.shape[0], self.num_agents)
         else:
-            d2 = dynamics.squared_distances(x, y)
+            d2 = dynamics.squared_distances(x, y) if d2 is None else d2
             ids = dynamics.nearest_neighbors(d2, still_in, self.num_other_agents_observed)
         return dynamics.observe(
             x, y, state["speed"], state["direction"], state["acceleration"], self.agent_types,
@@ -350,8 +352,8 @@ class TagContinuous(GpuEnvironment):
             state["acceleration"], still_in, self.acceleration_actions[accel_idx],
             self.turn_actions[turn_idx], self.max_speeds, self.grid_length, self.edge_hit_penalty,
         )  # fmt: skip
-        obs = self._observe(state, timestep)
         d2 = dynamics.squared_distances(state["loc_x"], state["loc_y"])
+        obs = self._observe(state, timestep, d2)
         tagged_by = dynamics.tag_runners(d2, in_before, self.num_taggers, self.tagging_margin)
         rewards = dynamics.compute_rewards(
             in_before, edge_penalty, self.step_rewards, tagged_by, self.num_taggers,
