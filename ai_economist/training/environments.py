@@ -92,7 +92,8 @@ def build_gpu_env(
         backend = "pycuda" if on_gpu else "numpy"
     if backend == "cpu":
         backend = "numpy"
-    if backend in ("pycuda", "numba") and not on_gpu and not cudasim_enabled():
+    simulated = backend == "numba" and cudasim_enabled()
+    if backend in ("pycuda", "numba") and not on_gpu and not simulated:
         raise ValueError(
             f"trainer.env_backend={backend!r} needs --device cuda (or NUMBA_ENABLE_CUDASIM=1 "
             "for numba); use 'numpy' on the CPU"

@@ -28,6 +28,22 @@ Conventions shared by the reference step and the kernels:
   to zeros (``"zeros"``) or not at all (``"none"``);
 * kernels take the ``kernel_arg`` fields as parameters in declaration order (scalar constants,
   ``per_env=False`` with shape ``()``, by value), exactly ``StateSpec.c_parameter_list()``.
+  Numba kernels name their parameters after the fields' C names (checked before a run).
+
+What the generic path derives (``ai_economist.warp_drive.codegen``, ``backends/``,
+``env_wrapper.EnvWrapper``):
+
+* the generated header ``"<env name>_state.h"`` (on nvcc's include path): every ``dims()``
+  entry as an upper-case ``#define`` (``num_agents`` -> ``NUM_AGENTS``), the
+  ``KernelSpec.defines``, and ``<PREFIX>_STATE_PARAMS``, the parameter list above as a macro
+  (``<PREFIX>`` = the env name in upper case), so a kernel reads
+  ``extern "C" __global__ void my_step(MY_ENV_STATE_PARAMS)``;
+* backends ``numpy`` (``reference_step`` on host arrays that share memory with the trainer's
+  CPU tensors), ``pycuda`` and ``numba`` (grid ``num_envs``, block ``threads_per_env``);
+* checks before anything runs on a device (``checks/declaration.py``): the built-ins and every
+  policy's four fields are declared with the right dtype and shape, ``initial_state`` fits
+  ``num_envs``, at most 1,024 threads per environment, the step kernels exist and take the
+  declared parameters; ``checks/parity.py`` compares a backend with the reference.
 """
 
 from __future__ import annotations
@@ -84,10 +100,12 @@ class KernelSpec:
         step_kernels: kernel names launched in this order for one step.
         cuda_source: the ``.cu`` file (compiled with nvcc; the generated state header is on the
             include path as ``"<env name>_state.h"``), or ``None`` without a CUDA C step.
-        numba_module: dotted module path holding ``@cuda.jit`` kernels with the same names and
-            parameters, or ``None`` without a Numba step.
-        threads_per_env: threads of one environment's block; default ``num_agents``.
-        defines: extra ``-D`` constants for nvcc.
+        numba_module: dotted module path (or a ``.py`` file path) holding ``@cuda.jit``
+            kernels with the same names and parameters, or ``None`` without a Numba step.
+        threads_per_env: threads of one environment's block; default ``num_agents``; at
+            most 1,024.
+        defines: extra constants for the CUDA C step, written into the generated header
+            (``#ifndef``-guarded, so nvcc ``-D`` flags still win).
     """
 
     step_kernels: tuple[str, ...]
@@ -130,8 +148,9 @@ class GpuEnvironment(ABC):
     def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
         """Host start values: per-env fields ``(num_envs, *shape)``, constants ``shape``.
 
-        Fields left out start at zero. Observations and masks must be valid (the trainer reads
-        them before the first step).
+        Fields left out start at zero; the built-ins ``_timestep_`` and ``_done_`` always do
+        (do not return them). Environments may start differently (e.g. seeded positions).
+        Observations and masks must be valid (the trainer reads them before the first step).
         """
 
     @abstractmethod

@@ -52,7 +52,7 @@ class BatchedBackend:
         initial = env.initial_state(self.num_envs, seed)
         check_initial_state(env, self.spec, initial, self.num_envs)
         self.data_manager = CUDADataManager(
-            num_agents=self.threads_per_env,
+            num_agents=int(env.num_agents),
             episode_length=int(env.episode_length),
             num_envs=self.num_envs,
             device=device,
@@ -98,12 +98,21 @@ class BatchedBackend:
     def _per_env_names(self) -> list[str]:
         return [f.name for f in self.spec if f.per_env]
 
+    def _snapshot_names(self) -> list[str]:
+        return self.data_manager.reset_snapshot_names()
+
     def state_dict(self) -> dict:
-        """Host copies of every per-env field (constants and snapshots come from the env)."""
+        """Host copies of every per-env field and of the reset snapshots (each env's initial
+        state, which depends on the seed); constants come from the environment."""
+        dm = self.data_manager
         return {
             "env": self.env.name,
             "num_envs": self.num_envs,
             "arrays": {name: self.pull(name) for name in self._per_env_names()},
+            "snapshots": {
+                name: dm.snapshot(name).detach().cpu().numpy().copy()
+                for name in self._snapshot_names()
+            },
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -111,17 +120,23 @@ class BatchedBackend:
         import torch
 
         check_header(state, {"env": self.env.name, "num_envs": self.num_envs})
-        names = self._per_env_names()
-        check_keys(f"environment {self.env.name!r}", state["arrays"], names)
+        check_keys(
+            f"environment {self.env.name!r}", state, ("env", "num_envs", "arrays", "snapshots")
+        )
         dm = self.data_manager
-        host = {
-            name: checked_array(
-                f"arrays/{name}", state["arrays"][name], dm.get_shape(name), dm.get_dtype(name)
-            )
-            for name in names
-        }  # everything checked before anything changes
-        for name, value in host.items():
-            self.tensor(name).copy_(torch.from_numpy(np.array(value, order="C")))
+        targets = {}
+        for group, names, get in (
+            ("arrays", self._per_env_names(), self.tensor),
+            ("snapshots", self._snapshot_names(), dm.snapshot),
+        ):
+            check_keys(f"environment {self.env.name!r} {group}", state[group], names)
+            for name in names:  # everything checked before anything changes
+                value = checked_array(
+                    f"{group}/{name}", state[group][name], dm.get_shape(name), dm.get_dtype(name)
+                )
+                targets[(group, name)] = (get(name), value)
+        for target, value in targets.values():
+            target.copy_(torch.from_numpy(np.array(value, order="C")))
 
     def memory_bytes(self) -> int:
         """Bytes held by the state (snapshots included)."""

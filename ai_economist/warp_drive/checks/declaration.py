@@ -80,18 +80,24 @@ def check_declaration(env: GpuEnvironment, spec: StateSpec) -> None:
     """Built-in fields, policy groups and their trainer-facing fields."""
     for name in (TIMESTEP, DONE):
         _expect_field(env, spec, name, np.int32, (), "the generic path")
-    threads = threads_per_env(env)
+    threads_per_env(env)
+    num_agents = int(env.num_agents)
+    owners: dict[str, set[int]] = {}
     for tag, group in env.policies().items():
         used_by = f"policy {tag!r}"
         if group.tag != tag:
             raise _fail(env, f"policies() key {tag!r} holds a PolicyGroup tagged {group.tag!r}")
         end = group.first_agent + group.num_agents
-        if group.first_agent < 0 or group.num_agents <= 0 or end > threads:
+        if group.first_agent < 0 or group.num_agents <= 0 or end > num_agents:
             raise _fail(
                 env,
                 f"{used_by} covers agents {group.first_agent}..{end - 1}, outside the "
-                f"{threads} threads of an environment",
+                f"{num_agents} agents (num_agents) of an environment",
             )
+        taken = [t for t, agents in owners.items() if agents & set(range(group.first_agent, end))]
+        if taken:
+            raise _fail(env, f"{used_by} shares agents with policy {taken[0]!r}")
+        owners[tag] = set(range(group.first_agent, end))
         if group.num_actions < 1 or group.obs_dim < 1:
             raise _fail(env, f"{used_by} needs obs_dim >= 1 and num_actions >= 1")
         n = group.num_agents
