@@ -237,7 +237,7 @@ def test_bad_arguments_name_the_key(kwargs, match):
 
 
 def test_unknown_argument_and_bad_action():
-    with pytest.raises(TypeError, match="unknown argument 'num_tagers'"):
+    with pytest.raises(TypeError, match="'num_tagers' \\(did you mean 'num_taggers'\\?\\)"):
         TagContinuous(num_tagers=2)
     env = TagContinuous(num_taggers=1, num_runners=2)
     state = host_state(env, 2)

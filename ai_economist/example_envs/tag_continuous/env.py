@@ -16,6 +16,8 @@ Agents ``0 .. num_taggers - 1`` are the taggers (policy ``"tagger"``), the other
 
 from __future__ import annotations
 
+import difflib
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,8 +108,11 @@ class TagContinuous(GpuEnvironment):
     def __init__(self, **kwargs: Any) -> None:
         unknown = sorted(set(kwargs) - set(_DEFAULTS))
         if unknown:
+            hint = difflib.get_close_matches(unknown[0], list(_DEFAULTS), n=1)
             raise TypeError(
-                f"TagContinuous: unknown argument {unknown[0]!r}; expected one of "
+                f"TagContinuous: unknown argument {unknown[0]!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                + "; expected one of "
                 + ", ".join(sorted(_DEFAULTS))
             )
         self._config = {**_DEFAULTS, **kwargs}
@@ -393,3 +398,13 @@ class TagContinuous(GpuEnvironment):
             "tags per episode": tags,
             "fraction of runners tagged": tags / self.num_runners,
         }
+
+
+# The constructor's keywords, visible to inspect.signature (the run-config key check uses it).
+TagContinuous.__init__.__signature__ = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    + [
+        inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+        for k, v in _DEFAULTS.items()
+    ]
+)
