@@ -16,7 +16,6 @@ Agents ``0 .. num_taggers - 1`` are the taggers (policy ``"tagger"``), the other
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,69 +24,17 @@ from typing import Any
 import numpy as np
 
 from ai_economist.example_envs.tag_continuous import dynamics
+from ai_economist.example_envs.tag_continuous.arguments import (  # noqa: F401  (re-exported)
+    DEFAULTS,
+    MAX_OBSERVED,
+    checked_arguments,
+)
 from ai_economist.example_envs.tag_continuous.declaration import state_fields
 from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
 from ai_economist.warp_drive.state import StateField
 
 STEP_KERNEL = "TagContinuousStep"
-MAX_OBSERVED = 64
-"""Nearest agents a kernel thread keeps (``TAG_MAX_OBSERVED`` in CUDA C, ``MAX_OBSERVED`` in Numba)."""
 SOURCE_DIR = Path(__file__).resolve().parent
-
-_DEFAULTS: dict[str, Any] = dict(
-    num_taggers=1,
-    num_runners=10,
-    grid_length=10.0,
-    episode_length=100,
-    starting_location_x=None,
-    starting_location_y=None,
-    starting_directions=None,
-    seed=None,
-    max_speed=1.0,
-    skill_level_runner=1.0,
-    skill_level_tagger=1.0,
-    max_acceleration=1.0,
-    min_acceleration=-1.0,
-    max_turn=np.pi / 2,
-    min_turn=-np.pi / 2,
-    num_acceleration_levels=10,
-    num_turn_levels=10,
-    edge_hit_penalty=-0.0,
-    use_full_observation=True,
-    num_other_agents_observed=2,
-    tagging_distance=0.01,
-    tag_reward_for_tagger=1.0,
-    step_penalty_for_tagger=-0.0,
-    tag_penalty_for_runner=-1.0,
-    step_reward_for_runner=0.0,
-    end_of_game_reward_for_runner=1.0,
-    runner_exits_game_after_tagged=True,
-)
-
-# (key, predicate, what is expected) checked in the constructor.
-_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    ("num_taggers", lambda v: v >= 1, "an integer >= 1"),
-    ("num_runners", lambda v: v >= 1, "an integer >= 1"),
-    ("episode_length", lambda v: v >= 1, "an integer >= 1"),
-    ("grid_length", lambda v: v > 0, "a number > 0"),
-    ("max_speed", lambda v: v >= 0, "a number >= 0"),
-    ("skill_level_runner", lambda v: v >= 0, "a number >= 0"),
-    ("skill_level_tagger", lambda v: v >= 0, "a number >= 0"),
-    ("num_acceleration_levels", lambda v: v >= 0, "an integer >= 0"),
-    ("num_turn_levels", lambda v: v >= 0, "an integer >= 0"),
-    ("num_other_agents_observed", lambda v: v >= 0, "an integer >= 0"),
-    ("edge_hit_penalty", lambda v: v <= 0, "a number <= 0"),
-    ("tagging_distance", lambda v: 0 <= v <= 1, "a number in [0, 1]"),
-    ("tag_reward_for_tagger", lambda v: v >= 0, "a number >= 0"),
-    ("step_penalty_for_tagger", lambda v: v <= 0, "a number <= 0"),
-    ("tag_penalty_for_runner", lambda v: v <= 0, "a number <= 0"),
-    ("step_reward_for_runner", lambda v: v >= 0, "a number >= 0"),
-    ("end_of_game_reward_for_runner", lambda v: v >= 0, "a number >= 0"),
-)
-_INTEGER_KEYS = {
-    "num_taggers", "num_runners", "episode_length", "num_acceleration_levels",
-    "num_turn_levels", "num_other_agents_observed",
-}  # fmt: skip
 
 
 def _levels(low: float, high: float, count: int) -> np.ndarray:
@@ -106,40 +53,12 @@ class TagContinuous(GpuEnvironment):
     name = "tag_continuous"
 
     def __init__(self, **kwargs: Any) -> None:
-        unknown = sorted(set(kwargs) - set(_DEFAULTS))
-        if unknown:
-            hint = difflib.get_close_matches(unknown[0], list(_DEFAULTS), n=1)
-            raise TypeError(
-                f"TagContinuous: unknown argument {unknown[0]!r}"
-                + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                + "; expected one of "
-                + ", ".join(sorted(_DEFAULTS))
-            )
-        self._config = {**_DEFAULTS, **kwargs}
+        self._config = checked_arguments(kwargs)
         cfg = self._config
-        for key, ok, expected in _CHECKS:
-            value = cfg[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-                raise TypeError(f"TagContinuous: {key} must be {expected}, got {value!r}.")
-            if key in _INTEGER_KEYS and int(value) != value:
-                raise ValueError(f"TagContinuous: {key} must be {expected}, got {value!r}.")
-            if not ok(value):
-                raise ValueError(f"TagContinuous: {key} must be {expected}, got {value!r}.")
         self.num_taggers = int(cfg["num_taggers"])
         self.num_runners = int(cfg["num_runners"])
         self.num_agents = self.num_taggers + self.num_runners
         self.episode_length = int(cfg["episode_length"])
-        if cfg["num_other_agents_observed"] > self.num_agents:
-            raise ValueError(
-                f"TagContinuous: num_other_agents_observed must be <= num_agents "
-                f"({self.num_agents}), got {cfg['num_other_agents_observed']}."
-            )
-        if not cfg["use_full_observation"] and cfg["num_other_agents_observed"] > MAX_OBSERVED:
-            raise ValueError(
-                f"TagContinuous: num_other_agents_observed must be <= {MAX_OBSERVED} (the nearest "
-                f"agents a kernel thread keeps), got {cfg['num_other_agents_observed']}; use "
-                "use_full_observation=True to observe every agent."
-            )
         f32 = np.float32
         self.grid_length = f32(cfg["grid_length"])
         self.max_speed = f32(cfg["max_speed"])
@@ -403,8 +322,5 @@ class TagContinuous(GpuEnvironment):
 # The constructor's keywords, visible to inspect.signature (the run-config key check uses it).
 TagContinuous.__init__.__signature__ = inspect.Signature(
     [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    + [
-        inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
-        for k, v in _DEFAULTS.items()
-    ]
+    + [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in DEFAULTS.items()]
 )
