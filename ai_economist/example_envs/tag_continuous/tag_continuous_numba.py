@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import float32, int32
 
-from ai_economist.example_envs.tag_continuous.env import MAX_OBSERVED
+from ai_economist.example_envs.tag_continuous.arguments import MAX_OBSERVED
 from ai_economist.warp_drive.errors import require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
