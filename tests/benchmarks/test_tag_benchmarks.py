@@ -52,3 +52,5 @@ def test_tag_learning_benchmark_runs_and_gives_a_verdict(benchmarks, capsys, tmp
         assert 0 <= result[key]["fraction of runners tagged"] <= 1
     assert result["verdict"] in ("PASS", "FAIL") and f"verdict: {result['verdict']}" in out
     assert "random taggers vs trained runners" in out
+    assert "env-steps/s end to end" in out and "x the peer (13,500)" in out
+    assert result["env_steps_per_s"] > 0
