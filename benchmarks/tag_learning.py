@@ -119,9 +119,9 @@ def main(argv: list[str] | None = None) -> dict:
     rows = [("untrained taggers vs untrained runners", before),
             ("trained taggers vs trained runners", trained),
             ("random taggers vs trained runners", random)]  # fmt: skip
-    for label, rate in rows:
-        print(f"{label:<40} {rate['tags per episode']:8.2f} tags per episode "
-              f"({rate['fraction of runners tagged']:.1%} of the runners)")  # fmt: skip
+    for label, tagged in rows:
+        print(f"{label:<40} {tagged['tags per episode']:8.2f} tags per episode "
+              f"({tagged['fraction of runners tagged']:.1%} of the runners)")  # fmt: skip
     ratio = trained["tags per episode"] / max(random["tags per episode"], 1e-9)
     verdict = "PASS" if ratio >= args.min_ratio else "FAIL"
     print(f"verdict: {verdict}: trained taggers tag {ratio:.2f}x as many runners as random "
