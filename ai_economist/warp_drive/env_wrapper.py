@@ -85,6 +85,26 @@ class EnvWrapper:
             for tag, g in self.groups.items()
         }
 
+    @classmethod
+    def from_registry(
+        cls,
+        env_name: str,
+        env_config: Mapping[str, Any] | None = None,
+        num_envs: int = 1,
+        env_backend: str | EnvBackend = EnvBackend.NUMPY,
+        env_registrar: Any = None,
+        device: Any = None,
+        seed: int | None = 0,
+    ) -> EnvWrapper:
+        """WarpDrive style: build the environment registered as ``env_name`` for
+        ``env_backend`` (custom registrar first, then the defaults) from ``env_config``."""
+        from ai_economist.warp_drive.registrar import default_registrar
+
+        registrar = env_registrar or default_registrar
+        env_class = registrar.get(env_name, env_backend=EnvBackend.parse(env_backend).value)
+        env = env_class(**dict(env_config or {}))
+        return cls(env, num_envs, env_backend, env_registrar, device, seed)
+
     # ------------------------------------------------------------ protocol
     @property
     def name(self) -> str:

@@ -127,3 +127,10 @@ def test_a_reference_that_rebinds_arrays_still_shares_memory():
     w = EnvWrapper(Rebinding(), num_envs=2, env_backend="numpy")
     w.step_all_envs()
     assert (w.rewards("chaser") >= 10).all()
+
+
+def test_from_registry_builds_the_registered_env():
+    w = EnvWrapper.from_registry("ring_chase", {"num_runners": 4}, num_envs=2)
+    assert isinstance(w.env, RingChase) and w.policy_specs["runner"].num_agents == 4
+    with pytest.raises(KeyError, match="Unknown environment for backend\\(s\\) numpy 'ring_chace'"):
+        EnvWrapper.from_registry("ring_chace")
