@@ -34,3 +34,23 @@ def test_registered_and_its_config_keys_are_checked(tmp_path, capsys):
     assert (
         "unknown key 'env.num_taggrs' (did you mean 'env.num_taggers'?)" in capsys.readouterr().err
     )
+
+
+def test_wrapper_from_the_registry_steps_and_reports_metrics():
+    import numpy as np
+
+    from ai_economist.warp_drive.env_wrapper import EnvWrapper
+
+    config = dict(num_taggers=1, num_runners=2, grid_length=1.0, episode_length=3,
+                  tagging_distance=0.9, starting_directions=[0.0, 0.0, 0.0])  # fmt: skip
+    wrapper = EnvWrapper.from_registry("tag_continuous", config, num_envs=2, env_backend="numpy")
+    wrapper.reset_all_envs()
+    assert wrapper.policy_specs["runner"].num_agents == 2
+    assert wrapper.episode_metrics() == {}
+    for _ in range(3):
+        wrapper.step_all_envs({"tagger": np.zeros((2, 1), int), "runner": np.zeros((2, 2), int)})
+    assert wrapper.done().tolist() == [1, 1]
+    metrics = wrapper.episode_metrics()  # margin 0.9 on a 1 x 1 grid: almost every runner
+    assert metrics["tags per episode"] == 2 * metrics["fraction of runners tagged"]
+    wrapper.reset_only_done_envs()
+    assert wrapper.done().tolist() == [0, 0] and wrapper.pull("runners_left").tolist() == [2, 2]
