@@ -10,7 +10,8 @@ constructor arguments (e.g. ``num_runners=990``). For each backend and number of
 (compilation, caches), then times ``--steps`` consecutive ``step_all_envs`` +
 ``reset_only_done_envs`` calls, as a training loop makes them (``torch.cuda.synchronize``
 before and after). Prints env-steps/s and agent-steps/s with the hardware, the state memory
-per env and, with ``--peer``, the ratio to the peer's env-steps/s.
+per env (declared arrays and their reset snapshots; on a GPU also what torch allocated for the
+run, per env) and, with ``--peer``, the ratio to the peer's env-steps/s.
 
 Peer figure for continuous Tag: rl-warp-drive 1.7.0 steps 276,000 env-steps/s env-only at its
 published 100 envs x 110 agents on one H200 (issue 9).
@@ -76,6 +77,8 @@ def run_one(env_class, kwargs: dict, backend: str, num_envs: int, steps: int, wa
     env = env_class(**kwargs)
     on_gpu = backend in ("pycuda", "numba") and not cudasim_enabled()
     device = "cuda" if on_gpu else ("cpu" if backend != "numpy" else None)
+    allocated = torch.cuda.memory_allocated if on_gpu else (lambda: 0)
+    before = allocated()
     wrapper = EnvWrapper(env, num_envs=num_envs, env_backend=backend, device=device, seed=0)
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
     wrapper.reset_all_envs()
@@ -91,6 +94,7 @@ def run_one(env_class, kwargs: dict, backend: str, num_envs: int, steps: int, wa
         wrapper.reset_only_done_envs()
     sync()
     seconds = time.perf_counter() - start
+    device_bytes = allocated() - before
     rate = steps * num_envs / seconds
     return {
         "env": env.name,
@@ -102,6 +106,7 @@ def run_one(env_class, kwargs: dict, backend: str, num_envs: int, steps: int, wa
         "env_steps_per_s": rate,
         "agent_steps_per_s": rate * env.num_agents,
         "state_bytes_per_env": wrapper.backend.memory_bytes() / num_envs,
+        "device_bytes_per_env": device_bytes / num_envs,
         "hardware": hardware(backend),
     }
 
@@ -114,6 +119,10 @@ def describe(result: dict, peer: float | None) -> str:
         f"{result['env_steps_per_s']:.3e} env-steps/s ({result['agent_steps_per_s']:.3e} "
         f"agent-steps/s), state {result['state_bytes_per_env'] / 1024:.1f} KiB per env"
     )
+    if result["device_bytes_per_env"]:
+        text += (
+            f" ({result['device_bytes_per_env'] / 1024:.1f} KiB of GPU memory allocated per env)"
+        )
     if peer:
         text += f", {result['env_steps_per_s'] / peer:.2f}x the peer ({peer:,.0f} env-steps/s)"
     return text
