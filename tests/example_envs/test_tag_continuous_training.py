@@ -54,3 +54,14 @@ def test_wrapper_from_the_registry_steps_and_reports_metrics():
     assert metrics["tags per episode"] == 2 * metrics["fraction of runners tagged"]
     wrapper.reset_only_done_envs()
     assert wrapper.done().tolist() == [0, 0] and wrapper.pull("runners_left").tolist() == [2, 2]
+
+
+def test_more_than_1024_agents_fail_with_an_error_that_says_so():
+    import pytest
+
+    from ai_economist.warp_drive.checks.declaration import EnvironmentDeclarationError
+    from ai_economist.warp_drive.env_wrapper import EnvWrapper
+
+    env = TagContinuous(num_taggers=1, num_runners=1024, use_full_observation=False)
+    with pytest.raises(EnvironmentDeclarationError, match="'tag_continuous'.*more than 1,024"):
+        EnvWrapper(env, num_envs=1, env_backend="numpy")
