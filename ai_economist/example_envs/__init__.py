@@ -7,5 +7,6 @@ Numba step; nothing is imported here, so ``import ai_economist.example_envs`` st
 REGISTRATION_MODULES: tuple[str, ...] = (
     "ai_economist.example_envs.ring_chase.registration",
     "ai_economist.example_envs.tag_gridworld.registration",
+    "ai_economist.example_envs.tag_continuous.registration",
 )
 """Modules that register the example environments (imported lazily by the registries)."""

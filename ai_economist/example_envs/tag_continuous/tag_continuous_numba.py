@@ -1,0 +1,242 @@
+"""Continuous Tag's step as a Numba ``@cuda.jit`` kernel: the twin of ``tag_continuous_step.cu``.
+
+Same kernel name (``TagContinuousStep``), same parameters (the ``kernel_arg`` fields of
+``declaration.py`` in declaration order) and device functions named after the numpy functions
+of ``dynamics.py``. Launch with ``[num_envs, num_agents]``: one block per environment, one
+thread per agent. Arithmetic stays in float32 (explicit ``float32`` casts), so that Numba's CUDA
+simulator (``NUMBA_ENABLE_CUDASIM=1``) matches the numpy reference up to the last bit of the
+trigonometric functions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import float32, int32
+
+from ai_economist.example_envs.tag_continuous.arguments import MAX_OBSERVED
+from ai_economist.warp_drive.errors import require_numba_cuda
+
+cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
+
+TWO_PI = np.float32(2.0 * np.pi)
+EPSILON = np.float32(1e-10)
+SQRT_TWO = np.float32(np.sqrt(2.0))
+ZERO = np.float32(0.0)
+NUM_FEATURES = 7
+MAX_AGENTS = 1024
+"""Agents per block (shared position arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
+
+
+@cuda.jit(device=True)
+def squared_distance(xs, ys, a, b):
+    """``(x_b - x_a)^2 + (y_b - y_a)^2`` in float32."""
+    dx = float32(xs[b] - xs[a])
+    dy = float32(ys[b] - ys[a])
+    return float32(float32(dx * dx) + float32(dy * dy))
+
+
+@cuda.jit(device=True)
+def move_agents(
+    loc_x, loc_y, speed, direction, acceleration, me, in_game, delta_acceleration, delta_turn,
+    max_speed_i, grid_length, edge_hit_penalty,
+):  # fmt: skip
+    """One agent's movement (row ``me`` of this env's arrays); returns its edge-hit penalty."""
+    inside = float32(in_game)
+    acceleration[me] = float32(acceleration[me] + delta_acceleration)
+    turned = float32(float32(math.fmod(float32(direction[me] + delta_turn), TWO_PI)) * inside)
+    direction[me] = float32(TWO_PI + turned) if turned < ZERO else turned
+    s = float32(min(max_speed_i, max(ZERO, float32(speed[me] + acceleration[me]))) * inside)
+    speed[me] = s
+    if s <= ZERO or s >= max_speed_i:
+        acceleration[me] = ZERO
+    x = float32(loc_x[me] + float32(s * float32(math.cos(direction[me]))))
+    y = float32(loc_y[me] + float32(s * float32(math.sin(direction[me]))))
+    crossed = x < ZERO or x > grid_length or y < ZERO or y > grid_length
+    loc_x[me] = min(max(x, ZERO), grid_length)
+    loc_y[me] = min(max(y, ZERO), grid_length)
+    return edge_hit_penalty if crossed else ZERO
+
+
+@cuda.jit(device=True)
+def nearest_neighbors(xs, ys, still_in, me, num_agents, k, ids, d2s):
+    """The ``k`` nearest other agents in the game into ``ids`` (by squared distance, then id);
+    returns how many were found."""
+    found = 0
+    if k <= 0:
+        return 0
+    for j in range(num_agents):
+        if j == me or still_in[j] == 0:
+            continue
+        d2 = squared_distance(xs, ys, me, j)
+        if found == k and not d2 < d2s[k - 1]:
+            continue
+        pos = found if found < k else k - 1
+        while pos > 0 and d2 < d2s[pos - 1]:
+            d2s[pos] = d2s[pos - 1]
+            ids[pos] = ids[pos - 1]
+            pos -= 1
+        d2s[pos] = d2
+        ids[pos] = j
+        if found < k:
+            found += 1
+    return found
+
+
+@cuda.jit(device=True)
+def observe_slot(
+    obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, agent_types,
+    still_in, diagonal, speed_scale,
+):  # fmt: skip
+    """One observed agent's 7 features in slot ``slot`` of ``obs``."""
+    rel = me_in and j >= 0
+    if rel:
+        obs[0 * slots + slot] = float32(xs[j] - xs[me]) / diagonal
+        obs[1 * slots + slot] = float32(ys[j] - ys[me]) / diagonal
+        obs[2 * slots + slot] = float32(speed[j] - speed[me]) / speed_scale
+        obs[3 * slots + slot] = float32(acceleration[j] - acceleration[me]) / speed_scale
+        obs[4 * slots + slot] = float32(direction[j] - direction[me]) / TWO_PI
+    else:
+        for f in range(5):
+            obs[f * slots + slot] = ZERO
+    obs[5 * slots + slot] = float32(agent_types[j]) if seen else ZERO
+    obs[6 * slots + slot] = float32(still_in[j]) if seen else ZERO
+
+
+@cuda.jit(device=True)
+def observe(
+    obs, me, num_agents, slots, full, time_fraction, xs, ys, speed, direction, acceleration,
+    agent_types, still_in, grid_length, max_speed,
+):  # fmt: skip
+    """Agent ``me``'s observation (see ``dynamics.observe``)."""
+    me_in = still_in[me] != 0
+    diagonal = float32(grid_length * SQRT_TWO)
+    speed_scale = float32(max_speed + EPSILON)
+    if full:
+        for j in range(num_agents):
+            if j != me:
+                slot = j if j < me else j - 1
+                observe_slot(
+                    obs, slot, slots, me, j, me_in, True, xs, ys, speed, direction,
+                    acceleration, agent_types, still_in, diagonal, speed_scale,
+                )  # fmt: skip
+    else:
+        ids = cuda.local.array(MAX_OBSERVED, int32)
+        d2s = cuda.local.array(MAX_OBSERVED, float32)
+        found = 0
+        if me_in:
+            found = nearest_neighbors(xs, ys, still_in, me, num_agents, slots, ids, d2s)
+        for s in range(slots):
+            j = ids[s] if s < found else -1
+            observe_slot(
+                obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction, acceleration,
+                agent_types, still_in, diagonal, speed_scale,
+            )  # fmt: skip
+    obs[NUM_FEATURES * slots] = time_fraction if me_in else ZERO
+
+
+@cuda.jit(device=True)
+def tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin):
+    """The tagger that tags runner ``me`` this step, or -1 (see ``dynamics.tag_runners``)."""
+    if me < num_taggers or still_in[me] == 0:
+        return -1
+    nearest = 0
+    closest = float32(math.sqrt(squared_distance(xs, ys, me, 0)))
+    for k in range(1, num_taggers):
+        dist = float32(math.sqrt(squared_distance(xs, ys, me, k)))
+        if dist < closest:
+            closest = dist
+            nearest = k
+    return nearest if closest < tagging_margin else -1
+
+
+@cuda.jit(device=True)
+def compute_rewards(
+    in_game, edge_penalty, step_reward, tagged_by, me, num_agents, num_taggers,
+    tag_reward_for_tagger, tag_penalty_for_runner,
+):  # fmt: skip
+    """Agent ``me``'s reward before the end-of-game bonus (see ``dynamics.compute_rewards``)."""
+    reward = float32(edge_penalty + step_reward) if in_game != 0 else ZERO
+    if me >= num_taggers:
+        if tagged_by[me] >= 0:
+            return float32(reward + tag_penalty_for_runner)
+        return reward
+    count = 0
+    for j in range(num_taggers, num_agents):
+        if tagged_by[j] == me:
+            count += 1
+    return float32(reward + float32(float32(count) * tag_reward_for_tagger))
+
+
+@cuda.jit
+def TagContinuousStep(
+    agent_types, skill_levels, step_rewards, acceleration_actions, turn_actions, num_agents,
+    num_taggers, episode_length, num_turn_actions, num_other_agents_observed,
+    use_full_observation, runner_exits_game_after_tagged, grid_length, max_speed,
+    edge_hit_penalty, tagging_margin, tag_reward_for_tagger, tag_penalty_for_runner,
+    end_of_game_reward_for_runner, loc_x, loc_y, speed, direction, acceleration,
+    still_in_the_game, tagged_by, runners_left, episode_tags, last_episode_tags,
+    completed_episodes, observations_tagger, sampled_actions_tagger, rewards_tagger,
+    observations_runner, sampled_actions_runner, rewards_runner, _timestep_, _done_,
+):  # fmt: skip
+    """One step of every environment (block = environment, thread = agent)."""
+    xs = cuda.shared.array(MAX_AGENTS, float32)
+    ys = cuda.shared.array(MAX_AGENTS, float32)
+    env = cuda.blockIdx.x
+    me = cuda.threadIdx.x
+    active = me < num_agents
+    is_tagger = me < num_taggers
+    row = me if is_tagger else me - num_taggers
+    x, y, sp = loc_x[env], loc_y[env], speed[env]
+    dr, acc = direction[env], acceleration[env]
+    still_in, tagged = still_in_the_game[env], tagged_by[env]
+    t = _timestep_[env] + 1
+    in_before = 0
+    edge_penalty = ZERO
+    if active:
+        in_before = still_in[me]
+        action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
+        max_speed_i = float32(max_speed * skill_levels[me])
+        edge_penalty = move_agents(
+            x, y, sp, dr, acc, me, in_before, acceleration_actions[action // num_turn_actions],
+            turn_actions[action % num_turn_actions], max_speed_i, grid_length, edge_hit_penalty,
+        )  # fmt: skip
+        xs[me] = x[me]
+        ys[me] = y[me]
+    cuda.syncthreads()
+    if active:
+        obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
+        time_fraction = float32(float32(t) / float32(episode_length))
+        observe(
+            obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
+            time_fraction, xs, ys, sp, dr, acc, agent_types, still_in, grid_length, max_speed,
+        )  # fmt: skip
+        tagged[me] = tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin)
+    cuda.syncthreads()
+    if active:
+        reward = compute_rewards(
+            in_before, edge_penalty, step_rewards[me], tagged, me, num_agents, num_taggers,
+            tag_reward_for_tagger, tag_penalty_for_runner,
+        )  # fmt: skip
+        if tagged[me] >= 0 and runner_exits_game_after_tagged != 0:
+            still_in[me] = 0
+        if not is_tagger and t == episode_length and still_in[me] != 0:
+            reward = float32(reward + end_of_game_reward_for_runner)
+        if is_tagger:
+            rewards_tagger[env, row] = reward
+        else:
+            rewards_runner[env, row] = reward
+    if me == 0:
+        tags = 0
+        for j in range(num_taggers, num_agents):
+            if tagged[j] >= 0:
+                tags += 1
+        episode_tags[env] += tags
+        if runner_exits_game_after_tagged != 0:
+            runners_left[env] -= tags
+        if t == episode_length or runners_left[env] == 0:
+            last_episode_tags[env] = episode_tags[env]
+            completed_episodes[env] += 1
+            _done_[env] = 1
+        _timestep_[env] = t

@@ -1,0 +1,56 @@
+"""CPU smoke tests of benchmarks/example_env_step.py and benchmarks/tag_learning.py (tiny settings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+TINY_ENV = ["num_taggers=1", "num_runners=3", "num_other_agents_observed=2", "episode_length=4"]
+
+
+@pytest.fixture
+def benchmarks(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import example_env_step
+    import tag_learning
+
+    return example_env_step, tag_learning
+
+
+def test_env_step_benchmark_prints_rates_memory_and_the_peer_ratio(benchmarks, capsys):
+    example_env_step, _ = benchmarks
+    args = ["--env", "tag_continuous", "--backends", "numpy", "--num_envs", "2", "3",
+            "--steps", "6", "--warmup", "1", "--peer", "1000", *TINY_ENV]  # fmt: skip
+    results = example_env_step.main(args)
+    out = capsys.readouterr().out
+    assert [r["num_envs"] for r in results] == [2, 3]
+    assert all(r["num_agents"] == 4 and r["env_steps_per_s"] > 0 for r in results)
+    assert results[0]["state_bytes_per_env"] > 0
+    assert "env-steps/s" in out and "KiB per env" in out and "x the peer (1,000" in out
+    assert "num_runners=3" in out  # the override reached the environment
+
+
+def test_env_step_benchmark_rejects_dotted_overrides(benchmarks):
+    example_env_step, _ = benchmarks
+    with pytest.raises(SystemExit, match="key=value"):
+        example_env_step.main(["env.num_runners=3", "--backends", "numpy", "--steps", "1"])
+
+
+def test_tag_learning_benchmark_runs_and_gives_a_verdict(benchmarks, capsys, tmp_path):
+    _, tag_learning = benchmarks
+    result = tag_learning.main([
+        "--device", "cpu", "--minutes", "0", "--eval_envs", "2", "--results_dir", str(tmp_path),
+        *[f"env.{o}" for o in TINY_ENV], "env.tagging_distance=0.3", "trainer.num_envs=2",
+        "trainer.num_episodes=4", "trainer.train_batch_size=8",
+        "policy.runner.model.fc_dims=[8]", "policy.tagger.model.fc_dims=[8]",
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert result["iterations"] == 1  # the budget ends training after the first iteration
+    for key in ("trained", "random", "untrained"):
+        assert 0 <= result[key]["fraction of runners tagged"] <= 1
+    assert result["verdict"] in ("PASS", "FAIL") and f"verdict: {result['verdict']}" in out
+    assert "random taggers vs trained runners" in out
+    assert "env-steps/s end to end" in out and "x the peer (13,500)" in out
+    assert result["env_steps_per_s"] > 0

@@ -1,0 +1,114 @@
+"""Continuous Tag's kernels: Numba (CUDA simulator) against the numpy reference, CUDA C with nvcc.
+
+GPU runs of both kernels are in ``test_tag_continuous_gpu.py`` (marked ``gpu``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tag_continuous_helpers import host_state, numba_step, set_actions
+
+from ai_economist.example_envs.tag_continuous import TagContinuous, dynamics
+from ai_economist.example_envs.tag_continuous.env import MAX_OBSERVED, STEP_KERNEL
+from ai_economist.warp_drive import codegen
+from ai_economist.warp_drive.backends.gpu import header_for
+from ai_economist.warp_drive.checks.declaration import check_cuda_kernels
+from ai_economist.warp_drive.errors import cudasim_enabled, find_nvcc
+from ai_economist.warp_drive.state import parse_kernel_parameters
+
+SMALL = dict(
+    num_taggers=2, num_runners=4, grid_length=2.0, episode_length=5, tagging_distance=0.2,
+    max_acceleration=0.3, min_acceleration=-0.3, num_acceleration_levels=3, num_turn_levels=4,
+    edge_hit_penalty=-0.5, step_penalty_for_tagger=-0.1, step_reward_for_runner=0.1,
+)  # fmt: skip
+CUDA_SOURCE = TagContinuous().kernels().cuda_source
+
+needs_sim = pytest.mark.skipif(not cudasim_enabled(), reason="needs NUMBA_ENABLE_CUDASIM=1")
+
+
+@needs_sim
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"use_full_observation": False, "num_other_agents_observed": 3},
+        {"use_full_observation": True, "runner_exits_game_after_tagged": False},
+    ],
+    ids=["nearest-3", "full-observation+runners-stay"],
+)
+def test_numba_matches_the_reference_step_by_step(kwargs):
+    env = TagContinuous(**SMALL, **kwargs)
+    ref, sim = host_state(env, 2, seed=3), host_state(env, 2, seed=3)
+    rng = np.random.default_rng(0)
+    tags = 0
+    for _ in range(env.episode_length):
+        actions = rng.integers(0, env.num_actions, (2, env.num_agents))
+        set_actions(ref, actions, env.num_taggers)
+        set_actions(sim, actions, env.num_taggers)
+        env.reference_step(ref)
+        numba_step(env, sim, 2)
+        for name, value in ref.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                np.testing.assert_allclose(sim[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+            else:
+                np.testing.assert_array_equal(sim[name], value, err_msg=name)
+        tags = int(ref["episode_tags"].sum())
+    assert tags > 0  # the comparison covered tags
+    assert ref["_done_"].all()
+
+
+@needs_sim
+def test_numba_parity_through_the_wrapper_with_resets():
+    from ai_economist.warp_drive.checks.parity import check_parity
+
+    env = TagContinuous(**{**SMALL, "episode_length": 3}, use_full_observation=False,
+                        num_other_agents_observed=2)  # fmt: skip
+    result = check_parity(env, "numba", num_envs=2, num_steps=5)
+    assert result, result.message
+
+
+def test_kernel_parameters_are_the_declaration():
+    env = TagContinuous()
+    spec = env.state_spec()
+    source = CUDA_SOURCE.read_text()
+    assert parse_kernel_parameters(source, STEP_KERNEL) == spec.c_declarations()
+
+
+def test_device_functions_mirror_numpy_names():
+    source = CUDA_SOURCE.read_text()
+    numba_source = (CUDA_SOURCE.parent / "tag_continuous_numba.py").read_text()
+    for name in ("move_agents", "nearest_neighbors", "observe", "tag_runners", "compute_rewards"):
+        assert hasattr(dynamics, name), name
+        assert re.search(rf"__device__[^;{{]*\b{name}\(", source), name
+        assert re.search(rf"@cuda.jit\(device=True\)\ndef {name}\(", numba_source), name
+    assert f"#define TAG_MAX_OBSERVED {MAX_OBSERVED}" in source
+
+
+@pytest.fixture(scope="module")
+def nvcc() -> Path:
+    try:
+        return find_nvcc()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+
+
+def test_cuda_step_compiles_for_sm90_without_spills(nvcc, tmp_path):
+    env = TagContinuous(num_taggers=10, num_runners=100, use_full_observation=False,
+                        num_other_agents_observed=10)  # fmt: skip
+    spec = env.state_spec()
+    include = codegen.write_header(env.name, header_for(env, spec), tmp_path / "include")
+    check_cuda_kernels(env, spec, CUDA_SOURCE, include)
+    cubin = tmp_path / "tag.cubin"
+    cmd = [
+        str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(CUDA_SOURCE), "-I",
+        str(include), "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert STEP_KERNEL.encode() in cubin.read_bytes()
+    spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
+    assert spills and all(int(s) == 0 for s in spills), proc.stderr
