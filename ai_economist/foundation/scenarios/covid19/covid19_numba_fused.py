@@ -1,0 +1,349 @@
+"""The Numba fused COVID-19 step: twin of ``covid19_fused_step.cu`` (``CudaCovidStepFused``).
+
+``fused_device_functions(constants, fns)`` returns ``fused_step_body``, the whole step of one
+env (components, scenario, rewards) for a block of ``NUM_AGENTS + 1`` threads, built from the
+shared device functions ``fns`` of ``covid19_components_numba`` and ``covid19_numba`` (the
+numpy names of ``dynamics.py``).  It follows the CUDA C fused kernel's memory schedule:
+
+* load everything first: every global value of the step is read before anything is stored,
+  so a thread's loads are in flight together instead of one round trip per component;
+* store only what changes: cooldowns, levels, action masks and subsidies only when they
+  change, the day's vaccines only when some were left; everything on an episode's first step;
+* agent observations are staged in shared memory and stored in whole 32-byte sectors (the
+  dynamic columns plus the constant one-hot ``world-agent_index`` columns sharing their
+  sectors) by consecutive threads, not one 256-byte row per thread;
+* the unemployment filters are copied between global and shared memory contiguously;
+* float32 arithmetic throughout, as CUDA C (``float``);
+* unsigned array indices (``uint32``): Numba skips its negative-index wraparound for them,
+  which otherwise costs a compare, a select and a 64-bit add per index and dimension; the
+  ring-buffer slots are derived from today's slot without further divisions.
+
+The planner sums over the states are added in state order by the planner thread, in float32,
+after the block's second and last barrier (CUDA C uses a warp-shuffle tree: the simulator has
+no shuffles); both orders are fixed, so results are deterministic.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from numba import float32, uint32
+
+from ai_economist.foundation.components.covid19_components_numba import observation_offsets
+from ai_economist.warp_drive.errors import require_numba_cuda
+
+cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
+
+SECTOR_FLOATS = 8
+"""float32 values per 32-byte memory sector."""
+
+
+def sector_columns(obs_dim: int, agent_index: int, num_agents: int) -> tuple[int, int]:
+    """``(head_end, tail_begin)``: a step stores agent-observation columns ``[0, head_end)``
+    and ``[tail_begin, obs_dim)``, which hold every dynamic column.
+
+    With sector-aligned rows (``obs_dim`` a multiple of 8) and a one-hot ``world-agent_index``
+    block at ``agent_index``, both ranges are rounded out to whole sectors (the one-hot columns
+    inside them get their constant values); otherwise they are exactly the dynamic columns.
+    """
+    if agent_index < 0:
+        return obs_dim, obs_dim
+    onehot_end = agent_index + num_agents
+    if obs_dim % SECTOR_FLOATS != 0:
+        return agent_index, onehot_end
+    head = min(-(-agent_index // SECTOR_FLOATS) * SECTOR_FLOATS, onehot_end)
+    tail = max(onehot_end // SECTOR_FLOATS * SECTOR_FLOATS, head)
+    return head, tail
+
+
+def body_parameters(fn) -> list[str]:
+    """The array parameters of a kernel body (after ``env, tid, t``), from its signature."""
+    func = getattr(fn, "py_func", fn)
+    return list(inspect.signature(func).parameters)[3:]
+
+
+def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one closure per function)
+    """``{"fused_step_body": device function}`` for the constants ``c``."""
+    A, K = int(c["NUM_AGENTS"]), int(c["NUM_FILTERS"])
+    NT = A + 1  # launch convention: one block of NUM_AGENTS + 1 threads per env
+    NA_A, NA_P = int(c["NUM_ACTIONS_A"]), int(c["NUM_ACTIONS_P"])
+    BETA_DELAY, FILTER_LEN = int(c["BETA_DELAY"]), int(c["FILTER_LEN"])
+    REAL = bool(c["USE_REAL_WORLD_POLICIES"])
+    F = np.float32
+    ONE, ZERO, F100 = F(1.0), F(0.0), F(100.0)
+    F_LEVELS, F_L = F(c["NUM_STRINGENCY_LEVELS"]), F(c["EPISODE_LENGTH"])
+    NORM, P_W = F(c["REWARD_NORMALIZATION_FACTOR"]), F(c["PLANNER_HEALTH_WEIGHTAGE"])
+    OA, OP = observation_offsets(c)
+    DIM, AI = int(c["OBS_A_DIM"]), OA["AGENT_INDEX"]
+    DYN = DIM - A if AI >= 0 else DIM  # staged (dynamic) columns of a row
+    HEAD, TAIL = sector_columns(DIM, AI, A)
+    WRITE = HEAD + DIM - TAIL  # stored columns of a row
+    N_FILTERS = A * K
+    U = np.uint32  # unsigned constants keep index arithmetic unsigned (no wraparound code)
+    UA, UK, UH, UWRITE, UHEAD = U(A), U(K), U(c["HISTORY_LEN"]), U(WRITE), U(HEAD)
+    U_SHIFT = U(TAIL - HEAD)  # stored column w >= HEAD is column w + TAIL - HEAD
+
+    def back(days: int) -> np.uint32:  # today's slot + back(d) (mod H) is slot of t - d
+        return U((-days) % int(c["HISTORY_LEN"]))
+
+    B_LAG, B_LAG_OBS, B_DAY = back(BETA_DELAY), back(BETA_DELAY - 1), back(1)
+    B_NEW, B_OLD = back(FILTER_LEN), back(FILTER_LEN + 1)
+
+    def dyn(col: int) -> int:  # staged index of dynamic column col (build time)
+        return col - A if (AI >= 0 and col > AI) else col
+
+    S_POL, S_SUBL, S_SUBT = (
+        dyn(OA["POLICY_INDICATORS"]),
+        dyn(OA["CURRENT_SUBSIDY_LEVEL"]),
+        dyn(OA["T_UNTIL_NEXT_SUBSIDY"]),
+    )
+    S_VACT, S_VACR = dyn(OA["T_UNTIL_NEXT_VACCINES"]), dyn(OA["NEXT_VACCINATION_RATE"])
+    S_TIME, S_POST = dyn(OA["TIME"]), dyn(OA["POSTSUBSIDY_PRODUCTIVITY"])
+    S_STATE, S_LAG = dyn(OA["AGENT_STATE"]), dyn(OA["LAGGED_STRINGENCY_LEVEL"])
+    HAS = {k: v >= 0 for k, v in OA.items()}
+    H_POL, H_SUBL, H_SUBT = (
+        HAS["POLICY_INDICATORS"],
+        HAS["CURRENT_SUBSIDY_LEVEL"],
+        HAS["T_UNTIL_NEXT_SUBSIDY"],
+    )
+    H_VACT, H_VACR = HAS["T_UNTIL_NEXT_VACCINES"], HAS["NEXT_VACCINATION_RATE"]
+    H_TIME, H_POST = HAS["TIME"], HAS["POSTSUBSIDY_PRODUCTIVITY"]
+    H_STATE, H_LAG = HAS["AGENT_STATE"], HAS["LAGGED_STRINGENCY_LEVEL"]
+    OP_POL, OP_SUBL, OP_SUBT = (
+        OP["POLICY_INDICATORS"],
+        OP["CURRENT_SUBSIDY_LEVEL"],
+        OP["T_UNTIL_NEXT_SUBSIDY"],
+    )
+    OP_VACT, OP_VACR, OP_TIME = OP["T_UNTIL_NEXT_VACCINES"], OP["NEXT_VACCINATION_RATE"], OP["TIME"]
+    OP_POST, OP_STATE, OP_LAG = (
+        OP["POSTSUBSIDY_PRODUCTIVITY"],
+        OP["AGENT_STATE"],
+        OP["LAGGED_STRINGENCY_LEVEL"],
+    )
+    history_slot, real_policy_row = fns["history_slot"], fns["real_policy_row"]
+    open_close_step, open_close_action_mask = fns["open_close_step"], fns["open_close_action_mask"]
+    subsidy_step, subsidy_amounts = fns["subsidy_step"], fns["subsidy_amounts"]
+    subsidy_action_mask = fns["subsidy_action_mask"]
+    subsidy_level_observation = fns["subsidy_level_observation"]
+    t_until_next_subsidy, vaccination_step = fns["t_until_next_subsidy"], fns["vaccination_step"]
+    time_until_next_vaccines = fns["time_until_next_vaccines"]
+    next_vaccination_rate = fns["next_vaccination_rate"]
+    sir_step, new_deaths_step, softplus = fns["sir_step"], fns["new_deaths_step"], fns["softplus"]
+    economy_step, get_rew = fns["economy_step"], fns["get_rew"]
+    agent_indices, planner_indices = fns["agent_indices"], fns["planner_indices"]
+    U_OP_POL, U_OP_POST, U_OP_LAG = U(max(OP_POL, 0)), U(max(OP_POST, 0)), U(max(OP_LAG, 0))
+    U_AI, U_AI_END = U(max(AI, 0)), U(max(AI, 0) + A)
+    jit = cuda.jit(device=True)
+
+    @jit
+    def slot_back(today, back_days):
+        """Ring-buffer slot of day t - d from today's slot (back_days = -d mod H)."""
+        slot = today + back_days
+        return slot - UH if slot >= UH else slot
+
+    @jit
+    def staged_unemployment_step(filters, i, new_delta, dropped_delta, filter_decay,
+                                 window_decay, filter_weights, bias, modulation,
+                                 population):  # fmt: skip
+        """unemployment_filter_update + unemployment_step on state i's staged filters."""
+        signal = ZERO
+        for k in range(K):
+            value = (
+                filters[i, k] * filter_decay[k]
+                + float32(new_delta)
+                - window_decay[k] * float32(dropped_delta)
+            )
+            filters[i, k] = value
+            signal += value * filter_weights[i, k]
+        return (softplus(signal * modulation) + bias) * population / F100
+
+    @jit
+    def stage_agent_state(stage, observations_p, env, i, k, value):
+        """world-agent_state column k (agent: staged; planner: stored, coalesced over i)."""
+        if H_STATE:
+            stage[i, S_STATE + k] = value
+        if OP_STATE >= 0:
+            observations_p[env, 0, uint32(OP_STATE + k * A) + i] = value
+
+    @jit
+    def flush_observation_sectors_a(observations_a, stage, env, tid):
+        """All threads: store columns [0, HEAD) and [TAIL, DIM) of every agent's row."""
+        for e in range(tid, A * WRITE, NT):
+            ue = uint32(e)
+            i = ue // UWRITE
+            w = ue - i * UWRITE
+            col = w if w < UHEAD else w + U_SHIFT
+            if AI >= 0 and col >= U_AI and col < U_AI_END:
+                value = ONE if col == i + U_AI else ZERO  # world-agent_index (np.eye)
+            elif AI >= 0 and col > U_AI:
+                value = stage[i, col - UA]
+            else:
+                value = stage[i, col]
+            observations_a[env, i, col] = value
+
+    @jit
+    def fused_step_body(env, tid, t, stringency_level, cooldown_until, sampled_actions_a,
+                        real_policy_stringency, subsidy_level, sampled_actions_p,
+                        real_subsidy_levels, max_daily_subsidy_per_state, subsidy,
+                        vaccines_available, num_vaccines_per_delivery, susceptible, infected,
+                        recovered, vaccinated, deaths, new_deaths, unemployed, productivity,
+                        postsubsidy_productivity, stringency_history, filter_state,
+                        beta_intercept_modulation, beta_slope_modulation,
+                        unemployment_modulation, population, beta_intercepts, beta_slopes,
+                        filter_weights, filter_decay, window_decay, unemployment_bias,
+                        maximum_productivity, health_index, economic_index, rewards_a,
+                        rewards_p, planner_health_index, planner_economic_index,
+                        agents_health_norm, agents_economic_norm, min_agent_health,
+                        max_agent_health, min_agent_economic, max_agent_economic,
+                        agent_health_weightage, observations_a, observations_p, action_mask_a,
+                        action_mask_p):  # fmt: skip
+        s_obs = cuda.shared.array((A, DYN), float32)
+        s_filters = cuda.shared.array((A, K), float32)
+        s_sums = cuda.shared.array((3, A), float32)
+        first_step = t == 1
+        e = uint32(env)
+        i = uint32(min(tid, A - 1))  # the planner thread loads state A - 1's values, unused
+        # ---- loads (the block's values are read by every thread: one broadcast per warp)
+        previous_subsidy_level = subsidy_level[e]
+        if REAL:
+            level_p = real_subsidy_levels[uint32(real_policy_row(t))]
+            action = real_policy_stringency[uint32(real_policy_row(t)), i]
+        else:
+            level_p = subsidy_step(sampled_actions_p[e, 0], previous_subsidy_level, t)
+            action = sampled_actions_a[e, i]
+        subsidy_changed = level_p != previous_subsidy_level
+        previous_level, cooldown0 = stringency_level[e, i], cooldown_until[e, i]
+        hist = stringency_history
+        today = uint32(history_slot(t))
+        lagged_level = hist[e, slot_back(today, B_LAG), i]
+        lagged_obs_level = hist[e, slot_back(today, B_LAG_OBS), i]
+        previous_day_level = hist[e, slot_back(today, B_DAY), i]
+        window_new = hist[e, slot_back(today, B_NEW), i]
+        window_old = hist[e, slot_back(today, B_OLD), i]
+        vaccines0, s, inf = vaccines_available[e, i], susceptible[e, i], infected[e, i]
+        r, v, previous_deaths = recovered[e, i], vaccinated[e, i], deaths[e, i]
+        h_index, e_index = health_index[e, i], economic_index[e, i]
+        p_health, p_economic = planner_health_index[e], planner_economic_index[e]
+        for n in range(tid, N_FILTERS, NT):
+            un = uint32(n)
+            s_filters[un // UK, un % UK] = filter_state[e, un // UK, un % UK]
+        cuda.syncthreads()  # the filters are in shared memory
+        if tid < A:
+            # ControlUSStateOpenCloseStatus
+            level, cooldown = action, cooldown0
+            if not REAL:
+                level, cooldown = open_close_step(action, previous_level, cooldown0, t)
+                if cooldown != cooldown0:
+                    cooldown_until[e, i] = cooldown
+            if level != previous_level or first_step:
+                stringency_level[e, i] = level
+            indicator = float32(level) / F_LEVELS
+            if H_POL:
+                s_obs[i, S_POL] = indicator
+            if OP_POL >= 0:
+                observations_p[e, 0, U_OP_POL + i] = indicator
+            allowed = ONE if REAL else open_close_action_mask(t, cooldown)
+            allowed_before = ONE if REAL else open_close_action_mask(t - 1, cooldown0)
+            if allowed != allowed_before or first_step:
+                action_mask_a[e, i, 0] = ONE
+                for j in range(1, NA_A):
+                    action_mask_a[e, i, j] = allowed
+            # FederalGovernmentSubsidy (the level is the block's; the planner stores it)
+            amount = subsidy_amounts(level_p, max_daily_subsidy_per_state[i])
+            if subsidy_changed or first_step:
+                subsidy[e, i] = amount
+            if H_SUBL:
+                s_obs[i, S_SUBL] = subsidy_level_observation(level_p)
+            if H_SUBT:
+                s_obs[i, S_SUBT] = t_until_next_subsidy(t)
+            # VaccinationCampaign (the scenario uses up the day's vaccines)
+            vaccines = vaccines0 + vaccination_step(t, num_vaccines_per_delivery[i])
+            if H_VACT:
+                s_obs[i, S_VACT] = time_until_next_vaccines(t)
+            if H_VACR:
+                s_obs[i, S_VACR] = next_vaccination_rate(t)
+            if vaccines0 != ZERO:
+                vaccines_available[e, i] = ZERO
+            # The scenario: SIR, unemployment, economy
+            pop = population[i]
+            new_s, new_i, new_r, new_v, total_deaths, beta = sir_step(
+                s, inf, r, v, vaccines, float32(lagged_level), beta_intercepts[i],
+                beta_slopes[i], beta_intercept_modulation[e], beta_slope_modulation[e], pop,
+            )  # fmt: skip
+            nd = new_deaths_step(t, inf, r, v, previous_deaths)
+            new_deaths[e, i] = nd
+            susceptible[e, i], infected[e, i], recovered[e, i] = new_s, new_i, new_r
+            vaccinated[e, i], deaths[e, i] = new_v, total_deaths
+            hist[e, today, i] = level
+            unemp = staged_unemployment_step(
+                s_filters, i, level - previous_day_level, window_new - window_old,
+                filter_decay, window_decay, filter_weights, unemployment_bias[i],
+                unemployment_modulation[e], pop,
+            )  # fmt: skip
+            unemployed[e, i] = unemp
+            prod = economy_step(pop, new_i, total_deaths, unemp)
+            post = prod + amount
+            productivity[e, i] = prod
+            postsubsidy_productivity[e, i] = post
+            # Scenario observations (world-agent_index: constant, stored with its sectors)
+            stage_agent_state(s_obs, observations_p, e, i, 0, new_s / pop)
+            stage_agent_state(s_obs, observations_p, e, i, 1, new_i / pop)
+            stage_agent_state(s_obs, observations_p, e, i, 2, new_r / pop)
+            stage_agent_state(s_obs, observations_p, e, i, 3, total_deaths / pop)
+            stage_agent_state(s_obs, observations_p, e, i, 4, new_v / pop)
+            stage_agent_state(s_obs, observations_p, e, i, 5, unemp / pop)
+            post_obs = post / maximum_productivity[i]
+            lagged_obs = float32(lagged_obs_level if BETA_DELAY > 1 else level) / F_LEVELS
+            if H_POST:
+                s_obs[i, S_POST] = post_obs
+            if OP_POST >= 0:
+                observations_p[e, 0, U_OP_POST + i] = post_obs
+            if H_LAG:
+                s_obs[i, S_LAG] = lagged_obs
+            if OP_LAG >= 0:
+                observations_p[e, 0, U_OP_LAG + i] = lagged_obs
+            if H_TIME:
+                s_obs[i, S_TIME] = float32(t) / F_L
+            # The state's reward
+            health, economic = agent_indices(
+                nd, post, agents_health_norm[i], agents_economic_norm[i], min_agent_health[i],
+                max_agent_health[i], min_agent_economic[i], max_agent_economic[i],
+            )  # fmt: skip
+            health_index[e, i] = h_index + health
+            economic_index[e, i] = e_index + economic
+            rewards_a[e, i] = get_rew(health, economic, agent_health_weightage[i]) / NORM
+            s_sums[0, i], s_sums[1, i], s_sums[2, i] = nd, post, amount
+        mask_p = subsidy_action_mask(t)
+        if mask_p != subsidy_action_mask(t - 1) or first_step:
+            for j in range(tid, NA_P, NT):
+                action_mask_p[e, 0, uint32(j)] = ONE if j == 0 else mask_p
+        cuda.syncthreads()  # staged observations, filters and the planner's inputs are complete
+        if tid == A:
+            sum_deaths, sum_post, sum_subsidy = ZERO, ZERO, ZERO
+            for k in range(A):  # fixed order: deterministic
+                sum_deaths += s_sums[0, k]
+                sum_post += s_sums[1, k]
+                sum_subsidy += s_sums[2, k]
+            if subsidy_changed:
+                subsidy_level[e] = level_p
+            if OP_SUBL >= 0:
+                observations_p[e, 0, OP_SUBL] = subsidy_level_observation(level_p)
+            if OP_SUBT >= 0:
+                observations_p[e, 0, OP_SUBT] = t_until_next_subsidy(t)
+            if OP_VACT >= 0:
+                observations_p[e, 0, OP_VACT] = time_until_next_vaccines(t)
+            if OP_VACR >= 0:
+                observations_p[e, 0, OP_VACR] = next_vaccination_rate(t)
+            if OP_TIME >= 0:
+                observations_p[e, 0, OP_TIME] = float32(t) / F_L
+            health, economic = planner_indices(sum_deaths, sum_post, sum_subsidy)
+            planner_health_index[e] = p_health + health
+            planner_economic_index[e] = p_economic + economic
+            rewards_p[e, 0] = get_rew(health, economic, P_W) / NORM
+        flush_observation_sectors_a(observations_a, s_obs, e, tid)
+        for n in range(tid, N_FILTERS, NT):
+            un = uint32(n)
+            filter_state[e, un // UK, un % UK] = s_filters[un // UK, un % UK]
+
+    return {"fused_step_body": fused_step_body}
