@@ -113,15 +113,21 @@ def make_numba_kernels(constants: dict[str, int | float]) -> dict:
     """``{kernel name: @cuda.jit kernel}`` for these compile-time constants (cached)."""
     key = tuple(sorted(constants.items()))
     if key not in _CACHE:
-        c = dict(constants)
-        namespace = {"cuda": cuda, **component_device_functions(c), **_device_functions(c)}
-        namespace.update(fused_device_functions(c, namespace))
+        namespace = {"cuda": cuda, **device_functions(constants)}
         kernels = {}
         for name in (*STEP_KERNELS, FUSED_KERNEL):
             exec(compile(kernel_source(name), f"<covid19_numba:{name}>", "exec"), namespace)
             kernels[name] = cuda.jit(namespace[name])
         _CACHE[key] = kernels
     return _CACHE[key]
+
+
+def device_functions(constants: dict[str, int | float]) -> dict:
+    """Every device function and kernel body by name (components, scenario, fused step)."""
+    c = dict(constants)
+    functions = {**component_device_functions(c), **_device_functions(c)}
+    functions.update(fused_device_functions(c, functions))
+    return functions
 
 
 def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device function)
