@@ -44,7 +44,7 @@ from ai_economist.foundation.scenarios.covid19.gpu_state import (
     STEP_KERNELS,
     covid_state_fields,
 )
-from ai_economist.warp_drive.errors import require_numba_cuda
+from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
 
@@ -117,9 +117,20 @@ def make_numba_kernels(constants: dict[str, int | float]) -> dict:
         kernels = {}
         for name in (*STEP_KERNELS, FUSED_KERNEL):
             exec(compile(kernel_source(name), f"<covid19_numba:{name}>", "exec"), namespace)
-            kernels[name] = cuda.jit(namespace[name])
+            kernels[name] = cuda.jit(**jit_options(name, constants))(namespace[name])
         _CACHE[key] = kernels
     return _CACHE[key]
+
+
+def jit_options(name: str, constants: dict[str, int | float]) -> dict:
+    """``cuda.jit`` options of kernel ``name``: with ``COVID_FUSED_TARGET_WARPS`` among the
+    constants (the backend's ``kernel_defines``), the fused kernel gets launch bounds for that
+    many warps per SM, like CUDA C's ``__launch_bounds__``; none in the simulator."""
+    warps = int(constants.get("COVID_FUSED_TARGET_WARPS", 0))
+    if name != FUSED_KERNEL or warps <= 0 or cudasim_enabled():
+        return {}
+    threads = int(constants["NUM_AGENTS"]) + 1
+    return {"launch_bounds": (threads, max(1, warps // -(-threads // 32)))}
 
 
 def device_functions(constants: dict[str, int | float]) -> dict:

@@ -53,7 +53,8 @@ class CovidGpuBackend:
         fused_step: let ``step()`` launch the single fused kernel instead of five.
         source: another kernel source (a .cu build file, or a Numba module).
         kernel_defines: extra ``-D`` defines for nvcc (pycuda), e.g.
-            ``{"COVID_FUSED_TARGET_WARPS": 48}`` to tune the fused kernel's occupancy.
+            ``{"COVID_FUSED_TARGET_WARPS": 48}`` to tune the fused kernel's occupancy; Numba
+            reads ``COVID_FUSED_TARGET_WARPS`` too (launch bounds of its fused kernel).
     """
 
     BACKENDS: tuple[str, ...] = ("pycuda", "numba")
@@ -153,7 +154,7 @@ class CovidGpuBackend:
         from ai_economist.warp_drive.state import numba_arg
 
         module = importlib.import_module(self.source or NUMBA_SOURCE)
-        kernels = module.make_numba_kernels(self.constants)
+        kernels = module.make_numba_kernels({**self.constants, **self.kernel_defines})
         self._numba_kernels = kernels
         args = tuple(numba_arg(self.tensor(f.name)) for f in self.spec)
         self._numba_args = args

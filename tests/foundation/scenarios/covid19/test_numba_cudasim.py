@@ -252,3 +252,19 @@ def test_sector_columns(dim, agent_index, expected):
     from ai_economist.foundation.scenarios.covid19.covid19_numba_fused import sector_columns
 
     assert sector_columns(dim, agent_index, 51) == expected
+
+
+def test_fused_kernel_launch_bounds_follow_the_target_warps(monkeypatch):
+    """COVID_FUSED_TARGET_WARPS (a kernel define) -> launch bounds of the fused kernel only, as
+    CUDA C's __launch_bounds__(NUM_THREADS, target / warps per block); none by default."""
+    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+
+    monkeypatch.setattr(covid19_numba, "cudasim_enabled", lambda: False)
+    fused, other = covid19_numba.FUSED_KERNEL, covid19_numba.STEP_KERNELS[0]
+    target = {"NUM_AGENTS": 51, "COVID_FUSED_TARGET_WARPS": 32}
+    assert covid19_numba.jit_options(fused, target) == {"launch_bounds": (52, 16)}
+    assert covid19_numba.jit_options(fused, {**target, "NUM_AGENTS": 20}) == {
+        "launch_bounds": (21, 32)
+    }
+    assert covid19_numba.jit_options(other, target) == {}
+    assert covid19_numba.jit_options(fused, {"NUM_AGENTS": 51}) == {}
