@@ -18,9 +18,9 @@ numpy names of ``dynamics.py``).  It follows the CUDA C fused kernel's memory sc
   which otherwise costs a compare, a select and a 64-bit add per index and dimension; the
   ring-buffer slots are derived from today's slot without further divisions.
 
-The planner sums over the states are added in state order by the planner thread, in float32,
-after the block's second and last barrier (CUDA C uses a warp-shuffle tree: the simulator has
-no shuffles); both orders are fixed, so results are deterministic.
+The planner sums over the states use warp shuffles and one barrier on a GPU (as CUDA C's
+``block_sum3``); Numba's CUDA simulator has no shuffles, so there the planner thread adds the
+states' values in state order. Both orders are fixed, so results are deterministic.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 from numba import float32, uint32
 
 from ai_economist.foundation.components.covid19_components_numba import observation_offsets
-from ai_economist.warp_drive.errors import require_numba_cuda
+from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
 
@@ -134,7 +134,33 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
     agent_indices, planner_indices = fns["agent_indices"], fns["planner_indices"]
     U_OP_POL, U_OP_POST, U_OP_LAG = U(max(OP_POL, 0)), U(max(OP_POST, 0)), U(max(OP_LAG, 0))
     U_AI, U_AI_END = U(max(AI, 0)), U(max(AI, 0) + A)
+    # Planner sums: warp shuffles on a GPU (as CUDA C's block_sum3), then the warps' partial
+    # sums in warp order; the simulator has no shuffles: there the planner adds the states'
+    # values in state order. Both orders are fixed: deterministic.
+    SHUFFLES = not cudasim_enabled()
+    N_WARPS = -(-NT // 32)
+    N_PARTS = N_WARPS if SHUFFLES else A
+    LAST_LANES = NT - 32 * (N_WARPS - 1)
+    FULL_MASK, LAST_MASK = 0xFFFFFFFF, (1 << LAST_LANES) - 1
     jit = cuda.jit(device=True)
+
+    @jit
+    def warp_sum3(tid, a, b, c):
+        """a, b, c summed over the lanes of tid's warp (valid in lane 0)."""
+        lane, warp = tid % 32, tid // 32
+        lanes = 32 if warp < N_WARPS - 1 else LAST_LANES
+        mask = FULL_MASK if warp < N_WARPS - 1 else LAST_MASK
+        offset = 16
+        while offset > 0:
+            other_a = cuda.shfl_down_sync(mask, a, offset)
+            other_b = cuda.shfl_down_sync(mask, b, offset)
+            other_c = cuda.shfl_down_sync(mask, c, offset)
+            if lane + offset < lanes:
+                a += other_a
+                b += other_b
+                c += other_c
+            offset //= 2
+        return a, b, c
 
     @jit
     def slot_back(today, back_days):
@@ -200,8 +226,9 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
                         action_mask_p):  # fmt: skip
         s_obs = cuda.shared.array((A, DYN), float32)
         s_filters = cuda.shared.array((A, K), float32)
-        s_sums = cuda.shared.array((3, A), float32)
+        s_sums = cuda.shared.array((3, N_PARTS), float32)
         first_step = t == 1
+        nd, post, amount = ZERO, ZERO, ZERO  # the planner's inputs (0 from the planner thread)
         e = uint32(env)
         i = uint32(min(tid, A - 1))  # the planner thread loads state A - 1's values, unused
         # ---- loads (the block's values are read by every thread: one broadcast per warp)
@@ -313,15 +340,21 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             health_index[e, i] = h_index + health
             economic_index[e, i] = e_index + economic
             rewards_a[e, i] = get_rew(health, economic, agent_health_weightage[i]) / NORM
-            s_sums[0, i], s_sums[1, i], s_sums[2, i] = nd, post, amount
+            if not SHUFFLES:
+                s_sums[0, i], s_sums[1, i], s_sums[2, i] = nd, post, amount
         mask_p = subsidy_action_mask(t)
         if mask_p != subsidy_action_mask(t - 1) or first_step:
             for j in range(tid, NA_P, NT):
                 action_mask_p[e, 0, uint32(j)] = ONE if j == 0 else mask_p
+        if SHUFFLES:  # each warp's sums, by lane 0
+            nd, post, amount = warp_sum3(tid, nd, post, amount)
+            if tid % 32 == 0:
+                w = uint32(tid // 32)
+                s_sums[0, w], s_sums[1, w], s_sums[2, w] = nd, post, amount
         cuda.syncthreads()  # staged observations, filters and the planner's inputs are complete
         if tid == A:
             sum_deaths, sum_post, sum_subsidy = ZERO, ZERO, ZERO
-            for k in range(A):  # fixed order: deterministic
+            for k in range(N_PARTS):  # fixed order: deterministic
                 sum_deaths += s_sums[0, k]
                 sum_post += s_sums[1, k]
                 sum_subsidy += s_sums[2, k]
