@@ -81,8 +81,10 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
     WRITE = HEAD + DIM - TAIL  # stored columns of a row
     N_FILTERS = A * K
     U = np.uint32  # unsigned constants keep index arithmetic unsigned (no wraparound code)
-    UA, UK, UH, UWRITE, UHEAD = U(A), U(K), U(c["HISTORY_LEN"]), U(WRITE), U(HEAD)
+    UA, UK, UH, UHEAD = U(A), U(K), U(c["HISTORY_LEN"]), U(HEAD)
     U_SHIFT = U(TAIL - HEAD)  # stored column w >= HEAD is column w + TAIL - HEAD
+    COLS_PER_PASS = min(WRITE, NT)  # observation columns and rows the block stores at once
+    ROWS_PER_PASS = NT // COLS_PER_PASS
 
     def back(days: int) -> np.uint32:  # today's slot + back(d) (mod H) is slot of t - d
         return U((-days) % int(c["HISTORY_LEN"]))
@@ -193,20 +195,26 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             observations_p[env, 0, uint32(OP_STATE + k * A) + i] = value
 
     @jit
+    def observation_value(stage, i, col):
+        """Agent i's stored value of column col: staged, or the constant one-hot."""
+        if AI >= 0 and col >= U_AI and col < U_AI_END:
+            return ONE if col == i + U_AI else ZERO  # world-agent_index (np.eye)
+        if AI >= 0 and col > U_AI:
+            return stage[i, col - UA]
+        return stage[i, col]
+
+    @jit
     def flush_observation_sectors_a(observations_a, stage, env, tid):
-        """All threads: store columns [0, HEAD) and [TAIL, DIM) of every agent's row."""
-        for e in range(tid, A * WRITE, NT):
-            ue = uint32(e)
-            i = ue // UWRITE
-            w = ue - i * UWRITE
-            col = w if w < UHEAD else w + U_SHIFT
-            if AI >= 0 and col >= U_AI and col < U_AI_END:
-                value = ONE if col == i + U_AI else ZERO  # world-agent_index (np.eye)
-            elif AI >= 0 and col > U_AI:
-                value = stage[i, col - UA]
-            else:
-                value = stage[i, col]
-            observations_a[env, i, col] = value
+        """All threads: store columns [0, HEAD) and [TAIL, DIM) of every agent's row, with
+        consecutive threads on consecutive columns (whole sectors per warp); a thread keeps
+        its column(s) and walks down the rows, ROWS_PER_PASS rows a pass."""
+        if tid < ROWS_PER_PASS * COLS_PER_PASS:
+            for w in range(tid % COLS_PER_PASS, WRITE, COLS_PER_PASS):
+                uw = uint32(w)
+                col = uw if uw < UHEAD else uw + U_SHIFT
+                for i in range(tid // COLS_PER_PASS, A, ROWS_PER_PASS):
+                    ui = uint32(i)
+                    observations_a[env, ui, col] = observation_value(stage, ui, col)
 
     @jit
     def fused_step_body(env, tid, t, stringency_level, cooldown_until, sampled_actions_a,
