@@ -11,7 +11,8 @@ the SAME names as the CUDA C ones (so a backend launches both by one list of nam
 
 Launch with ``[num_envs, num_agents + 1]``: one block per env, thread i < A is US state i, the
 last thread is the planner.  Every kernel takes ALL declared arrays (``gpu_state``), in
-declaration order: the parameter list is generated from the declaration, never kept by hand.
+declaration order: the parameter list is generated from the declaration, never kept by hand;
+the kernels of ``FLAT_KERNELS`` take them flattened to 1-D (``array.reshape(-1)``).
 Device functions carry the names of the numpy functions in ``dynamics.py`` and of the CUDA C
 device functions; they close over the compile-time constants (frozen into the compiled code).
 
@@ -89,6 +90,9 @@ _KERNEL_BODIES = {
     "CudaComputeReward": ("reward_kernel_body", "commit_timestep"),
     FUSED_KERNEL: ("fused_step_body", "commit_timestep"),
 }
+#: Kernels that take every declared array flattened to 1-D (C order, same memory): they index
+#: with compile-time row lengths, as CUDA C does, instead of Numba's per-array runtime shapes.
+FLAT_KERNELS = (FUSED_KERNEL,)
 _CACHE: dict[tuple, dict] = {}
 
 

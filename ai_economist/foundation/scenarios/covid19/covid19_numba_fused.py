@@ -134,8 +134,22 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
     sir_step, new_deaths_step, softplus = fns["sir_step"], fns["new_deaths_step"], fns["softplus"]
     economy_step, get_rew = fns["economy_step"], fns["get_rew"]
     agent_indices, planner_indices = fns["agent_indices"], fns["planner_indices"]
-    U_OP_POL, U_OP_POST, U_OP_LAG = U(max(OP_POL, 0)), U(max(OP_POST, 0)), U(max(OP_LAG, 0))
+    UO = {k: U(max(v, 0)) for k, v in OP.items()}  # planner columns (used where present)
+    U_OP_POL, U_OP_POST, U_OP_LAG = (
+        UO["POLICY_INDICATORS"],
+        UO["POSTSUBSIDY_PRODUCTIVITY"],
+        UO["LAGGED_STRINGENCY_LEVEL"],
+    )
+    U_OP_SUBL, U_OP_SUBT = UO["CURRENT_SUBSIDY_LEVEL"], UO["T_UNTIL_NEXT_SUBSIDY"]
+    U_OP_VACT, U_OP_VACR, U_OP_TIME = (
+        UO["T_UNTIL_NEXT_VACCINES"],
+        UO["NEXT_VACCINATION_RATE"],
+        UO["TIME"],
+    )
+    U_OP_STATE = UO["AGENT_STATE"]
     U_AI, U_AI_END = U(max(AI, 0)), U(max(AI, 0) + A)
+    U_DIM, U_DIM_P = U(DIM), U(c["OBS_P_DIM"])  # row lengths of the flat arrays
+    U_NA_A, U_NA_P, U_NF = U(NA_A), U(NA_P), U(N_FILTERS)
     # Planner sums: warp shuffles on a GPU (as CUDA C's block_sum3), then the warps' partial
     # sums in warp order; the simulator has no shuffles: there the planner adds the states'
     # values in state order. Both orders are fixed: deterministic.
@@ -171,6 +185,16 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
         return slot - UH if slot >= UH else slot
 
     @jit
+    def history_at(e, slot, i):
+        """Flat index of (env, ring-buffer slot, state) in stringency_history."""
+        return (e * UH + slot) * UA + i
+
+    @jit
+    def obs_p_at(e, col):
+        """Flat index of column col of env e's planner observation."""
+        return e * U_DIM_P + col
+
+    @jit
     def staged_unemployment_step(filters, i, new_delta, dropped_delta, filter_decay,
                                  window_decay, filter_weights, bias, modulation,
                                  population):  # fmt: skip
@@ -178,21 +202,21 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
         signal = ZERO
         for k in range(K):
             value = (
-                filters[i, k] * filter_decay[k]
+                filters[i * UK + uint32(k)] * filter_decay[k]
                 + float32(new_delta)
                 - window_decay[k] * float32(dropped_delta)
             )
-            filters[i, k] = value
-            signal += value * filter_weights[i, k]
+            filters[i * UK + uint32(k)] = value
+            signal += value * filter_weights[i * UK + uint32(k)]
         return (softplus(signal * modulation) + bias) * population / F100
 
     @jit
-    def stage_agent_state(stage, observations_p, env, i, k, value):
+    def stage_agent_state(stage, observations_p, e, i, k, value):
         """world-agent_state column k (agent: staged; planner: stored, coalesced over i)."""
         if H_STATE:
             stage[i, S_STATE + k] = value
         if OP_STATE >= 0:
-            observations_p[env, 0, uint32(OP_STATE + k * A) + i] = value
+            observations_p[obs_p_at(e, U_OP_STATE + uint32(k * A) + i)] = value
 
     @jit
     def observation_value(stage, i, col):
@@ -204,7 +228,7 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
         return stage[i, col]
 
     @jit
-    def flush_observation_sectors_a(observations_a, stage, env, tid):
+    def flush_observation_sectors_a(observations_a, stage, e, tid):
         """All threads: store columns [0, HEAD) and [TAIL, DIM) of every agent's row, with
         consecutive threads on consecutive columns (whole sectors per warp); a thread keeps
         its column(s) and walks down the rows, ROWS_PER_PASS rows a pass."""
@@ -214,7 +238,8 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
                 col = uw if uw < UHEAD else uw + U_SHIFT
                 for i in range(tid // COLS_PER_PASS, A, ROWS_PER_PASS):
                     ui = uint32(i)
-                    observations_a[env, ui, col] = observation_value(stage, ui, col)
+                    value = observation_value(stage, ui, col)
+                    observations_a[(e * UA + ui) * U_DIM + col] = value
 
     @jit
     def fused_step_body(env, tid, t, stringency_level, cooldown_until, sampled_actions_a,
@@ -233,36 +258,36 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
                         agent_health_weightage, observations_a, observations_p, action_mask_a,
                         action_mask_p):  # fmt: skip
         s_obs = cuda.shared.array((A, DYN), float32)
-        s_filters = cuda.shared.array((A, K), float32)
+        s_filters = cuda.shared.array(N_FILTERS, float32)
         s_sums = cuda.shared.array((3, N_PARTS), float32)
         first_step = t == 1
         nd, post, amount = ZERO, ZERO, ZERO  # the planner's inputs (0 from the planner thread)
         e = uint32(env)
         i = uint32(min(tid, A - 1))  # the planner thread loads state A - 1's values, unused
+        ai = e * UA + i  # flat index of (env, state)
         # ---- loads (the block's values are read by every thread: one broadcast per warp)
         previous_subsidy_level = subsidy_level[e]
         if REAL:
             level_p = real_subsidy_levels[uint32(real_policy_row(t))]
-            action = real_policy_stringency[uint32(real_policy_row(t)), i]
+            action = real_policy_stringency[uint32(real_policy_row(t)) * UA + i]
         else:
-            level_p = subsidy_step(sampled_actions_p[e, 0], previous_subsidy_level, t)
-            action = sampled_actions_a[e, i]
+            level_p = subsidy_step(sampled_actions_p[e], previous_subsidy_level, t)
+            action = sampled_actions_a[ai]
         subsidy_changed = level_p != previous_subsidy_level
-        previous_level, cooldown0 = stringency_level[e, i], cooldown_until[e, i]
+        previous_level, cooldown0 = stringency_level[ai], cooldown_until[ai]
         hist = stringency_history
         today = uint32(history_slot(t))
-        lagged_level = hist[e, slot_back(today, B_LAG), i]
-        lagged_obs_level = hist[e, slot_back(today, B_LAG_OBS), i]
-        previous_day_level = hist[e, slot_back(today, B_DAY), i]
-        window_new = hist[e, slot_back(today, B_NEW), i]
-        window_old = hist[e, slot_back(today, B_OLD), i]
-        vaccines0, s, inf = vaccines_available[e, i], susceptible[e, i], infected[e, i]
-        r, v, previous_deaths = recovered[e, i], vaccinated[e, i], deaths[e, i]
-        h_index, e_index = health_index[e, i], economic_index[e, i]
+        lagged_level = hist[history_at(e, slot_back(today, B_LAG), i)]
+        lagged_obs_level = hist[history_at(e, slot_back(today, B_LAG_OBS), i)]
+        previous_day_level = hist[history_at(e, slot_back(today, B_DAY), i)]
+        window_new = hist[history_at(e, slot_back(today, B_NEW), i)]
+        window_old = hist[history_at(e, slot_back(today, B_OLD), i)]
+        vaccines0, s, inf = vaccines_available[ai], susceptible[ai], infected[ai]
+        r, v, previous_deaths = recovered[ai], vaccinated[ai], deaths[ai]
+        h_index, e_index = health_index[ai], economic_index[ai]
         p_health, p_economic = planner_health_index[e], planner_economic_index[e]
         for n in range(tid, N_FILTERS, NT):
-            un = uint32(n)
-            s_filters[un // UK, un % UK] = filter_state[e, un // UK, un % UK]
+            s_filters[uint32(n)] = filter_state[e * U_NF + uint32(n)]
         cuda.syncthreads()  # the filters are in shared memory
         if tid < A:
             # ControlUSStateOpenCloseStatus
@@ -270,24 +295,24 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             if not REAL:
                 level, cooldown = open_close_step(action, previous_level, cooldown0, t)
                 if cooldown != cooldown0:
-                    cooldown_until[e, i] = cooldown
+                    cooldown_until[ai] = cooldown
             if level != previous_level or first_step:
-                stringency_level[e, i] = level
+                stringency_level[ai] = level
             indicator = float32(level) / F_LEVELS
             if H_POL:
                 s_obs[i, S_POL] = indicator
             if OP_POL >= 0:
-                observations_p[e, 0, U_OP_POL + i] = indicator
+                observations_p[obs_p_at(e, U_OP_POL + i)] = indicator
             allowed = ONE if REAL else open_close_action_mask(t, cooldown)
             allowed_before = ONE if REAL else open_close_action_mask(t - 1, cooldown0)
             if allowed != allowed_before or first_step:
-                action_mask_a[e, i, 0] = ONE
+                action_mask_a[ai * U_NA_A] = ONE
                 for j in range(1, NA_A):
-                    action_mask_a[e, i, j] = allowed
+                    action_mask_a[ai * U_NA_A + uint32(j)] = allowed
             # FederalGovernmentSubsidy (the level is the block's; the planner stores it)
             amount = subsidy_amounts(level_p, max_daily_subsidy_per_state[i])
             if subsidy_changed or first_step:
-                subsidy[e, i] = amount
+                subsidy[ai] = amount
             if H_SUBL:
                 s_obs[i, S_SUBL] = subsidy_level_observation(level_p)
             if H_SUBT:
@@ -299,7 +324,7 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             if H_VACR:
                 s_obs[i, S_VACR] = next_vaccination_rate(t)
             if vaccines0 != ZERO:
-                vaccines_available[e, i] = ZERO
+                vaccines_available[ai] = ZERO
             # The scenario: SIR, unemployment, economy
             pop = population[i]
             new_s, new_i, new_r, new_v, total_deaths, beta = sir_step(
@@ -307,20 +332,20 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
                 beta_slopes[i], beta_intercept_modulation[e], beta_slope_modulation[e], pop,
             )  # fmt: skip
             nd = new_deaths_step(t, inf, r, v, previous_deaths)
-            new_deaths[e, i] = nd
-            susceptible[e, i], infected[e, i], recovered[e, i] = new_s, new_i, new_r
-            vaccinated[e, i], deaths[e, i] = new_v, total_deaths
-            hist[e, today, i] = level
+            new_deaths[ai] = nd
+            susceptible[ai], infected[ai], recovered[ai] = new_s, new_i, new_r
+            vaccinated[ai], deaths[ai] = new_v, total_deaths
+            hist[history_at(e, today, i)] = level
             unemp = staged_unemployment_step(
                 s_filters, i, level - previous_day_level, window_new - window_old,
                 filter_decay, window_decay, filter_weights, unemployment_bias[i],
                 unemployment_modulation[e], pop,
             )  # fmt: skip
-            unemployed[e, i] = unemp
+            unemployed[ai] = unemp
             prod = economy_step(pop, new_i, total_deaths, unemp)
             post = prod + amount
-            productivity[e, i] = prod
-            postsubsidy_productivity[e, i] = post
+            productivity[ai] = prod
+            postsubsidy_productivity[ai] = post
             # Scenario observations (world-agent_index: constant, stored with its sectors)
             stage_agent_state(s_obs, observations_p, e, i, 0, new_s / pop)
             stage_agent_state(s_obs, observations_p, e, i, 1, new_i / pop)
@@ -333,11 +358,11 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             if H_POST:
                 s_obs[i, S_POST] = post_obs
             if OP_POST >= 0:
-                observations_p[e, 0, U_OP_POST + i] = post_obs
+                observations_p[obs_p_at(e, U_OP_POST + i)] = post_obs
             if H_LAG:
                 s_obs[i, S_LAG] = lagged_obs
             if OP_LAG >= 0:
-                observations_p[e, 0, U_OP_LAG + i] = lagged_obs
+                observations_p[obs_p_at(e, U_OP_LAG + i)] = lagged_obs
             if H_TIME:
                 s_obs[i, S_TIME] = float32(t) / F_L
             # The state's reward
@@ -345,15 +370,15 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
                 nd, post, agents_health_norm[i], agents_economic_norm[i], min_agent_health[i],
                 max_agent_health[i], min_agent_economic[i], max_agent_economic[i],
             )  # fmt: skip
-            health_index[e, i] = h_index + health
-            economic_index[e, i] = e_index + economic
-            rewards_a[e, i] = get_rew(health, economic, agent_health_weightage[i]) / NORM
+            health_index[ai] = h_index + health
+            economic_index[ai] = e_index + economic
+            rewards_a[ai] = get_rew(health, economic, agent_health_weightage[i]) / NORM
             if not SHUFFLES:
                 s_sums[0, i], s_sums[1, i], s_sums[2, i] = nd, post, amount
         mask_p = subsidy_action_mask(t)
         if mask_p != subsidy_action_mask(t - 1) or first_step:
             for j in range(tid, NA_P, NT):
-                action_mask_p[e, 0, uint32(j)] = ONE if j == 0 else mask_p
+                action_mask_p[e * U_NA_P + uint32(j)] = ONE if j == 0 else mask_p
         if SHUFFLES:  # each warp's sums, by lane 0
             nd, post, amount = warp_sum3(tid, nd, post, amount)
             if tid % 32 == 0:
@@ -369,22 +394,21 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             if subsidy_changed:
                 subsidy_level[e] = level_p
             if OP_SUBL >= 0:
-                observations_p[e, 0, OP_SUBL] = subsidy_level_observation(level_p)
+                observations_p[obs_p_at(e, U_OP_SUBL)] = subsidy_level_observation(level_p)
             if OP_SUBT >= 0:
-                observations_p[e, 0, OP_SUBT] = t_until_next_subsidy(t)
+                observations_p[obs_p_at(e, U_OP_SUBT)] = t_until_next_subsidy(t)
             if OP_VACT >= 0:
-                observations_p[e, 0, OP_VACT] = time_until_next_vaccines(t)
+                observations_p[obs_p_at(e, U_OP_VACT)] = time_until_next_vaccines(t)
             if OP_VACR >= 0:
-                observations_p[e, 0, OP_VACR] = next_vaccination_rate(t)
+                observations_p[obs_p_at(e, U_OP_VACR)] = next_vaccination_rate(t)
             if OP_TIME >= 0:
-                observations_p[e, 0, OP_TIME] = float32(t) / F_L
+                observations_p[obs_p_at(e, U_OP_TIME)] = float32(t) / F_L
             health, economic = planner_indices(sum_deaths, sum_post, sum_subsidy)
             planner_health_index[e] = p_health + health
             planner_economic_index[e] = p_economic + economic
-            rewards_p[e, 0] = get_rew(health, economic, P_W) / NORM
+            rewards_p[e] = get_rew(health, economic, P_W) / NORM
         flush_observation_sectors_a(observations_a, s_obs, e, tid)
         for n in range(tid, N_FILTERS, NT):
-            un = uint32(n)
-            filter_state[e, un // UK, un % UK] = s_filters[un // UK, un % UK]
+            filter_state[e * U_NF + uint32(n)] = s_filters[uint32(n)]
 
     return {"fused_step_body": fused_step_body}

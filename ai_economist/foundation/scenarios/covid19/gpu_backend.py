@@ -157,9 +157,13 @@ class CovidGpuBackend:
         kernels = module.make_numba_kernels({**self.constants, **self.kernel_defines})
         self._numba_kernels = kernels
         args = tuple(numba_arg(self.tensor(f.name)) for f in self.spec)
+        flat = tuple(numba_arg(self.tensor(f.name).reshape(-1)) for f in self.spec)
+        flat_kernels = getattr(module, "FLAT_KERNELS", ())  # take 1-D views of every array
         self._numba_args = args
         self._launch = {  # argument buffers packed once: one driver call a launch
-            name: bind_numba_launch(kernel, args, self.grid, self.block)
+            name: bind_numba_launch(
+                kernel, flat if name in flat_kernels else args, self.grid, self.block
+            )
             for name, kernel in kernels.items()
         }
         self._reset_done_launch = self._numba_reset_done

@@ -54,12 +54,14 @@ SCRIPT = textwrap.dedent(
     layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
     spec = gpu_state.covid_state_spec(params, comps, layout)
     constants = gpu_state.compile_time_constants(params, comps, layout, use_real_world_policies=real)
-    argtypes = tuple(
-        types.Array(numba.from_dtype(f.dtype), len(f.shape) + int(f.per_env), "C") for f in spec
-    )
+    from ai_economist.foundation.scenarios.covid19.covid19_numba import FLAT_KERNELS
+
+    def argtypes(name):
+        ndim = lambda f: 1 if name in FLAT_KERNELS else len(f.shape) + int(f.per_env)
+        return tuple(types.Array(numba.from_dtype(f.dtype), ndim(f), "C") for f in spec)
     fp64 = re.compile(r"= f(?:add|sub|mul|div) (?:[a-z]+ )*double|fpext float|call double")
     for name, kernel in make_numba_kernels(constants).items():
-        cres = compiler.compile_cuda(kernel.py_func, types.void, argtypes, cc=(9, 0))
+        cres = compiler.compile_cuda(kernel.py_func, types.void, argtypes(name), cc=(9, 0))
         print("lowered", name, "fp64", len(fp64.findall(cres.library.get_llvm_str())))
     """
 ).replace("SKIP", str(SKIP))
