@@ -14,9 +14,12 @@ numpy names of ``dynamics.py``).  It follows the CUDA C fused kernel's memory sc
   sectors) by consecutive threads, not one 256-byte row per thread;
 * the unemployment filters are copied between global and shared memory contiguously;
 * float32 arithmetic throughout, as CUDA C (``float``);
+* every array arrives flattened to 1-D (``covid19_numba.FLAT_KERNELS``) and is indexed with
+  compile-time row lengths (``ai = env * NUM_AGENTS + i`` once, ``history_at``, ``obs_p_at``),
+  as CUDA C does, instead of a 64-bit multiply by each array's runtime shape;
 * unsigned array indices (``uint32``): Numba skips its negative-index wraparound for them,
-  which otherwise costs a compare, a select and a 64-bit add per index and dimension; the
-  ring-buffer slots are derived from today's slot without further divisions.
+  which otherwise costs a compare, a select and a 64-bit add per index; the ring-buffer
+  slots are derived from today's slot without further divisions.
 
 The planner sums over the states use warp shuffles and one barrier on a GPU (as CUDA C's
 ``block_sum3``); Numba's CUDA simulator has no shuffles, so there the planner thread adds the
