@@ -28,8 +28,6 @@ states' values in state order. Both orders are fixed, so results are determinist
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 from numba import float32, uint32
 
@@ -58,12 +56,6 @@ def sector_columns(obs_dim: int, agent_index: int, num_agents: int) -> tuple[int
     head = min(-(-agent_index // SECTOR_FLOATS) * SECTOR_FLOATS, onehot_end)
     tail = max(onehot_end // SECTOR_FLOATS * SECTOR_FLOATS, head)
     return head, tail
-
-
-def body_parameters(fn) -> list[str]:
-    """The array parameters of a kernel body (after ``env, tid, t``), from its signature."""
-    func = getattr(fn, "py_func", fn)
-    return list(inspect.signature(func).parameters)[3:]
 
 
 def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one closure per function)
@@ -95,7 +87,7 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
     B_LAG, B_LAG_OBS, B_DAY = back(BETA_DELAY), back(BETA_DELAY - 1), back(1)
     B_NEW, B_OLD = back(FILTER_LEN), back(FILTER_LEN + 1)
 
-    def dyn(col: int) -> int:  # staged index of dynamic column col (build time)
+    def dyn(col: int) -> int:  # staged index of dynamic column col; -1: not observed
         return col - A if (AI >= 0 and col > AI) else col
 
     S_POL, S_SUBL, S_SUBT = (
@@ -106,15 +98,6 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
     S_VACT, S_VACR = dyn(OA["T_UNTIL_NEXT_VACCINES"]), dyn(OA["NEXT_VACCINATION_RATE"])
     S_TIME, S_POST = dyn(OA["TIME"]), dyn(OA["POSTSUBSIDY_PRODUCTIVITY"])
     S_STATE, S_LAG = dyn(OA["AGENT_STATE"]), dyn(OA["LAGGED_STRINGENCY_LEVEL"])
-    HAS = {k: v >= 0 for k, v in OA.items()}
-    H_POL, H_SUBL, H_SUBT = (
-        HAS["POLICY_INDICATORS"],
-        HAS["CURRENT_SUBSIDY_LEVEL"],
-        HAS["T_UNTIL_NEXT_SUBSIDY"],
-    )
-    H_VACT, H_VACR = HAS["T_UNTIL_NEXT_VACCINES"], HAS["NEXT_VACCINATION_RATE"]
-    H_TIME, H_POST = HAS["TIME"], HAS["POSTSUBSIDY_PRODUCTIVITY"]
-    H_STATE, H_LAG = HAS["AGENT_STATE"], HAS["LAGGED_STRINGENCY_LEVEL"]
     OP_POL, OP_SUBL, OP_SUBT = (
         OP["POLICY_INDICATORS"],
         OP["CURRENT_SUBSIDY_LEVEL"],
@@ -216,7 +199,7 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
     @jit
     def stage_agent_state(stage, observations_p, e, i, k, value):
         """world-agent_state column k (agent: staged; planner: stored, coalesced over i)."""
-        if H_STATE:
+        if S_STATE >= 0:
             stage[i, S_STATE + k] = value
         if OP_STATE >= 0:
             observations_p[obs_p_at(e, U_OP_STATE + uint32(k * A) + i)] = value
@@ -302,7 +285,7 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             if level != previous_level or first_step:
                 stringency_level[ai] = level
             indicator = float32(level) / F_LEVELS
-            if H_POL:
+            if S_POL >= 0:
                 s_obs[i, S_POL] = indicator
             if OP_POL >= 0:
                 observations_p[obs_p_at(e, U_OP_POL + i)] = indicator
@@ -316,15 +299,15 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             amount = subsidy_amounts(level_p, max_daily_subsidy_per_state[i])
             if subsidy_changed or first_step:
                 subsidy[ai] = amount
-            if H_SUBL:
+            if S_SUBL >= 0:
                 s_obs[i, S_SUBL] = subsidy_level_observation(level_p)
-            if H_SUBT:
+            if S_SUBT >= 0:
                 s_obs[i, S_SUBT] = t_until_next_subsidy(t)
             # VaccinationCampaign (the scenario uses up the day's vaccines)
             vaccines = vaccines0 + vaccination_step(t, num_vaccines_per_delivery[i])
-            if H_VACT:
+            if S_VACT >= 0:
                 s_obs[i, S_VACT] = time_until_next_vaccines(t)
-            if H_VACR:
+            if S_VACR >= 0:
                 s_obs[i, S_VACR] = next_vaccination_rate(t)
             if vaccines0 != ZERO:
                 vaccines_available[ai] = ZERO
@@ -358,15 +341,15 @@ def fused_device_functions(c: dict, fns: dict) -> dict:  # noqa: C901  (one clos
             stage_agent_state(s_obs, observations_p, e, i, 5, unemp / pop)
             post_obs = post / maximum_productivity[i]
             lagged_obs = float32(lagged_obs_level if BETA_DELAY > 1 else level) / F_LEVELS
-            if H_POST:
+            if S_POST >= 0:
                 s_obs[i, S_POST] = post_obs
             if OP_POST >= 0:
                 observations_p[obs_p_at(e, U_OP_POST + i)] = post_obs
-            if H_LAG:
+            if S_LAG >= 0:
                 s_obs[i, S_LAG] = lagged_obs
             if OP_LAG >= 0:
                 observations_p[obs_p_at(e, U_OP_LAG + i)] = lagged_obs
-            if H_TIME:
+            if S_TIME >= 0:
                 s_obs[i, S_TIME] = float32(t) / F_L
             # The state's reward
             health, economic = agent_indices(
