@@ -59,7 +59,7 @@ def run_one(name: str, mode: str, num_envs: int, args, params, comps) -> dict:
     from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
 
     t0 = time.perf_counter()
-    defines = dict(d.split("=", 1) for d in args.define) if name == "pycuda" else {}
+    defines = dict(d.split("=", 1) for d in args.define)
     backend = CovidGpuBackend(
         params,
         comps,
@@ -120,7 +120,8 @@ def main(argv=None) -> None:
         action="append",
         default=[],
         metavar="NAME=INT",
-        help="extra nvcc define for the CUDA C kernels, e.g. COVID_FUSED_TARGET_WARPS=48",
+        help="extra nvcc define for the CUDA C kernels, e.g. COVID_FUSED_TARGET_WARPS=48 (which "
+        "also gives the Numba fused kernel launch bounds for that many warps per SM)",
     )
     args = parser.parse_args(argv)
 

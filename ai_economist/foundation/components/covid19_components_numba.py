@@ -6,9 +6,16 @@ names (``open_close_step``, ``open_close_action_mask``, ``subsidy_step``, ``subs
 ``subsidy_action_mask``, ``vaccination_step``, ``time_until_next_vaccines``) and the three
 kernel bodies the kernels of ``covid19_numba`` call.  Every body is called by all threads of
 the block (the subsidy body contains a barrier).
+
+Arithmetic is float32 as in CUDA C: the float constants are ``np.float32`` values and integers
+are cast with ``float32(...)`` before they meet a float (Numba promotes float32 op int64 and
+float32 op a Python float to float64).
 """
 
 from __future__ import annotations
+
+import numpy as np
+from numba import float32
 
 from ai_economist.warp_drive.errors import require_numba_cuda
 
@@ -30,7 +37,11 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
     COOLDOWN, INTERVAL = int(c["ACTION_COOLDOWN_PERIOD"]), int(c["SUBSIDY_INTERVAL"])
     SUB_LEVELS = int(c["NUM_SUBSIDY_LEVELS"])
     FIRST, DELIVERY = int(c["FIRST_DELIVERY_STEP"]), int(c["DELIVERY_INTERVAL"])
-    RATE = float(c["DAILY_VACCINES_PER_MILLION_PEOPLE"]) / 1e6
+    F = np.float32
+    ONE, ZERO = F(1.0), F(0.0)
+    F_LEVELS, F_SUB_LEVELS = F(LEVELS), F(SUB_LEVELS)
+    F_INTERVAL, F_DELIVERY = F(INTERVAL), F(DELIVERY)
+    RATE = F(F(c["DAILY_VACCINES_PER_MILLION_PEOPLE"]) / F(1e6))
     REAL = bool(c["USE_REAL_WORLD_POLICIES"])
     OA, OP = observation_offsets(c)
     OA_POL, OP_POL = OA["POLICY_INDICATORS"], OP["POLICY_INDICATORS"]
@@ -54,7 +65,7 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
 
     @jit
     def open_close_action_mask(t, cooldown_until):
-        return 1.0 if t >= cooldown_until else 0.0
+        return ONE if t >= cooldown_until else ZERO
 
     @jit
     def subsidy_step(planner_action, previous_level, t):
@@ -62,23 +73,35 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
 
     @jit
     def subsidy_amounts(subsidy_level, max_daily_subsidy):
-        return subsidy_level / SUB_LEVELS * max_daily_subsidy
+        return float32(subsidy_level) / F_SUB_LEVELS * max_daily_subsidy
 
     @jit
     def subsidy_action_mask(t):
-        return 1.0 if t % INTERVAL == 0 else 0.0
+        return ONE if t % INTERVAL == 0 else ZERO
+
+    @jit
+    def subsidy_level_observation(level):
+        return float32(level) / F_SUB_LEVELS
+
+    @jit
+    def t_until_next_subsidy(t):
+        return float32(INTERVAL - t % INTERVAL) / F_INTERVAL
 
     @jit
     def vaccination_step(t, num_vaccines_per_delivery):
         if t >= FIRST and t % DELIVERY == 0:
             return num_vaccines_per_delivery
-        return 0.0
+        return ZERO
 
     @jit
     def time_until_next_vaccines(t):
         if t < FIRST:
-            return min(1.0, (FIRST - (t + 1)) / DELIVERY) / DELIVERY
-        return (DELIVERY - (t + 1) % DELIVERY) / DELIVERY
+            return min(ONE, float32(FIRST - (t + 1)) / F_DELIVERY) / F_DELIVERY
+        return float32(DELIVERY - (t + 1) % DELIVERY) / F_DELIVERY
+
+    @jit
+    def next_vaccination_rate(t):
+        return RATE if t >= FIRST else ZERO
 
     @jit
     def open_close_kernel_body(env, tid, t, stringency_level, cooldown_until, sampled_actions_a,
@@ -95,13 +118,13 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
             )
             cooldown_until[env, tid] = cooldown
         stringency_level[env, tid] = level
-        indicator = level / LEVELS
+        indicator = float32(level) / F_LEVELS
         if OA_POL >= 0:
             observations_a[env, tid, OA_POL] = indicator
         if OP_POL >= 0:
             observations_p[env, 0, OP_POL + tid] = indicator
-        allowed = 1.0 if REAL else open_close_action_mask(t, cooldown)
-        action_mask_a[env, tid, 0] = 1.0
+        allowed = ONE if REAL else open_close_action_mask(t, cooldown)
+        action_mask_a[env, tid, 0] = ONE
         for j in range(1, NA_A):
             action_mask_a[env, tid, j] = allowed
 
@@ -114,8 +137,8 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
         else:
             level = subsidy_step(sampled_actions_p[env, 0], subsidy_level[env], t)
         cuda.syncthreads()  # every thread has read the previous level before the planner writes
-        level_obs = level / SUB_LEVELS
-        until_next = (INTERVAL - t % INTERVAL) / INTERVAL
+        level_obs = subsidy_level_observation(level)
+        until_next = t_until_next_subsidy(t)
         if tid < A:
             subsidy[env, tid] = subsidy_amounts(level, max_daily_subsidy_per_state[tid])
             if OA_SUBL >= 0:
@@ -130,13 +153,13 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
                 observations_p[env, 0, OP_SUBT] = until_next
         allowed = subsidy_action_mask(t)
         for j in range(tid, NA_P, cuda.blockDim.x):
-            action_mask_p[env, 0, j] = 1.0 if j == 0 else allowed
+            action_mask_p[env, 0, j] = ONE if j == 0 else allowed
 
     @jit
     def vaccination_kernel_body(env, tid, t, vaccines_available, num_vaccines_per_delivery,
                                 observations_a, observations_p):  # fmt: skip
         until_next = time_until_next_vaccines(t)
-        rate = RATE if t >= FIRST else 0.0
+        rate = next_vaccination_rate(t)
         if tid < A:
             vaccines_available[env, tid] += vaccination_step(t, num_vaccines_per_delivery[tid])
             if OA_VACT >= 0:
@@ -152,5 +175,6 @@ def component_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per
     return {
         name: fn
         for name, fn in locals().items()
-        if name.endswith(("_step", "_mask", "_amounts", "_vaccines", "_kernel_body"))
+        if name.endswith(("_step", "_mask", "_amounts", "_vaccines", "_kernel_body", "_row"))
+        or name in ("subsidy_level_observation", "t_until_next_subsidy", "next_vaccination_rate")
     }

@@ -29,7 +29,8 @@ static_assert(FILTER_LEN + 1 <= HISTORY_LEN, "the history must hold the filter w
 // ------------------------------------------------------------------ sector-complete obs stores
 // Agent observation rows are written in whole 8-float (32-byte) sectors when rows are
 // sector-aligned: columns [0, OBS_A_HEAD_END) and [OBS_A_TAIL_BEGIN, OBS_A_DIM), which cover
-// every dynamic column; one-hot columns inside them get their constant value.
+// every dynamic column; one-hot columns inside them get their constant value. Otherwise the
+// two ranges are exactly the dynamic columns before and after the one-hot block.
 #define COVID_SECTOR_FLOATS 8
 #if OBS_A_AGENT_INDEX >= 0 && OBS_A_DIM % COVID_SECTOR_FLOATS == 0
 #define OBS_A_ONEHOT_END (OBS_A_AGENT_INDEX + NUM_AGENTS)
@@ -39,8 +40,11 @@ static_assert(FILTER_LEN + 1 <= HISTORY_LEN, "the history must hold the filter w
 #define OBS_A_TAIL_BEGIN_RAW (OBS_A_ONEHOT_END / COVID_SECTOR_FLOATS * COVID_SECTOR_FLOATS)
 #define OBS_A_TAIL_BEGIN \
   (OBS_A_TAIL_BEGIN_RAW > OBS_A_HEAD_END ? OBS_A_TAIL_BEGIN_RAW : OBS_A_HEAD_END)
-#else  // no one-hot block, or unaligned rows: write exactly the dynamic columns
-#define OBS_A_HEAD_END OBS_A_DYN_DIM
+#elif OBS_A_AGENT_INDEX >= 0  // unaligned rows: exactly the dynamic columns around the one-hot
+#define OBS_A_HEAD_END OBS_A_AGENT_INDEX
+#define OBS_A_TAIL_BEGIN (OBS_A_AGENT_INDEX + NUM_AGENTS)
+#else  // no one-hot block: the whole row is dynamic
+#define OBS_A_HEAD_END OBS_A_DIM
 #define OBS_A_TAIL_BEGIN OBS_A_DIM
 #endif
 #define OBS_A_WRITE_DIM (OBS_A_HEAD_END + OBS_A_DIM - OBS_A_TAIL_BEGIN)

@@ -6,18 +6,21 @@ the SAME names as the CUDA C ones (so a backend launches both by one list of nam
 * ``CudaControlUSStateOpenCloseStatusStep``, ``CudaFederalGovernmentSubsidyStep``,
   ``CudaVaccinationCampaignStep``, ``CudaCovidAndEconomySimulationStep``, ``CudaComputeReward``
   (the per-component step, launched in this order), and
-* ``CudaCovidStepFused`` (the whole step in one launch).
+* ``CudaCovidStepFused`` (the whole step in one launch, with CUDA C's fused memory schedule:
+  ``covid19_numba_fused.py``).
 
 Launch with ``[num_envs, num_agents + 1]``: one block per env, thread i < A is US state i, the
 last thread is the planner.  Every kernel takes ALL declared arrays (``gpu_state``), in
-declaration order: the parameter list is generated from the declaration, never kept by hand.
+declaration order: the parameter list is generated from the declaration, never kept by hand;
+the kernels of ``FLAT_KERNELS`` take them flattened to 1-D (``array.reshape(-1)``).
 Device functions carry the names of the numpy functions in ``dynamics.py`` and of the CUDA C
 device functions; they close over the compile-time constants (frozen into the compiled code).
 
 Time convention as in CUDA C: every kernel works on ``t = _timestep_[env] + 1`` and only the
 last kernel of a step (``CudaComputeReward`` / ``CudaCovidStepFused``) commits ``_timestep_``
-and ``_done_``.  Values are stored as float32; constants are float64, so most arithmetic
-runs in float64 (array-only products such as beta stay float32, as in CUDA C).
+and ``_done_``.  Arithmetic is float32 as in CUDA C (the constants are ``np.float32`` values,
+integers are cast with ``float32(...)``); only the per-component reward kernel adds the planner
+sums in float64.
 Planner sums over the states are deterministic as in CUDA C, but where CUDA C reduces with a
 shared-memory tree the planner thread here adds the shared values in state order (one barrier
 instead of six: each barrier costs ~0.1 s in the simulator).  The components' device functions
@@ -29,18 +32,20 @@ from __future__ import annotations
 
 import math
 
-from numba import float64
+import numpy as np
+from numba import float32, float64
 
 from ai_economist.foundation.components.covid19_components_numba import (
     component_device_functions,
     observation_offsets,
 )
+from ai_economist.foundation.scenarios.covid19.covid19_numba_fused import fused_device_functions
 from ai_economist.foundation.scenarios.covid19.gpu_state import (
     FUSED_KERNEL,
     STEP_KERNELS,
     covid_state_fields,
 )
-from ai_economist.warp_drive.errors import require_numba_cuda
+from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
 
@@ -64,6 +69,18 @@ _BODY_ARGS = {
     "agents_health_norm, agents_economic_norm, min_agent_health, max_agent_health, "
     "min_agent_economic, max_agent_economic, agent_health_weightage",
     "commit_timestep": "_done_, _timestep_",
+    # covid19_numba_fused.py (tests check every list against the body's signature)
+    "fused_step_body": "stringency_level, cooldown_until, sampled_actions_a, "
+    "real_policy_stringency, subsidy_level, sampled_actions_p, real_subsidy_levels, "
+    "max_daily_subsidy_per_state, subsidy, vaccines_available, num_vaccines_per_delivery, "
+    "susceptible, infected, recovered, vaccinated, deaths, new_deaths, unemployed, productivity, "
+    "postsubsidy_productivity, stringency_history, filter_state, beta_intercept_modulation, "
+    "beta_slope_modulation, unemployment_modulation, population, beta_intercepts, beta_slopes, "
+    "filter_weights, filter_decay, window_decay, unemployment_bias, maximum_productivity, "
+    "health_index, economic_index, rewards_a, rewards_p, planner_health_index, "
+    "planner_economic_index, agents_health_norm, agents_economic_norm, min_agent_health, "
+    "max_agent_health, min_agent_economic, max_agent_economic, agent_health_weightage, "
+    "observations_a, observations_p, action_mask_a, action_mask_p",
 }
 _KERNEL_BODIES = {
     "CudaControlUSStateOpenCloseStatusStep": ("open_close_kernel_body",),
@@ -71,8 +88,11 @@ _KERNEL_BODIES = {
     "CudaVaccinationCampaignStep": ("vaccination_kernel_body",),
     "CudaCovidAndEconomySimulationStep": ("scenario_kernel_body",),
     "CudaComputeReward": ("reward_kernel_body", "commit_timestep"),
-    FUSED_KERNEL: tuple(_BODY_ARGS),
+    FUSED_KERNEL: ("fused_step_body", "commit_timestep"),
 }
+#: Kernels that take every declared array flattened to 1-D (C order, same memory): they index
+#: with compile-time row lengths, as CUDA C does, instead of Numba's per-array runtime shapes.
+FLAT_KERNELS = (FUSED_KERNEL,)
 _CACHE: dict[tuple, dict] = {}
 
 
@@ -97,14 +117,32 @@ def make_numba_kernels(constants: dict[str, int | float]) -> dict:
     """``{kernel name: @cuda.jit kernel}`` for these compile-time constants (cached)."""
     key = tuple(sorted(constants.items()))
     if key not in _CACHE:
-        c = dict(constants)
-        namespace = {"cuda": cuda, **component_device_functions(c), **_device_functions(c)}
+        namespace = {"cuda": cuda, **device_functions(constants)}
         kernels = {}
         for name in (*STEP_KERNELS, FUSED_KERNEL):
             exec(compile(kernel_source(name), f"<covid19_numba:{name}>", "exec"), namespace)
-            kernels[name] = cuda.jit(namespace[name])
+            kernels[name] = cuda.jit(**jit_options(name, constants))(namespace[name])
         _CACHE[key] = kernels
     return _CACHE[key]
+
+
+def jit_options(name: str, constants: dict[str, int | float]) -> dict:
+    """``cuda.jit`` options of kernel ``name``: with ``COVID_FUSED_TARGET_WARPS`` among the
+    constants (the backend's ``kernel_defines``), the fused kernel gets launch bounds for that
+    many warps per SM, like CUDA C's ``__launch_bounds__``; none in the simulator."""
+    warps = int(constants.get("COVID_FUSED_TARGET_WARPS", 0))
+    if name != FUSED_KERNEL or warps <= 0 or cudasim_enabled():
+        return {}
+    threads = int(constants["NUM_AGENTS"]) + 1
+    return {"launch_bounds": (threads, max(1, warps // -(-threads // 32)))}
+
+
+def device_functions(constants: dict[str, int | float]) -> dict:
+    """Every device function and kernel body by name (components, scenario, fused step)."""
+    c = dict(constants)
+    functions = {**component_device_functions(c), **_device_functions(c)}
+    functions.update(fused_device_functions(c, functions))
+    return functions
 
 
 def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device function)
@@ -113,22 +151,27 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     A, L = int(c["NUM_AGENTS"]), int(c["EPISODE_LENGTH"])
     HISTORY_LEN, FILTER_LEN, K = int(c["HISTORY_LEN"]), int(c["FILTER_LEN"]), int(c["NUM_FILTERS"])
     BETA_DELAY, LEVELS = int(c["BETA_DELAY"]), int(c["NUM_STRINGENCY_LEVELS"])
-    GAMMA, DEATH_RATE = float(c["GAMMA"]), float(c["DEATH_RATE"])
-    SICK, P18 = float(c["INFECTION_TOO_SICK_TO_WORK_RATE"]), float(c["POP_BETWEEN_AGE_18_65"])
-    DPPW, VOL = float(c["DAILY_PRODUCTION_PER_WORKER"]), float(c["VALUE_OF_LIFE"])
-    ETA, RFR = float(c["ECONOMIC_REWARD_CRRA_ETA"]), float(c["RISK_FREE_INTEREST_RATE"])
+    F = np.float32  # float32 constants keep the arithmetic in float32, as in CUDA C
+    GAMMA, DEATH_RATE = F(c["GAMMA"]), F(c["DEATH_RATE"])
+    SICK, P18 = F(c["INFECTION_TOO_SICK_TO_WORK_RATE"]), F(c["POP_BETWEEN_AGE_18_65"])
+    DPPW, VOL = F(c["DAILY_PRODUCTION_PER_WORKER"]), F(c["VALUE_OF_LIFE"])
+    ETA, RFR = F(c["ECONOMIC_REWARD_CRRA_ETA"]), F(c["RISK_FREE_INTEREST_RATE"])
     ETA_IS_ONE = bool(c["ECONOMIC_REWARD_CRRA_ETA_IS_ONE"])
-    P_HN, P_EN = float(c["PLANNER_HEALTH_NORM"]), float(c["PLANNER_ECONOMIC_NORM"])
-    P_MIN_H, P_MAX_H = float(c["MIN_PLANNER_HEALTH"]), float(c["MAX_PLANNER_HEALTH"])
-    P_MIN_E, P_MAX_E = float(c["MIN_PLANNER_ECONOMIC"]), float(c["MAX_PLANNER_ECONOMIC"])
-    P_W, NORM = float(c["PLANNER_HEALTH_WEIGHTAGE"]), float(c["REWARD_NORMALIZATION_FACTOR"])
-    DAYS = int(c["NUM_DAYS_IN_AN_YEAR"])
+    P_HN, P_EN = F(c["PLANNER_HEALTH_NORM"]), F(c["PLANNER_ECONOMIC_NORM"])
+    P_MIN_H, P_MAX_H = F(c["MIN_PLANNER_HEALTH"]), F(c["MAX_PLANNER_HEALTH"])
+    P_MIN_E, P_MAX_E = F(c["MIN_PLANNER_ECONOMIC"]), F(c["MAX_PLANNER_ECONOMIC"])
+    P_W, NORM = F(c["PLANNER_HEALTH_WEIGHTAGE"]), F(c["REWARD_NORMALIZATION_FACTOR"])
+    DAYS = F(c["NUM_DAYS_IN_AN_YEAR"])
+    F_LEVELS, F_L = F(LEVELS), F(L)
+    ONE, ZERO, F100 = F(1.0), F(0.0), F(100.0)
+    ONE_MINUS_ETA, ONE_PLUS_RFR = F(ONE - ETA), F(ONE + RFR)
+    ANNUAL_MIN, ANNUAL_MAX = F(0.1), F(3.0)
     OA, OP = observation_offsets(c)
     OA_TIME, OP_TIME = OA["TIME"], OP["TIME"]
     OA_POST, OP_POST = OA["POSTSUBSIDY_PRODUCTIVITY"], OP["POSTSUBSIDY_PRODUCTIVITY"]
     OA_STATE, OP_STATE = OA["AGENT_STATE"], OP["AGENT_STATE"]
     OA_LAG, OP_LAG = OA["LAGGED_STRINGENCY_LEVEL"], OP["LAGGED_STRINGENCY_LEVEL"]
-    EPS, THRESHOLD = 1e-10, 20.0
+    EPS, THRESHOLD = F(1e-10), F(20.0)
     jit = cuda.jit(device=True)
 
     @jit
@@ -144,22 +187,22 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
             beta_intercept_modulation * beta_intercept
             + beta_slope_modulation * beta_slope * lagged_stringency_level
         )
-        vaccinated_fraction = min(1.0, vaccines_available / (susceptible + EPS))
+        vaccinated_fraction = min(ONE, vaccines_available / (susceptible + EPS))
         num_vaccinated = min(vaccines_available, susceptible)
-        d_s = -beta * susceptible / population * infected * (1.0 - vaccinated_fraction)
+        d_s = -beta * susceptible / population * infected * (ONE - vaccinated_fraction)
         d_s -= num_vaccinated
         d_r = GAMMA * infected + num_vaccinated
         d_i = -d_s - d_r
-        new_s = max(susceptible + d_s, 0.0)
-        new_i = max(infected + d_i, 0.0)
-        new_r = max(recovered + d_r, 0.0)
-        new_v = max(vaccinated + num_vaccinated, 0.0)
+        new_s = max(susceptible + d_s, ZERO)
+        new_i = max(infected + d_i, ZERO)
+        new_r = max(recovered + d_r, ZERO)
+        new_v = max(vaccinated + num_vaccinated, ZERO)
         return new_s, new_i, new_r, new_v, DEATH_RATE * (new_r - new_v), beta
 
     @jit
     def new_deaths_step(t, infected, recovered, vaccinated, previous_deaths):
         # D_t - D_{t-1} without cancellation; see new_deaths_step in covid19_env_step.cu.
-        offset = DEATH_RATE * (recovered - vaccinated) - previous_deaths if t == 1 else 0.0
+        offset = DEATH_RATE * (recovered - vaccinated) - previous_deaths if t == 1 else ZERO
         return DEATH_RATE * (GAMMA * infected) + offset
 
     @jit
@@ -172,22 +215,22 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
         for k in range(K):
             filter_state[env, i, k] = (
                 filter_state[env, i, k] * filter_decay[k]
-                + new_delta
-                - window_decay[k] * dropped_delta
+                + float32(new_delta)
+                - window_decay[k] * float32(dropped_delta)
             )
 
     @jit
     def unemployment_step(filter_state, env, i, filter_weights, bias, modulation, population):
-        signal = 0.0
+        signal = ZERO
         for k in range(K):
             signal += filter_state[env, i, k] * filter_weights[i, k]
-        return (softplus(signal * modulation) + bias) * population / 100.0
+        return (softplus(signal * modulation) + bias) * population / F100
 
     @jit
     def economy_step(population, infected, deaths, unemployed):
         incapacitated = SICK * infected + deaths
         cant_work = incapacitated * P18 + unemployed
-        return max(0.0, population * P18 - cant_work) * DPPW
+        return max(ZERO, population * P18 - cant_work) * DPPW
 
     @jit
     def write_agent_state(observations_a, observations_p, env, i, k, value):
@@ -206,7 +249,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
                              filter_weights, filter_decay, window_decay, unemployment_bias,
                              maximum_productivity, observations_a, observations_p):  # fmt: skip
         if tid == A and OP_TIME >= 0:
-            observations_p[env, 0, OP_TIME] = t / L
+            observations_p[env, 0, OP_TIME] = float32(t) / F_L
         if tid >= A:
             return
         i = tid
@@ -217,7 +260,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
         v, previous_deaths = vaccinated[env, i], deaths[env, i]
         lagged = stringency_history[env, history_slot(t - BETA_DELAY), i]
         new_s, new_i, new_r, new_v, total_deaths, beta = sir_step(
-            s, inf, r, v, vaccines, lagged, beta_intercepts[i], beta_slopes[i],
+            s, inf, r, v, vaccines, float32(lagged), beta_intercepts[i], beta_slopes[i],
             beta_intercept_modulation[env], beta_slope_modulation[env], pop,
         )  # fmt: skip
         new_deaths[env, i] = new_deaths_step(t, inf, r, v, previous_deaths)
@@ -242,7 +285,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
         postsubsidy_productivity[env, i] = post
         # world-agent_index is constant: written by the initial values, restored by resets.
         post_obs = post / maximum_productivity[i]
-        lagged_obs = hist[env, history_slot(t - BETA_DELAY + 1), i] / LEVELS
+        lagged_obs = float32(hist[env, history_slot(t - BETA_DELAY + 1), i]) / F_LEVELS
         write_agent_state(observations_a, observations_p, env, i, 0, new_s / pop)
         write_agent_state(observations_a, observations_p, env, i, 1, new_i / pop)
         write_agent_state(observations_a, observations_p, env, i, 2, new_r / pop)
@@ -258,17 +301,17 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
         if OP_LAG >= 0:
             observations_p[env, 0, OP_LAG + i] = lagged_obs
         if OA_TIME >= 0:
-            observations_a[env, i, OA_TIME] = t / L
+            observations_a[env, i, OA_TIME] = float32(t) / F_L
 
     # ---------------------------------------------------------------- rewards
     @jit
     def crra_nonlinearity(x):
-        annual = min(max(x * DAYS, 0.1), 3.0)
+        annual = min(max(x * DAYS, ANNUAL_MIN), ANNUAL_MAX)
         if ETA_IS_ONE:
             utility = math.log(annual)  # the limit (the original divided by zero)
         else:
-            utility = (annual ** (1.0 - ETA) - 1.0) / (1.0 - ETA)
-        return (1.0 + utility) / DAYS
+            utility = (math.pow(annual, ONE_MINUS_ETA) - ONE) / ONE_MINUS_ETA
+        return (ONE + utility) / DAYS
 
     @jit
     def min_max_normalization(x, min_x, max_x):
@@ -276,7 +319,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
 
     @jit
     def get_rew(health_index, economic_index, weightage_on_health):
-        weightage_on_economy = 1.0 - weightage_on_health
+        weightage_on_economy = ONE - weightage_on_health
         return (weightage_on_health * health_index + weightage_on_economy * economic_index) / (
             weightage_on_health + weightage_on_economy
         )
@@ -294,7 +337,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     @jit
     def planner_indices(sum_new_deaths, sum_postsubsidy, sum_subsidy):
         health = -sum_new_deaths * VOL / P_HN
-        economic = crra_nonlinearity((sum_postsubsidy - (1.0 + RFR) * sum_subsidy) / P_EN)
+        economic = crra_nonlinearity((sum_postsubsidy - ONE_PLUS_RFR * sum_subsidy) / P_EN)
         return (
             min_max_normalization(health, P_MIN_H, P_MAX_H),
             min_max_normalization(economic, P_MIN_E, P_MAX_E),
@@ -344,8 +387,5 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
             _timestep_[env] = t
             _done_[env] = 1 if t >= L else 0
 
-    return {
-        name: fn
-        for name, fn in locals().items()
-        if name.endswith("_kernel_body") or name == "commit_timestep"
-    }
+    jitted = type(commit_timestep)
+    return {name: fn for name, fn in locals().items() if isinstance(fn, jitted)}

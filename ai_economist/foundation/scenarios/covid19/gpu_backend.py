@@ -53,7 +53,8 @@ class CovidGpuBackend:
         fused_step: let ``step()`` launch the single fused kernel instead of five.
         source: another kernel source (a .cu build file, or a Numba module).
         kernel_defines: extra ``-D`` defines for nvcc (pycuda), e.g.
-            ``{"COVID_FUSED_TARGET_WARPS": 48}`` to tune the fused kernel's occupancy.
+            ``{"COVID_FUSED_TARGET_WARPS": 48}`` to tune the fused kernel's occupancy; Numba
+            reads ``COVID_FUSED_TARGET_WARPS`` too (launch bounds of its fused kernel).
     """
 
     BACKENDS: tuple[str, ...] = ("pycuda", "numba")
@@ -153,12 +154,16 @@ class CovidGpuBackend:
         from ai_economist.warp_drive.state import numba_arg
 
         module = importlib.import_module(self.source or NUMBA_SOURCE)
-        kernels = module.make_numba_kernels(self.constants)
+        kernels = module.make_numba_kernels({**self.constants, **self.kernel_defines})
         self._numba_kernels = kernels
         args = tuple(numba_arg(self.tensor(f.name)) for f in self.spec)
+        flat = tuple(numba_arg(self.tensor(f.name).reshape(-1)) for f in self.spec)
+        flat_kernels = getattr(module, "FLAT_KERNELS", ())  # take 1-D views of every array
         self._numba_args = args
         self._launch = {  # argument buffers packed once: one driver call a launch
-            name: bind_numba_launch(kernel, args, self.grid, self.block)
+            name: bind_numba_launch(
+                kernel, flat if name in flat_kernels else args, self.grid, self.block
+            )
             for name, kernel in kernels.items()
         }
         self._reset_done_launch = self._numba_reset_done

@@ -19,6 +19,7 @@ from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # n
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
     CovidSimulation,
+    component_params_from_config,
     real_world_subsidy_levels,
 )
 
@@ -135,3 +136,17 @@ def test_fused_kernel_equals_per_component_kernels_bit_for_bit(build_dir):
             for backend in (fused, split):
                 backend.reset_done()
             sim = CovidSimulation(params, comps, NUM_ENVS)
+
+
+def test_fused_kernel_with_unaligned_observation_rows(build_dir):
+    """observe_rate adds a column (65 floats a row, not whole sectors): the fused kernel must
+    still store every dynamic column (it used to skip those after the one-hot block)."""
+    params, _ = published_model(60)
+    comps = component_params_from_config(
+        params, vaccine_delivery_start_date="2020-04-01", observe_rate=True
+    )
+    backend = EmulatedCudaBackend(params, comps, NUM_ENVS, build_dir)
+    assert backend.constants["OBS_A_DIM"] % 8 != 0 and backend.constants["OBS_A_AGENT_INDEX"] > 0
+    sim = CovidSimulation(params, comps, NUM_ENVS)
+    gc.run_and_compare(backend, sim, 12, np.random.default_rng(12), "fused", label="CUDA C: ")
+    assert sim.vaccinated.sum() > 0  # the rate observation switched on at t = 10

@@ -20,6 +20,7 @@ from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # n
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
     CovidSimulation,
+    component_params_from_config,
     real_world_subsidy_levels,
 )
 from ai_economist.warp_drive.errors import cudasim_enabled  # noqa: E402
@@ -184,6 +185,25 @@ def test_parameter_modulations_per_env(name, published):
     ):
         target[:, 0] = v
     gc.run_and_compare(backend, sim, 540, rng, "alternate", label="modulations: ")
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_fused_step_with_unaligned_observation_rows(name):
+    """observe_rate: 65-float observation rows (not whole sectors); the fused kernels store
+    exactly the dynamic columns. Frequent cooldowns, subsidy decisions and deliveries."""
+    params, _ = published_model(120)
+    comps = component_params_from_config(
+        params,
+        action_cooldown_period=7,
+        subsidy_interval=10,
+        delivery_interval=2,
+        vaccine_delivery_start_date="2020-04-11",
+        observe_rate=True,
+    )
+    backend = make_backend(name, params, comps, 16)
+    assert backend.constants["OBS_A_DIM"] % 8 != 0
+    sim = CovidSimulation(params, comps, 16)
+    gc.run_and_compare(backend, sim, 120, np.random.default_rng(6), "fused", label="rate: ")
 
 
 @pytest.mark.parametrize("name", BACKENDS)

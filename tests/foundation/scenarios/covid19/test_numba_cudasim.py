@@ -2,13 +2,16 @@
 
 Runs on the CPU under ``NUMBA_ENABLE_CUDASIM=1`` (``make test`` sets it for the whole suite).
 The simulator runs every CUDA thread as a Python thread (~0.1-0.5 s per launch of 2 blocks x
-52 threads), so the full-episode test uses a 60-day episode and the published 540-day
-configuration is covered by a 31-day window around its interesting events (subsidy decision
-at t=271, first vaccine delivery at t=296) started from the numpy model's state.
+52 threads), so the full-episode test uses a 60-day episode whose components act often
+(7-day cooldowns, a subsidy decision every 10 days, vaccines from day 20), and the published
+540-day configuration is covered by a 31-day window around its interesting events (subsidy
+decision at t=271, first vaccine delivery at t=296) started from the numpy model's state.
 Tolerances: see ``gpu_consistency`` (float32 storage, rtol 1e-4 plus per-field floors).
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import pytest
@@ -27,6 +30,7 @@ from ai_economist.foundation.scenarios.covid19 import gpu_state  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
     CovidSimulation,
+    component_params_from_config,
     real_world_subsidy_levels,
 )
 
@@ -66,16 +70,46 @@ def short_config():
 
 
 @pytest.fixture(scope="module")
+def eventful_config():
+    """60 days in which every component acts: 7-day cooldowns, a subsidy decision every 10
+    days (t = 1, 11, ...), a vaccine delivery every 2 days from t = 20 (2020-04-11)."""
+    params, _ = published_model(60)
+    comps = component_params_from_config(
+        params,
+        action_cooldown_period=7,
+        subsidy_interval=10,
+        daily_vaccines_per_million_people=3000,
+        delivery_interval=2,
+        vaccine_delivery_start_date="2020-04-11",
+    )
+    assert comps.first_delivery_step == 20
+    return params, comps
+
+
+@pytest.fixture(scope="module")
 def published_config():
     return published_model(540)
 
 
-def test_full_short_episode_matches_simulation_then_resets(short_config):
-    params, comps = short_config
-    backend = make_backend(params, comps)
-    sim = CovidSimulation(params, comps, NUM_ENVS)
+def test_fused_episode_matches_simulation_then_resets(eventful_config):
+    """The fused kernel (stores only what changes) over a whole episode with cooldowns,
+    subsidy changes and vaccines, then a device reset and fused steps from t = 1."""
+    params, comps = eventful_config
+    num_envs = 3
+    backend = make_backend(params, comps, num_envs)
+    sim = CovidSimulation(params, comps, num_envs)
     assert not gc.compare(backend, sim), "initial state differs"
-    gc.run_and_compare(backend, sim, 60, np.random.default_rng(1), mode="fused")
+    rng = np.random.default_rng(1)
+    allowed, mask_flips, subsidy_levels = sim.action_masks()[0][..., 1], 0, set()
+    for _ in range(60):
+        gc.run_and_compare(backend, sim, 1, rng, mode="fused")
+        mask_flips += int((sim.action_masks()[0][..., 1] != allowed).sum())
+        allowed = sim.action_masks()[0][..., 1]
+        subsidy_levels.add(tuple(sim.subsidy_level.tolist()))
+    # the run exercised what the fused kernel stores only on change
+    assert mask_flips >= 2 * num_envs * params.num_agents, mask_flips
+    assert len(subsidy_levels) >= 4, subsidy_levels
+    assert sim.vaccinated.sum() > 0
     np.testing.assert_array_equal(backend.pull("_done_"), 1)
     np.testing.assert_array_equal(backend.pull("_timestep_"), 60)
     expected = {
@@ -87,14 +121,32 @@ def test_full_short_episode_matches_simulation_then_resets(short_config):
         "usa/economic_index_at_end_of_episode": sim.planner_economic_index.mean(),
     }
     backend.reset_done()
-    assert_reset_state(backend, range(NUM_ENVS))
+    assert_reset_state(backend, range(num_envs))
     metrics = backend.episode_metrics()
     assert metrics.keys() == expected.keys()
     for key, value in expected.items():
         assert metrics[key] == pytest.approx(value, rel=1e-4, abs=1e-4), key
-    # stepping after the device reset matches a fresh simulation
-    fresh = CovidSimulation(params, comps, NUM_ENVS)
-    gc.run_and_compare(backend, fresh, 2, np.random.default_rng(2), mode="alternate")
+    # after the device reset, the fused kernel's first step stores masks, subsidies and
+    # observations again: they match a fresh simulation
+    fresh = CovidSimulation(params, comps, num_envs)
+    gc.run_and_compare(backend, fresh, 3, np.random.default_rng(2), mode="fused")
+
+
+def test_fused_step_with_unaligned_observation_rows(eventful_config):
+    """observe_rate adds a column (65 per row): the fused kernel then stores exactly the
+    dynamic columns instead of whole sectors; around the first vaccine delivery."""
+    params, _ = eventful_config
+    comps = component_params_from_config(
+        params, vaccine_delivery_start_date="2020-04-01", observe_rate=True
+    )
+    sim = CovidSimulation(params, comps, NUM_ENVS)
+    backend = make_backend(params, comps)
+    assert backend.constants["OBS_A_DIM"] % 8 != 0 and backend.constants["OBS_A_AGENT_INDEX"] > 0
+    advance_simulation(sim, 8, np.random.default_rng(8))
+    backend.load_simulation_state(sim)
+    backend.tensor("observations_a")[..., -8:] = -1.0  # stale values the step must overwrite
+    gc.run_and_compare(backend, sim, 4, np.random.default_rng(9), mode="fused")
+    assert sim.vaccinated.sum() > 0  # t = 10: first delivery
 
 
 def test_published_config_events_window(published_config):
@@ -171,3 +223,52 @@ def test_numba_kernel_factory_is_cached(short_config):
     layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
     constants = gpu_state.compile_time_constants(params, comps, layout)
     assert make_numba_kernels(constants) is make_numba_kernels(dict(constants))
+
+
+def test_kernel_body_argument_lists_match_the_bodies(short_config):
+    """The kernels call each body with the arrays listed in ``_BODY_ARGS``: same order as
+    the body's parameters (a swap of two same-typed arrays would compile and run)."""
+    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+
+    def body_parameters(fn) -> list[str]:  # after env, tid, t
+        return list(inspect.signature(fn.py_func).parameters)[3:]
+
+    params, comps = short_config
+    layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
+    functions = covid19_numba.device_functions(
+        gpu_state.compile_time_constants(params, comps, layout)
+    )
+    for body, args in covid19_numba._BODY_ARGS.items():
+        assert body_parameters(functions[body]) == [a.strip() for a in args.split(",")], body
+
+
+@pytest.mark.parametrize(
+    "dim, agent_index, expected",
+    [
+        (64, 5, (8, 56)),  # published: sectors [0, 8) and [56, 64) hold the 13 dynamic columns
+        (64, 0, (0, 48)),  # one-hot first: dynamic columns 51..63 in sectors [48, 64)
+        (72, 16, (16, 64)),  # one-hot [16, 67): head ends at it, tail sector [64, 72)
+        (65, 6, (6, 57)),  # unaligned rows (observe_rate): exactly the dynamic columns
+        (16, -1, (16, 16)),  # no one-hot block: the whole row
+    ],
+)
+def test_sector_columns(dim, agent_index, expected):
+    from ai_economist.foundation.scenarios.covid19.covid19_numba_fused import sector_columns
+
+    assert sector_columns(dim, agent_index, 51) == expected
+
+
+def test_fused_kernel_launch_bounds_follow_the_target_warps(monkeypatch):
+    """COVID_FUSED_TARGET_WARPS (a kernel define) -> launch bounds of the fused kernel only, as
+    CUDA C's __launch_bounds__(NUM_THREADS, target / warps per block); none by default."""
+    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+
+    monkeypatch.setattr(covid19_numba, "cudasim_enabled", lambda: False)
+    fused, other = covid19_numba.FUSED_KERNEL, covid19_numba.STEP_KERNELS[0]
+    target = {"NUM_AGENTS": 51, "COVID_FUSED_TARGET_WARPS": 32}
+    assert covid19_numba.jit_options(fused, target) == {"launch_bounds": (52, 16)}
+    assert covid19_numba.jit_options(fused, {**target, "NUM_AGENTS": 20}) == {
+        "launch_bounds": (21, 32)
+    }
+    assert covid19_numba.jit_options(other, target) == {}
+    assert covid19_numba.jit_options(fused, {"NUM_AGENTS": 51}) == {}

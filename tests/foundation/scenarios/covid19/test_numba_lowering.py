@@ -5,12 +5,15 @@ typing errors of the real Numba CUDA compiler. This test runs that compiler's fr
 (``numba.cuda.compiler.compile_cuda`` with ``no_compile``: typing + lowering, no NVVM) in a
 subprocess with ``NUMBA_ENABLE_CUDASIM=0``, faking the compute capability the device-function
 compiler asks the (absent) driver for. It skips when the numba-cuda internals it relies on
-are not there.
+are not there. It also reads the generated LLVM IR: the kernels compute in float32 as CUDA C
+does (a float64 constant or an int64 operand would silently promote them to float64); only
+``CudaComputeReward`` adds the planner sums in float64.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -23,7 +26,7 @@ pytest.importorskip("numba")
 SKIP = 77
 SCRIPT = textwrap.dedent(
     """
-    import sys, types as pytypes
+    import re, sys, types as pytypes
     try:
         import numba
         from numba import types
@@ -51,12 +54,15 @@ SCRIPT = textwrap.dedent(
     layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
     spec = gpu_state.covid_state_spec(params, comps, layout)
     constants = gpu_state.compile_time_constants(params, comps, layout, use_real_world_policies=real)
-    argtypes = tuple(
-        types.Array(numba.from_dtype(f.dtype), len(f.shape) + int(f.per_env), "C") for f in spec
-    )
+    from ai_economist.foundation.scenarios.covid19.covid19_numba import FLAT_KERNELS
+
+    def argtypes(name):
+        ndim = lambda f: 1 if name in FLAT_KERNELS else len(f.shape) + int(f.per_env)
+        return tuple(types.Array(numba.from_dtype(f.dtype), ndim(f), "C") for f in spec)
+    fp64 = re.compile(r"= f(?:add|sub|mul|div) (?:[a-z]+ )*double|fpext float|call double")
     for name, kernel in make_numba_kernels(constants).items():
-        compiler.compile_cuda(kernel.py_func, types.void, argtypes, cc=(9, 0))
-        print("lowered", name)
+        cres = compiler.compile_cuda(kernel.py_func, types.void, argtypes(name), cc=(9, 0))
+        print("lowered", name, "fp64", len(fp64.findall(cres.library.get_llvm_str())))
     """
 ).replace("SKIP", str(SKIP))
 
@@ -78,3 +84,6 @@ def test_numba_kernels_lower_for_sm90(variant):
         pytest.skip(proc.stdout.strip())
     assert proc.returncode == 0, f"numba lowering failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
     assert proc.stdout.count("lowered") == 6, proc.stdout
+    fp64 = dict(re.findall(r"lowered (\w+) fp64 (\d+)", proc.stdout))
+    assert int(fp64.pop("CudaComputeReward")) > 0, proc.stdout  # the check sees float64
+    assert fp64 == dict.fromkeys(fp64, "0"), f"float64 arithmetic in float32 kernels: {fp64}"
