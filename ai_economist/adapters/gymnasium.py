@@ -201,7 +201,8 @@ class CovidVectorEnv(VectorEnv):
         )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._needs_reset = True
+        self._started = False
+        self._needs_reset = False
 
     def _pull(self, name: str) -> np.ndarray:
         return np.array(self.wrapper.cuda_data_manager.pull_data_from_device(name))
@@ -223,15 +224,19 @@ class CovidVectorEnv(VectorEnv):
                 seed if isinstance(seed, int) else seed[0]
             )
         self.wrapper.reset_all_envs()
-        self._needs_reset = False
+        self._started, self._needs_reset = True, False
         return self._observe()
 
     def step(self, actions: dict[str, Any]) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every env with ``{"a": (num_envs, 51), "p": (num_envs,)}`` (a missing key is
         the NO-OP); after the last day, reset them all instead (see the class docstring)."""
         n = self.num_envs
-        if self._needs_reset:
-            obs, info = self.reset()
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        if self._needs_reset:  # every env ended on the last step: reset them (metrics kept)
+            self.wrapper.reset_only_done_envs()
+            self._needs_reset = False
+            obs, info = self._observe()
             zeros = np.zeros(n, bool)
             info["rewards_a"] = np.zeros_like(self._pull("rewards_a"))
             return obs, np.zeros(n, np.float32), zeros, zeros.copy(), info
@@ -273,7 +278,8 @@ class CovidVectorEnv(VectorEnv):
         return out
 
     def episode_metrics(self) -> dict[str, float]:
-        """The metrics of the last finished episode (averaged over the envs)."""
+        """The metrics of the last finished episode (averaged over the envs), available from
+        the autoreset step after it."""
         return self.wrapper.episode_metrics()
 
 
