@@ -5,12 +5,12 @@ Agents are ``"0".."n-1"`` (the mobile agents) and ``"p"`` (the planner), whateve
 scenario runs in: a collated scenario (``collate_agent_step_and_reset_data=True``, such as
 COVID-19) is split per agent on the way out and collated again on the way in.
 
-Observations: the numeric fields of an agent's Foundation observation, ``action_mask``
-excluded, raveled and concatenated in sorted field order into one float32 vector (a
-``Box(-OBS_BOUND, OBS_BOUND)``); :attr:`FoundationAgents.fields` records the layout. Masks are the
-Foundation's flattened masks as int8 (``1`` = allowed): single-action mode
-``[NO-OP, sub-space 1, sub-space 2, ...]``, multi-action mode one vector per sub-space (its
-NO-OP first).
+Observations: the numeric fields of an agent's Foundation observation (``action_mask``
+left out, nested dicts followed as ``"p0/flat"``), raveled and concatenated in sorted field
+order into one float32 vector in ``Box(-OBS_BOUND, OBS_BOUND)``;
+:attr:`FoundationAgents.fields` records the layout. Masks are the Foundation's flattened masks
+as int8 (``1`` = allowed): single-action mode ``[NO-OP, sub-space 1, sub-space 2, ...]``,
+multi-action mode one vector per sub-space (its NO-OP first).
 """
 
 from __future__ import annotations
@@ -80,6 +80,21 @@ def split_observations(obs: Mapping[str, Any], n_agents: int) -> dict[str, dict[
     return out
 
 
+def _leaves(obs: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``(name, value)`` of every field in sorted order, ``action_mask`` left out; nested dicts
+    (e.g. agent-wise planner observations ``"p0"``) give ``"p0/field"`` names."""
+    out = []
+    for key in sorted(obs, key=str):
+        if not prefix and key == "action_mask":
+            continue
+        value = obs[key]
+        if isinstance(value, Mapping):
+            out.extend(_leaves(value, f"{prefix}{key}/"))
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
 class FoundationAgents:
     """Spaces, observation vectors, masks and action checks of one Foundation env.
 
@@ -107,8 +122,8 @@ class FoundationAgents:
     @staticmethod
     def _layout(agent_id: str, obs: Mapping[str, Any]) -> list[tuple[str, tuple[int, ...]]]:
         fields = []
-        for name in sorted(k for k in obs if k != "action_mask"):
-            arr = np.asarray(obs[name])
+        for name, value in _leaves(obs):
+            arr = np.asarray(value)
             if arr.dtype.kind not in "biuf":
                 raise TypeError(
                     f"Observation field {name!r} of agent {agent_id!r} is not numeric "
@@ -153,8 +168,14 @@ class FoundationAgents:
 
     def _vector(self, agent_id: str, obs: Mapping[str, Any]) -> np.ndarray:
         parts = []
+        leaves = dict(_leaves(obs))
         for name, shape in self.fields[agent_id]:
-            arr = np.asarray(obs[name], dtype=np.float32)
+            if name not in leaves:
+                raise ValueError(
+                    f"Observation field {name!r} of agent {agent_id!r} disappeared; "
+                    "the adapters need a fixed layout"
+                )
+            arr = np.asarray(leaves[name], dtype=np.float32)
             if arr.shape != shape:
                 raise ValueError(
                     f"Observation field {name!r} of agent {agent_id!r} changed shape from "

@@ -2,7 +2,7 @@
 
 ``adapters-toy``: 3 mobile agents and a planner, per-agent (uncollated) observations, a
 planner in multi-action mode with two sub-spaces, masks that change every step and coins
-drawn from ``env.rng`` (so seeding matters).
+drawn from ``env.rng`` (so seeding matters), and agent-wise planner observations (``"p0"``..).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class AdaptersToyDial(BaseComponent):
     def generate_observations(self):
         obs = {a.idx: {"dial": a.state["dial"]} for a in self.world.agents}
         obs["p"] = {"dials": np.array([a.state["dial"] for a in self.world.agents])}
+        for a in self.world.agents:  # agent-wise planner observations
+            obs[f"p{a.idx}"] = {"seen": a.state["dial"] * 10}
         return obs
 
     def generate_masks(self, completions=0):

@@ -66,6 +66,16 @@ def test_observation_layout_is_sorted_fields_raveled(toy):
     np.testing.assert_array_equal(obs["2"]["action_mask"], [1, 1, 1, 0])
     assert obs["p"]["action_mask"][1].tolist() == [1, 0, 1, 1]  # t=1: bonus 1 is masked
     assert infos["2"]["action_mask"].dtype == np.int8
+    planner_fields = [name for name, _ in fields["p"]]
+    assert planner_fields == [
+        "AdaptersToyDial-dials",
+        "p0/AdaptersToyDial-seen",
+        "p1/AdaptersToyDial-seen",
+        "p2/AdaptersToyDial-seen",
+        "time",
+        "world-total",
+    ]
+    np.testing.assert_array_equal(obs["p"]["observation"][:7], [0, 0, 3, 0, 0, 30, 1])
 
 
 def test_rewards_and_observations_match_the_dict_api(covid):

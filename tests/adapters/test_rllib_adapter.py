@@ -53,13 +53,16 @@ def test_ppo_trains_one_iteration(covid):
         .rl_module(model_config={"fcnet_hiddens": [16]})
         .debugging(seed=0)
     )
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    started = not ray.is_initialized()  # another test may hold a local Ray already
+    if started:
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         algo = config.build_algo()
         result = algo.train()
         algo.stop()
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 20
     assert {"a", "p"} <= set(result["learners"])
     assert np.isfinite(result["env_runners"]["episode_return_mean"])
