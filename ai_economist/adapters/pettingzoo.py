@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from ai_economist.adapters.core import FoundationAgents, make_scenario
+from ai_economist.adapters.core import OBS_BOUND, FoundationAgents, make_scenario
 
 
 class FoundationParallelEnv(ParallelEnv):
@@ -62,6 +62,8 @@ class FoundationParallelEnv(ParallelEnv):
             for k in self.possible_agents
         }
         self.action_spaces = dict(self.foundation_agents.action_spaces)
+        state_dim = sum(self.foundation_agents.obs_dim(k) for k in self.possible_agents)
+        self.state_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (state_dim,), np.float32)
 
     def observation_space(self, agent: str) -> spaces.Dict:
         """``Dict(observation=Box, action_mask=MultiBinary)`` of ``agent`` (the same object
@@ -113,7 +115,8 @@ class FoundationParallelEnv(ParallelEnv):
         return obs, infos
 
     def state(self) -> np.ndarray:
-        """Every agent's observation vector, concatenated in ``possible_agents`` order."""
+        """Every agent's observation vector, concatenated in ``possible_agents`` order (in
+        ``state_space``)."""
         return np.concatenate([self._vectors[k] for k in self.possible_agents])
 
     def close(self) -> None:

@@ -76,6 +76,9 @@ def test_observation_layout_is_sorted_fields_raveled(toy):
         "world-total",
     ]
     np.testing.assert_array_equal(obs["p"]["observation"][:7], [0, 0, 3, 0, 0, 30, 1])
+    state = env.state()
+    assert env.state_space.contains(state)
+    np.testing.assert_array_equal(state[-obs["p"]["observation"].size :], obs["p"]["observation"])
 
 
 def test_rewards_and_observations_match_the_dict_api(covid):
