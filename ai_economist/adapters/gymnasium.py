@@ -117,9 +117,16 @@ class CovidPlannerEnv(gymnasium.Env):
         else:
             obs = np.stack([self._vectors[k] for k in self.states])
             wanted = np.asarray(policy(t, obs))
-        if wanted.shape != (len(self.states),):
+        n_actions = self.foundation_agents.action_spaces["0"].n
+        if (
+            wanted.shape != (len(self.states),)
+            or wanted.dtype.kind not in "iu"
+            or wanted.min() < 0
+            or wanted.max() >= n_actions
+        ):
             raise ValueError(
-                f"states_policy returned shape {wanted.shape}, expected ({len(self.states)},)"
+                f"states_policy must give {len(self.states)} ints in 0..{n_actions - 1} at "
+                f"timestep {t}, got {wanted.dtype} {wanted.shape}: {wanted.reshape(-1)[:6]}"
             )
         allowed = np.array([self._masks[k][a] for k, a in zip(self.states, wanted.tolist())])
         return np.where(allowed > 0, wanted, 0)

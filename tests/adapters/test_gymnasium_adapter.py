@@ -67,6 +67,12 @@ def test_planner_bad_input(covid):
         CovidPlannerEnv(states_policy=11, **covid())
     with pytest.raises(ValueError, match=r"int array of shape \(40, 51\)"):
         CovidPlannerEnv(states_policy=np.zeros((3, 51), int), **covid())
+    bad = CovidPlannerEnv(states_policy=lambda t, obs: np.full(51, 12), **covid())
+    bad.reset()
+    with pytest.raises(
+        ValueError, match=r"states_policy must give 51 ints in 0\.\.10 at timestep 0"
+    ):
+        bad.step(0)
     env = CovidPlannerEnv(masked_actions="raise", **covid())
     env.reset()
     env.step(2)
