@@ -13,10 +13,10 @@ COVID_ENV = "covid_and_economy_environment"
 def load_models(path: str, policy_specs: dict) -> dict[str, Any]:
     """``{tag: model}`` (CPU, eval mode) of the newest checkpoint in ``path`` (a checkpoint file
     or a run folder); a checkpoint of another environment is a :class:`SimulateError`."""
+    import torch
+
     from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
     from ai_economist.warp_drive.training.models import build_policy_model
-
-    import torch
 
     state = load_checkpoint(find_checkpoint(path))
     config = state["config"]

@@ -44,19 +44,40 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"sweep parameters: {sweeps}",
     )
-    parser.add_argument("--policy", nargs="+", required=True, metavar="POLICY",
-                        help=f"policies: {', '.join(NAMES)}, or {', '.join(p + '...' for p in PREFIXES)}")
-    parser.add_argument("--sweep", action="append", default=[], metavar="NAME=VALUES",
-                        help="NAME=V1,V2,... or NAME=START:STOP:NUM (repeat for more parameters)")
-    parser.add_argument("--scenario", default="training", choices=sorted(SCENARIOS),
-                        help="training: 540 days, m_a 0.3, m_p 0.45; tutorial: 405 days, 1, 1")
+    parser.add_argument(
+        "--policy",
+        nargs="+",
+        required=True,
+        metavar="POLICY",
+        help=f"policies: {', '.join(NAMES)}, or {', '.join(p + '...' for p in PREFIXES)}",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="NAME=VALUES",
+        help="NAME=V1,V2,... or NAME=START:STOP:NUM (repeat for more parameters)",
+    )
+    parser.add_argument(
+        "--scenario",
+        default="training",
+        choices=sorted(SCENARIOS),
+        help="training: 540 days, m_a 0.3, m_p 0.45; tutorial: 405 days, 1, 1",
+    )
     parser.add_argument("--days", type=int, help="episode length (default: the scenario's)")
     parser.add_argument("--workers", type=int, default=1, help="local processes")
-    parser.add_argument("--ray_address", help="run on this Ray cluster (HOST:PORT, ray://..., auto, local)")
-    parser.add_argument("--chunk_size", type=int, default=DEFAULT_CHUNK_SIZE,
-                        help="runs stepped together as one batch")
-    parser.add_argument("--greedy", action="store_true",
-                        help="checkpoint policies take their most likely action")
+    parser.add_argument(
+        "--ray_address", help="run on this Ray cluster (HOST:PORT, ray://..., auto, local)"
+    )
+    parser.add_argument(
+        "--chunk_size",
+        type=int,
+        default=DEFAULT_CHUNK_SIZE,
+        help="runs stepped together as one batch",
+    )
+    parser.add_argument(
+        "--greedy", action="store_true", help="checkpoint policies take their most likely action"
+    )
     parser.add_argument("--out", default="simulate_out", help="output folder")
     parser.add_argument("--no_plots", action="store_true", help="write the CSV only")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")

@@ -8,7 +8,6 @@ import copy
 from dataclasses import dataclass
 from functools import lru_cache
 
-
 from ai_economist.foundation.scenarios.covid19.configs import (
     TRAINING_ENV_CONFIG,
     TUTORIAL_ENV_CONFIG,

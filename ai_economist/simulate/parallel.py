@@ -67,8 +67,8 @@ def _import_ray():
 
 
 def _on_ray(chunks: Sequence[Chunk], address: str) -> Iterator[Result]:
+    check_ray_address(address)  # first: an unreachable address is named with or without Ray
     ray = _import_ray()
-    check_ray_address(address)
     started = not ray.is_initialized()
     if started:
         try:

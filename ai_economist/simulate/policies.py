@@ -92,7 +92,12 @@ def resolve_policy(name: str, episode_length: int, state_names: list[str]) -> Po
     if name == "real-world":
         return Policy(name, "real-world")
     if name.startswith("checkpoint:"):
-        return Policy(name, "checkpoint", path=name[len("checkpoint:") :])
+        path = name[len("checkpoint:") :]
+        if not Path(path).exists():
+            raise UnknownPolicyError(
+                f"policy {name!r}: checkpoint or run directory {path!r} does not exist"
+            )
+        return Policy(name, "checkpoint", path=path)
     if name.startswith("schedule:"):
         stringency, subsidy = read_schedule_csv(
             name[len("schedule:") :], episode_length, state_names
@@ -100,9 +105,7 @@ def resolve_policy(name: str, episode_length: int, state_names: list[str]) -> Po
         return Policy(name, "schedule", stringency, subsidy)
     close, days, open_, subsidy = FIXED[name] if name in FIXED else _parse_fixed(name)
     days = episode_length if days is None else days
-    stringency, subsidies = fixed_schedule(
-        close, days, open_, subsidy, episode_length, num_agents
-    )
+    stringency, subsidies = fixed_schedule(close, days, open_, subsidy, episode_length, num_agents)
     return Policy(name, "schedule", stringency, subsidies)
 
 
@@ -117,7 +120,9 @@ def read_schedule_csv(
     except (OSError, UnicodeDecodeError) as exc:
         raise ScheduleError(f"schedule {str(path)!r} cannot be read: {exc}") from None
     if not rows:
-        raise ScheduleError(f"schedule {str(path)!r} is empty (expected a header and one row per day)")
+        raise ScheduleError(
+            f"schedule {str(path)!r} is empty (expected a header and one row per day)"
+        )
     header = [h.strip() for h in rows[0]]
     one_level = ["day", "subsidy_level", "stringency_level"]
     per_state = ["day", "subsidy_level", *state_names]

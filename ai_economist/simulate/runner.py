@@ -114,8 +114,9 @@ def run_chunk(chunk: Chunk) -> tuple[np.ndarray, dict[str, np.ndarray]]:
 def _run_checkpoint(chunk: Chunk) -> dict[str, np.ndarray]:
     """The checkpoint's policies on the numpy backend of ``FoundationEnvWrapper`` (needs torch);
     sampled actions draw their noise from one generator per run (seeded by its ``seed``)."""
-    import torch
+    from ai_economist.warp_drive.errors import require_torch
 
+    torch = require_torch()  # an ImportError naming the extra to install
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
     from ai_economist.simulate.checkpoints import load_models
@@ -147,5 +148,6 @@ def _run_checkpoint(chunk: Chunk) -> dict[str, np.ndarray]:
                     actions, _ = sample_masked(logits, mask, gumbel=noise)
                 wrapper.actions(tag).copy_(actions.reshape(wrapper.actions(tag).shape))
             wrapper.step_all_envs()
-            tally.add(sim, wrapper.backend.views["rewards_a"], wrapper.backend.views["rewards_p"][:, 0])
+            views = wrapper.backend.views  # the trainer-facing float32 reward buffers
+            tally.add(sim, views["rewards_a"], views["rewards_p"][:, 0])
     return tally.outcomes(sim, chunk.key.days)
