@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="simulate_out", help="output folder")
     parser.add_argument("--no_plots", action="store_true", help="write the CSV only")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
-    return parser  # fmt: skip
+    return parser
 
 
 def summarize(table: SweepTable) -> str:

@@ -120,7 +120,6 @@ def _run_checkpoint(chunk: Chunk) -> dict[str, np.ndarray]:
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
     from ai_economist.simulate.checkpoints import load_models
-    from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
 
     num_envs = len(chunk.runs)
     env = CovidAndEconomyEnvironment(**env_kwargs(chunk.key))
@@ -129,25 +128,30 @@ def _run_checkpoint(chunk: Chunk) -> dict[str, np.ndarray]:
     wrapper.reset_all_envs()
     sim = wrapper.backend.sim
     _modulate(sim, chunk.modulations)
-    generators = [torch.Generator().manual_seed(int(s)) for s in chunk.seeds]
+    generators = (
+        None if chunk.greedy else [torch.Generator().manual_seed(int(s)) for s in chunk.seeds]
+    )
     tally = _Tally(num_envs)
     with torch.no_grad():
         for _ in range(chunk.key.days):
             for tag, model in models.items():
-                logits, _ = model(wrapper.observations(tag).float())
-                mask = wrapper.action_masks(tag)
-                if chunk.greedy:
-                    actions = greedy_masked(logits, mask)
-                else:
-                    noise = torch.stack(
-                        [
-                            -torch.empty(logits.shape[1:]).exponential_(generator=g).log()
-                            for g in generators
-                        ]
-                    )
-                    actions, _ = sample_masked(logits, mask, gumbel=noise)
+                actions = _policy_actions(torch, model, wrapper, tag, generators)
                 wrapper.actions(tag).copy_(actions.reshape(wrapper.actions(tag).shape))
             wrapper.step_all_envs()
             views = wrapper.backend.views  # the trainer-facing float32 reward buffers
             tally.add(sim, views["rewards_a"], views["rewards_p"][:, 0])
     return tally.outcomes(sim, chunk.key.days)
+
+
+def _policy_actions(torch, model, wrapper, tag: str, generators: list | None):
+    """Policy ``tag``'s actions: the most likely allowed one (``generators`` None), or a draw
+    with Gumbel noise from each run's own generator."""
+    from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
+
+    logits, _ = model(wrapper.observations(tag).float())
+    mask = wrapper.action_masks(tag)
+    if generators is None:
+        return greedy_masked(logits, mask)
+    shape = logits.shape[1:]
+    noise = torch.stack([-torch.empty(shape).exponential_(generator=g).log() for g in generators])
+    return sample_masked(logits, mask, gumbel=noise)[0]

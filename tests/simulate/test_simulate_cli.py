@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from first_hour import modules_outside, run_without
 
@@ -33,3 +36,14 @@ def test_command_runs_with_the_plain_install(tmp_path):
     stdout = run_without(modules_outside([]), code)
     assert "435.61" in stdout and (tmp_path / "sweep.csv").is_file()
     assert not (tmp_path / "frontier.png").exists()
+
+
+def test_readme_python_snippet_runs(tmp_path, monkeypatch, capsys):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("## Policy research from the command line")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert len(SweepTable.from_csv(tmp_path / "sweep.csv")) == 6
+    assert capsys.readouterr().out.startswith("[")

@@ -38,3 +38,10 @@ def test_local_ray_cluster_gives_the_same_table(one_worker):
         if ray.is_initialized():
             ray.shutdown()
     assert table.equals(one_worker)
+
+
+def test_progress_bar_counts_the_runs(capsys):
+    pytest.importorskip("tqdm")
+    run_sweep(["open", "closed"], days=2, chunk_size=1, progress=True)
+    err = capsys.readouterr().err
+    assert "simulating" in err and "2/2" in err
