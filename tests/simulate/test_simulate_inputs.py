@@ -142,3 +142,16 @@ def test_command_rejects_an_unreachable_ray_address_and_a_file_as_output(tmp_pat
     (tmp_path / "file").write_text("")
     assert main(["--policy", "open", "--out", str(tmp_path / "file")]) == 2
     assert "is a file; expected a folder" in capsys.readouterr().err
+
+
+def test_unknown_scenario_and_bad_lengths_are_named():
+    with pytest.raises(
+        SimulateError, match=r"Unknown scenario 'tutorail'\. Did you mean 'tutorial'"
+    ):
+        run_sweep(["open"], scenario="tutorail")
+    with pytest.raises(SimulateError, match="days=0: expected an episode of at least 1 day"):
+        run_sweep(["open"], days=0)
+    with pytest.raises(SimulateError, match="chunk_size=0"):
+        run_sweep(["open"], days=2, chunk_size=0)
+    with pytest.raises(SimulateError, match="no policies given"):
+        run_sweep([], days=2)
