@@ -1,0 +1,132 @@
+"""``ai-economist-simulate``: the COVID-19 scenario under named policies over parameter sweeps.
+
+Examples::
+
+    ai-economist-simulate --policy open closed closed-180-then-open --out runs/sweep
+    ai-economist-simulate --policy open closed --sweep infection_intercept=0.5:1.5:11 \\
+        --sweep unemployment=0.8,1.0,1.2 --workers 2 --out runs/sweep
+    ai-economist-simulate --scenario tutorial --policy real-world schedule:my_policy.csv
+    ai-economist-simulate --policy checkpoint:runs/covid/default/<run> --sweep seed=0:9:10
+    ai-economist-simulate --policy open --ray_address 10.0.0.1:6379     # on a Ray cluster
+
+Writes ``<out>/sweep.csv`` (one row per run: its parameters and outcomes) and, with
+matplotlib, ``<out>/frontier.png`` and ``<out>/welfare.png``; prints the mean outcomes per
+policy.  Bad input (unknown policy, bad schedule CSV, bad sweep, unreachable Ray cluster)
+exits with status 2 and a message saying what was expected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ai_economist.simulate.api import DEFAULT_CHUNK_SIZE, run_sweep
+from ai_economist.simulate.errors import SimulateError
+from ai_economist.simulate.model import SCENARIOS
+from ai_economist.simulate.plots import write_plots
+from ai_economist.simulate.policies import NAMES, PREFIXES
+from ai_economist.simulate.sweep import PARAMETERS
+from ai_economist.simulate.table import SweepTable
+from ai_economist.warp_drive.training.schema import ConfigError
+
+SUMMARY = ("planner_reward", "deaths_thousands", "mean_unemployment_rate_pct")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's arguments."""
+    sweeps = "; ".join(f"{n}: {p.doc}" for n, p in PARAMETERS.items())
+    parser = argparse.ArgumentParser(
+        prog="ai-economist-simulate",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"sweep parameters: {sweeps}",
+    )
+    parser.add_argument(
+        "--policy",
+        nargs="+",
+        required=True,
+        metavar="POLICY",
+        help=f"policies: {', '.join(NAMES)}, or {', '.join(p + '...' for p in PREFIXES)}",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="NAME=VALUES",
+        help="NAME=V1,V2,... or NAME=START:STOP:NUM (repeat for more parameters)",
+    )
+    parser.add_argument(
+        "--scenario",
+        default="training",
+        choices=sorted(SCENARIOS),
+        help="training: 540 days, m_a 0.3, m_p 0.45; tutorial: 405 days, 1, 1",
+    )
+    parser.add_argument("--days", type=int, help="episode length (default: the scenario's)")
+    parser.add_argument("--workers", type=int, default=1, help="local processes")
+    parser.add_argument(
+        "--ray_address", help="run on this Ray cluster (HOST:PORT, ray://..., auto, local)"
+    )
+    parser.add_argument(
+        "--chunk_size",
+        type=int,
+        default=DEFAULT_CHUNK_SIZE,
+        help="runs stepped together as one batch",
+    )
+    parser.add_argument(
+        "--greedy", action="store_true", help="checkpoint policies take their most likely action"
+    )
+    parser.add_argument("--out", default="simulate_out", help="output folder")
+    parser.add_argument("--no_plots", action="store_true", help="write the CSV only")
+    parser.add_argument("--no_progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def summarize(table: SweepTable) -> str:
+    """Mean outcomes per policy, one line each."""
+    lines = [f"{'policy':<32} {'runs':>6} " + " ".join(f"{n:>26}" for n in SUMMARY)]
+    for policy in dict.fromkeys(table["policy"]):
+        rows = table.where(policy=policy)
+        means = " ".join(f"{rows[n].mean():>26.2f}" for n in SUMMARY)
+        lines.append(f"{str(policy):<32} {len(rows):>6} {means}")
+    return "\n".join(lines)
+
+
+def _output_dir(path: str) -> Path:
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise SimulateError(f"--out {path!r} is a file; expected a folder (created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SimulateError(f"--out {path!r} cannot be created: {exc}") from None
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; 0 on success, 2 for bad input."""
+    args = build_parser().parse_args(argv)
+    try:
+        out = _output_dir(args.out)
+        start = time.perf_counter()
+        table = run_sweep(
+            args.policy, args.sweep, scenario=args.scenario, days=args.days,
+            workers=args.workers, ray_address=args.ray_address, chunk_size=args.chunk_size,
+            greedy=args.greedy, progress=not args.no_progress,
+        )  # fmt: skip
+    except (ConfigError, FileNotFoundError) as exc:
+        print(f"ai-economist-simulate: error: {exc}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - start
+    csv_path = table.to_csv(out / "sweep.csv")
+    plots = [] if args.no_plots else write_plots(table, out)
+    print(summarize(table))
+    print(f"{len(table)} runs of {table['days'][0]} days in {seconds:.1f} s; wrote {csv_path}"
+          + "".join(f", {p}" for p in plots))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

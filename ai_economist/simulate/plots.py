@@ -1,0 +1,86 @@
+"""Standard plots of a sweep: the deaths-unemployment frontier and welfare per policy.
+
+Needs matplotlib (the ``plot`` extra); without it :func:`write_plots` warns once and writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai_economist.simulate.table import SweepTable
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=3)
+        return None
+    return plt
+
+
+def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the runs no other run beats on both ``x`` and ``y`` (lower is better),
+    sorted by ``x``."""
+    order = np.lexsort((y, x))
+    front, best = [], np.inf
+    for i in order:
+        if y[i] < best:
+            front.append(i)
+            best = y[i]
+    return np.array(front, dtype=np.int64)
+
+
+def frontier_plot(plt: Any, table: SweepTable, path: Path) -> Path:
+    """US deaths against mean unemployment, one colour per policy, the Pareto front drawn."""
+    x, y = table["mean_unemployment_rate_pct"], table["deaths_thousands"]
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for policy in dict.fromkeys(table["policy"]):
+        rows = table["policy"] == policy
+        ax.scatter(x[rows], y[rows], s=12, alpha=0.7, label=str(policy))
+    front = pareto_front(x, y)
+    ax.plot(x[front], y[front], color="black", linewidth=1, label="frontier (no run beats it)")
+    ax.set(xlabel="mean US unemployment rate (% of population)",
+           ylabel="US deaths at the end (thousands)",
+           title=f"deaths vs unemployment, {len(table)} runs")  # fmt: skip
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def welfare_plot(plt: Any, table: SweepTable, path: Path) -> Path:
+    """The planner's episode reward sum (social welfare) per policy, over the sweep's runs."""
+    policies = list(dict.fromkeys(table["policy"]))
+    values = [table["planner_reward"][table["policy"] == p] for p in policies]
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(policies)), 5))
+    ax.boxplot(values, showmeans=True)
+    ax.set_xticks(range(1, len(policies) + 1), [str(p) for p in policies], rotation=20,
+                  ha="right", fontsize=8)  # fmt: skip
+    ax.set(ylabel="planner episode reward sum (welfare)", title="welfare per policy")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def write_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
+    """``frontier.png`` and ``welfare.png`` in ``out_dir``; [] without matplotlib."""
+    plt = _pyplot()
+    if plt is None or len(table) == 0:
+        return []
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return [
+        frontier_plot(plt, table, out / "frontier.png"),
+        welfare_plot(plt, table, out / "welfare.png"),
+    ]
