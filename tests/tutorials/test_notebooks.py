@@ -1,7 +1,8 @@
 """Every tutorial notebook runs top to bottom with what its own install line installs: the
 code cells run in a fresh interpreter that cannot import the optional packages the line
 leaves out (plots go to a non-interactive backend), at the CI scale
-(``AI_ECONOMIST_TUTORIAL_SCALE=ci``). Notebooks are stored without outputs."""
+(``AI_ECONOMIST_TUTORIAL_SCALE=ci``) and with no GPU visible. Notebooks are stored without
+outputs. ``test_notebooks_gpu.py`` runs them on a GPU."""
 
 import json
 import re
@@ -54,6 +55,7 @@ def test_notebook_is_stored_without_outputs_and_reads_the_scale(path):
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
 def test_notebook_runs_with_its_install_line(path, monkeypatch):
     monkeypatch.setenv(SCALE_VARIABLE, "ci")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # the CPU path, also on a GPU machine
     notebook = json.loads(path.read_text())
     hidden = modules_outside(install_extras(notebook, path.name))
     cells = [s.replace("plt.show()", "plt.close('all')") for s in code_cells(notebook)]
