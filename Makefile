@@ -27,8 +27,8 @@ test-gpu: $(STAMP)
 	$(PY) -m pytest -m gpu -q
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ai_economist tests benchmarks
-	$(VENV)/bin/ruff format --check ai_economist tests benchmarks
+	$(VENV)/bin/ruff check ai_economist tests benchmarks tutorials
+	$(VENV)/bin/ruff format --check ai_economist tests benchmarks tutorials
 
 calibration: $(STAMP)
 	$(PY) -m ai_economist.datasets.covid19.build --source ../shared/data/covid19

@@ -1,6 +1,8 @@
 """Every tutorial notebook runs top to bottom with what its own install line installs: the
 code cells run in a fresh interpreter that cannot import the optional packages the line
-leaves out (plots go to a non-interactive backend)."""
+leaves out (plots go to a non-interactive backend), at the CI scale
+(``AI_ECONOMIST_TUTORIAL_SCALE=ci``) and with no GPU visible. Notebooks are stored without
+outputs. ``test_notebooks_gpu.py`` runs them on a GPU."""
 
 import json
 import re
@@ -9,7 +11,15 @@ from pathlib import Path
 import pytest
 from first_hour import last_json_line, modules_outside, run_without
 
+from ai_economist.tutorial_scale import SCALE_VARIABLE
+
 TUTORIALS = sorted((Path(__file__).resolve().parents[2] / "tutorials").glob("*.ipynb"))
+EXPECTED = {
+    "covid19_and_economic_simulation.ipynb",
+    "multi_agent_gpu_training.ipynb",
+    "your_own_environment_cuda_c.ipynb",
+    "your_own_environment_numba.ipynb",
+}
 
 
 def install_extras(notebook: dict, name: str) -> list[str]:
@@ -21,15 +31,34 @@ def install_extras(notebook: dict, name: str) -> list[str]:
     raise AssertionError(f'{name} has no `pip install -e ".[extras]"` line')
 
 
+def code_cells(notebook: dict) -> list[str]:
+    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
+def test_every_tutorial_is_covered():
+    assert {p.name for p in TUTORIALS} >= EXPECTED
+
+
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
-def test_notebook_runs_with_its_install_line(path):
+def test_notebook_is_stored_without_outputs_and_reads_the_scale(path):
+    notebook = json.loads(path.read_text())
+    for i, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        assert cell.get("outputs") == [], f"{path.name} code cell {i} has stored outputs"
+        assert cell.get("execution_count") is None, f"{path.name} code cell {i} was executed"
+    assert any("tutorial_scale()" in s for s in code_cells(notebook)), (
+        f"{path.name} does not read {SCALE_VARIABLE} (ai_economist.tutorial_scale)"
+    )
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
+def test_notebook_runs_with_its_install_line(path, monkeypatch):
+    monkeypatch.setenv(SCALE_VARIABLE, "ci")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # the CPU path, also on a GPU machine
     notebook = json.loads(path.read_text())
     hidden = modules_outside(install_extras(notebook, path.name))
-    cells = [
-        "".join(cell["source"]).replace("plt.show()", "plt.close('all')")
-        for cell in notebook["cells"]
-        if cell["cell_type"] == "code"
-    ]
+    cells = [s.replace("plt.show()", "plt.close('all')") for s in code_cells(notebook)]
     code = (
         "import json\nnamespace = {}\n"
         f"for i, source in enumerate({cells!r}):\n"
@@ -41,3 +70,8 @@ def test_notebook_runs_with_its_install_line(path):
     if path.name == "covid19_and_economic_simulation.ipynb":
         assert "torch" in hidden  # `.[plot]` installs matplotlib only
         assert results["real-world policies"] == pytest.approx(349.06, rel=0.005)
+    if path.name == "your_own_environment_cuda_c.ipynb":
+        assert {"numba", "pycuda"} <= set(hidden)  # the CPU path needs neither
+    if path.name == "multi_agent_gpu_training.ipynb":
+        assert {"numba", "pycuda"} <= set(hidden)
+        assert set(results) >= {"trained (greedy)", "closed 180 days, then open, no subsidy"}
