@@ -16,9 +16,24 @@ import numpy as np
 from numba import float32, int32
 
 from ai_economist.example_envs.tag_continuous.arguments import MAX_OBSERVED
-from ai_economist.warp_drive.errors import require_numba_cuda
+from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
 
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
+
+if cudasim_enabled():  # the simulator runs Python: float32 ops round each result already
+
+    def mul_rn(a, b):
+        """``a * b`` rounded to float32 (never fused into a multiply-add)."""
+        return float32(a * b)
+
+    def add_rn(a, b):
+        """``a + b`` rounded to float32 (never fused into a multiply-add)."""
+        return float32(a + b)
+
+else:  # on the GPU NVVM fuses a*b + c into one FMA unless told not to: CUDA C's __fmul_rn/__fadd_rn
+    from numba.cuda import libdevice
+
+    mul_rn, add_rn = libdevice.fmul_rn, libdevice.fadd_rn
 
 TWO_PI = np.float32(2.0 * np.pi)
 EPSILON = np.float32(1e-10)
@@ -34,7 +49,7 @@ def squared_distance(xs, ys, a, b):
     """``(x_b - x_a)^2 + (y_b - y_a)^2`` in float32."""
     dx = float32(xs[b] - xs[a])
     dy = float32(ys[b] - ys[a])
-    return float32(float32(dx * dx) + float32(dy * dy))
+    return add_rn(mul_rn(dx, dx), mul_rn(dy, dy))
 
 
 @cuda.jit(device=True)
@@ -45,14 +60,14 @@ def move_agents(
     """One agent's movement (row ``me`` of this env's arrays); returns its edge-hit penalty."""
     inside = float32(in_game)
     acceleration[me] = float32(acceleration[me] + delta_acceleration)
-    turned = float32(float32(math.fmod(float32(direction[me] + delta_turn), TWO_PI)) * inside)
-    direction[me] = float32(TWO_PI + turned) if turned < ZERO else turned
-    s = float32(min(max_speed_i, max(ZERO, float32(speed[me] + acceleration[me]))) * inside)
+    turned = mul_rn(float32(math.fmod(float32(direction[me] + delta_turn), TWO_PI)), inside)
+    direction[me] = add_rn(TWO_PI, turned) if turned < ZERO else turned
+    s = mul_rn(min(max_speed_i, max(ZERO, float32(speed[me] + acceleration[me]))), inside)
     speed[me] = s
     if s <= ZERO or s >= max_speed_i:
         acceleration[me] = ZERO
-    x = float32(loc_x[me] + float32(s * float32(math.cos(direction[me]))))
-    y = float32(loc_y[me] + float32(s * float32(math.sin(direction[me]))))
+    x = add_rn(loc_x[me], mul_rn(s, float32(math.cos(direction[me]))))
+    y = add_rn(loc_y[me], mul_rn(s, float32(math.sin(direction[me]))))
     crossed = x < ZERO or x > grid_length or y < ZERO or y > grid_length
     loc_x[me] = min(max(x, ZERO), grid_length)
     loc_y[me] = min(max(y, ZERO), grid_length)
@@ -111,7 +126,7 @@ def observe(
 ):  # fmt: skip
     """Agent ``me``'s observation (see ``dynamics.observe``)."""
     me_in = still_in[me] != 0
-    diagonal = float32(grid_length * SQRT_TWO)
+    diagonal = mul_rn(grid_length, SQRT_TWO)
     speed_scale = float32(max_speed + EPSILON)
     if full:
         for j in range(num_agents):
@@ -166,7 +181,7 @@ def compute_rewards(
     for j in range(num_taggers, num_agents):
         if tagged_by[j] == me:
             count += 1
-    return float32(reward + float32(float32(count) * tag_reward_for_tagger))
+    return add_rn(reward, mul_rn(float32(count), tag_reward_for_tagger))
 
 
 @cuda.jit
@@ -197,7 +212,7 @@ def TagContinuousStep(
     if active:
         in_before = still_in[me]
         action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
-        max_speed_i = float32(max_speed * skill_levels[me])
+        max_speed_i = mul_rn(max_speed, skill_levels[me])
         edge_penalty = move_agents(
             x, y, sp, dr, acc, me, in_before, acceleration_actions[action // num_turn_actions],
             turn_actions[action % num_turn_actions], max_speed_i, grid_length, edge_hit_penalty,
