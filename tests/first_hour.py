@@ -24,6 +24,9 @@ MODULES = {
     "lz4": ["lz4"],
     "pytest": ["pytest"],
     "ruff": ["ruff"],
+    "pettingzoo": ["pettingzoo"],
+    "ray": ["ray"],
+    "gymnasium": [],  # a base dependency too (extras only raise its minimum): never hidden
 }
 
 
