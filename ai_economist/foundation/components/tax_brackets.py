@@ -117,7 +117,10 @@ def taxes_due(income: Any, cutoffs: np.ndarray, rates: Any) -> np.ndarray:
     ``income`` (..., n_agents) with ``rates`` (..., n_brackets); a 1-D ``rates`` is shared.
     """
     rates = np.asarray(rates, dtype=np.float64)
-    return np.sum(rates[..., None, :] * income_in_brackets(income, cutoffs), axis=-1)
+    in_brackets = income_in_brackets(income, cutoffs)
+    if in_brackets.ndim == 1:  # one scalar income
+        return np.sum(rates * in_brackets, axis=-1)
+    return np.sum(rates[..., None, :] * in_brackets, axis=-1)
 
 
 def bracket_index(income: Any, cutoffs: np.ndarray) -> np.ndarray:

@@ -161,7 +161,7 @@ class PlannerTaxMasks:
             self.curr_rate_max = float(
                 annealed_tax_limit(0, *cfg.tax_annealing_schedule, cfg.rate_max)
             )
-        self._cache: dict[bool, dict[str, np.ndarray]] = {}
+        self._cache: dict[tuple[bool, int], dict[str, np.ndarray]] = {}
 
     def update_completions(self, completions: int) -> None:
         """Move the annealed rate limit to ``completions`` finished episodes."""
@@ -177,7 +177,8 @@ class PlannerTaxMasks:
 
     def masks(self, open_: bool, completions: int) -> dict[str, np.ndarray]:
         """``{sub_space: mask}``: ones (annealed) when ``open_``, else zeros."""
-        if open_ not in self._cache:
+        key = (bool(open_), int(completions) if self.cfg.tax_annealing_schedule else 0)
+        if key not in self._cache:
             rates = self.cfg.disc_rates
             if self.cfg.tax_annealing_schedule is None:
                 allowed = np.ones(len(rates), dtype=np.float32)
@@ -186,5 +187,5 @@ class PlannerTaxMasks:
                     completions, *self.cfg.tax_annealing_schedule, rates
                 ).astype(np.float32)
             mask = allowed if open_ else np.zeros_like(allowed)
-            self._cache[open_] = {name: mask.copy() for name in self.sub_names}
-        return self._cache[open_]
+            self._cache[key] = {name: mask.copy() for name in self.sub_names}
+        return self._cache[key]
