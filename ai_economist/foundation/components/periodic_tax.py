@@ -47,10 +47,32 @@ class PeriodicBracketTax(BaseComponent):
     required_entities = ["Coin"]
     agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
 
-    def __init__(self, *base_component_args: Any, **kwargs: Any) -> None:
-        base_kwargs = {k: kwargs.pop(k) for k in ("inventory_scale",) if k in kwargs}
-        super().__init__(*base_component_args, **base_kwargs)
-        cfg = TaxConfig.from_kwargs(**kwargs)
+    def __init__(
+        self,
+        *base_component_args: Any,
+        disable_taxes: bool = False,
+        tax_model: str = "model_wrapper",
+        period: int = 100,
+        rate_min: float = 0.0,
+        rate_max: float = 1.0,
+        rate_disc: float = 0.05,
+        n_brackets: int = 5,
+        top_bracket_cutoff: float = 100,
+        usd_scaling: float = 1000.0,
+        bracket_spacing: str = "us-federal",
+        fixed_bracket_rates: Any = None,
+        pareto_weight_type: str = "inverse_income",
+        saez_fixed_elas: float | None = None,
+        tax_annealing_schedule: Any = None,
+        bracket_cutoffs: Any = None,
+        **base_component_kwargs: Any,
+    ) -> None:
+        super().__init__(*base_component_args, **base_component_kwargs)
+        cfg = TaxConfig(
+            disable_taxes, tax_model, period, rate_min, rate_max, rate_disc, n_brackets,
+            top_bracket_cutoff, usd_scaling, bracket_spacing, fixed_bracket_rates,
+            pareto_weight_type, saez_fixed_elas, tax_annealing_schedule, bracket_cutoffs,
+        ).checked()  # fmt: skip
         self.config = cfg
         self.disable_taxes = cfg.disable_taxes
         self.tax_model = cfg.tax_model

@@ -9,7 +9,6 @@ annealing.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,21 +67,8 @@ class TaxConfig:
     bracket_cutoffs: Any = None
     disc_rates: Any = None  # derived
 
-    @classmethod
-    def from_kwargs(cls, **kwargs: Any) -> TaxConfig:
-        """Validate ``kwargs`` (TypeError for unknown names, with close matches)."""
-        names = [f.name for f in dataclasses.fields(cls) if f.name != "disc_rates"]
-        for key in kwargs:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=3)
-                hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                raise TypeError(
-                    f"PeriodicBracketTax got an unknown argument {key!r}.{hint} Known: {names}"
-                )
-        raw = cls(**kwargs)
-        return raw._checked()
-
-    def _checked(self) -> TaxConfig:
+    def checked(self) -> TaxConfig:
+        """A copy with every value checked and the derived ``disc_rates`` set."""
         disabled = bool(self.disable_taxes)
         model = tb.check_choice("tax_model", self.tax_model, tb.TAX_MODELS)
         period = int(_number("period", self.period, 1))
