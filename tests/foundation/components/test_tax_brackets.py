@@ -133,6 +133,7 @@ def test_fixed_rates_and_disable_taxes():
         ({"bracket_spacing": "lienar"}, ValueError, "Did you mean 'linear'"),
         ({"bracket_cutoffs": [0, 50, 20]}, ValueError, "strictly increasing"),
         ({"bracket_cutoffs": [5, 50, 80]}, ValueError, "first bracket cutoff must be 0"),
+        ({"bracket_cutoffs": [0, 0.5, 2]}, ValueError, "distinct integer parts"),
         (
             {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [0.1] * 6 + [1.2]},
             ValueError,
