@@ -19,3 +19,6 @@ def _module_exists(module_name: str) -> bool:
 if _module_exists("ai_economist.foundation.components.covid19_components"):
     # Scenario-specific components register themselves on import.
     from ai_economist.foundation.components import covid19_components  # noqa: E402,F401
+
+# Economic components (tax, redistribution, labour); importing registers them.
+from ai_economist.foundation.components import redistribution, simple_labor  # noqa: E402,F401
