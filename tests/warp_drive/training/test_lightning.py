@@ -100,6 +100,7 @@ def test_lightning_checkpoint_restores_the_counters(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_lightning_on_the_gpu_reports_memory(tmp_path):
     config = toy_run_config(num_episodes=40)
     module = WarpDriveModule(toy_env(config, "cuda:0"), config, AGENT_MAP)
