@@ -20,7 +20,7 @@ from ai_economist.warp_drive.training.lightning import (  # noqa: E402
     WarpDriveModule,
 )
 from ai_economist.warp_drive.training.toy_env import ToyTargetEnv, toy_run_config  # noqa: E402
-from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
+from ai_economist.warp_drive.training.trainer import Trainer, TrainingDiverged  # noqa: E402
 
 AGENT_MAP = {"a": ["0", "1", "2"], "p": ["p"]}
 COMPARED = ("iteration", "env_steps", "a/loss", "a/entropy", "a/approx_kl", "a/reward_per_step",
@@ -97,6 +97,16 @@ def test_lightning_checkpoint_restores_the_counters(tmp_path):
 
     with pytest.raises(KeyError, match="not written by WarpDriveModule"):
         resumed.on_load_checkpoint({"state_dict": {}})
+
+
+def test_a_nan_loss_stops_lightning_with_the_policy_named(tmp_path, monkeypatch):
+    config = toy_run_config(num_episodes=40)
+    env = toy_env(config)
+    module = WarpDriveModule(env, config, AGENT_MAP)
+    nan = {tag: torch.full_like(r, float("nan")) for tag, r in env._rewards.items()}
+    monkeypatch.setattr(env, "rewards", lambda tag: nan[tag])
+    with pytest.raises(TrainingDiverged, match="policy 'a'.*iteration 1"):
+        lightning_trainer(tmp_path, max_steps=10, accelerator="cpu").fit(module)
 
 
 @pytest.mark.gpu
