@@ -26,6 +26,7 @@ MODULES = {
     "ruff": ["ruff"],
     "pettingzoo": ["pettingzoo"],
     "ray": ["ray"],
+    "lightning": ["lightning", "pytorch_lightning"],  # installs both import names
     "gymnasium": [],  # a base dependency too (extras only raise its minimum): never hidden
 }
 

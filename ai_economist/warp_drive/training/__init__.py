@@ -1,6 +1,7 @@
 """GPU-resident multi-agent RL training (PPO / A2C) for ``BatchedPolicyEnv`` environments.
 
-``Trainer`` is importable from here; it needs torch (the ``train`` extra).
+``Trainer`` is importable from here; it needs torch (the ``train`` extra).  The same training
+as a PyTorch Lightning module: ``lightning.WarpDriveModule`` (the ``lightning`` extra).
 """
 
 from __future__ import annotations

@@ -61,12 +61,15 @@ def update_policy(
     hp: UpdateHyperParams,
     generator: torch.Generator | None = None,
     sync_gradients: Callable[[nn.Module], None] | None = None,
+    backward: Callable[[torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the PPO or A2C update of one policy.
 
     Args:
         sync_gradients: called after every backward pass (averages the gradients over
             processes when training on several GPUs).
+        backward: computes the gradients of a loss (default ``loss.backward()``); the
+            Lightning module passes its ``manual_backward`` so Lightning's hooks run.
 
     Returns:
         ``(stats, nonfinite)``: the mean of :data:`STAT_NAMES` over the minibatches, and a
@@ -106,7 +109,10 @@ def update_policy(
             loss = policy_loss + hp.vf_loss_coeff * value_loss - hp.entropy_coeff * entropy_mean
 
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            if backward is None:
+                loss.backward()
+            else:
+                backward(loss)
             if sync_gradients is not None:
                 sync_gradients(model)
             grad_norm = nn.utils.clip_grad_norm_(params, max_norm)

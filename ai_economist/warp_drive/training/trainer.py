@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,8 @@ class Trainer(TrainerCheckpointing):
         results_directory: the run directory; default ``basedir/name/tag/<run_name|timestamp>``.
         verbose: print the metrics table and a progress bar (rank 0 only).
         resume_from: a checkpoint file or a run directory to continue from.
+        write_files: create the run directory, ``config.yaml`` and the metrics files; off
+            when another framework (the Lightning module) logs and checkpoints.
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class Trainer(TrainerCheckpointing):
         verbose: bool = True,
         resume_from: str | Path | None = None,
         config_source: str = "<dict>",
+        write_files: bool = True,
     ) -> None:
         if obs_dim_corresponding_to_num_agents not in ("first", "last"):
             raise ValueError("obs_dim_corresponding_to_num_agents must be 'first' or 'last'")
@@ -146,7 +150,7 @@ class Trainer(TrainerCheckpointing):
         # first iteration whose loss was NaN/inf, per policy (inf: none), checked lazily
         self._nan_iteration = torch.full((len(self.policies),), math.inf, device=self.device)
         self._window_iterations = 0
-        self._window_start = None
+        self._window_start = time.perf_counter()
         self.last_checkpoint: Path | None = None
         self.last_metrics: dict[str, Any] = {}
 
@@ -155,9 +159,9 @@ class Trainer(TrainerCheckpointing):
         if resume_path is not None:
             self._restore(ckpt.load_checkpoint(resume_path), resume_path)
             self.last_checkpoint = resume_path
-        self.run_dir = self._make_run_dir(results_directory, resume_path)
+        self.run_dir = self._make_run_dir(results_directory, resume_path) if write_files else None
         self.logger = None
-        if self.dist.is_main:
+        if self.dist.is_main and write_files:
             with (self.run_dir / "config.yaml").open("w") as f:
                 yaml.safe_dump(self.config, f, sort_keys=False)
             resumed_at = self.iteration if resume_path is not None else None
@@ -269,12 +273,22 @@ class Trainer(TrainerCheckpointing):
             self._progress.close()
         return self.last_metrics
 
-    def train_iteration(self) -> None:
-        """One rollout of ``train_batch_size`` env-steps and one update (no logging, no sync)."""
+    def train_iteration(
+        self,
+        optimizers: dict[str, torch.optim.Optimizer] | None = None,
+        backward: Callable[[torch.Tensor], None] | None = None,
+    ) -> None:
+        """One rollout of ``train_batch_size`` env-steps and one update (no logging, no sync).
+
+        Args:
+            optimizers: per trained policy tag, the optimizer to step instead of the policy's
+                own (the Lightning module passes Lightning's wrappers of the same optimizers).
+            backward: computes a loss's gradients (default ``loss.backward()``).
+        """
         with self.timer.phase("rollout"):
             self._collect_rollout()
         with self.timer.phase("update"):
-            self._update()
+            self._update(optimizers, backward)
         self.iteration += 1
         self.env_steps += self.steps_per_iteration
         self._window_iterations += 1
@@ -283,7 +297,11 @@ class Trainer(TrainerCheckpointing):
         self.rollout.collect(self.timer)
         self.tracker.record({t: p.buffer.rewards for t, p in self.policies.items()}, self.dones)
 
-    def _update(self) -> None:
+    def _update(
+        self,
+        optimizers: dict[str, torch.optim.Optimizer] | None = None,
+        backward: Callable[[torch.Tensor], None] | None = None,
+    ) -> None:
         """GAE, then the PPO/A2C update of every trained policy."""
         for i, p in enumerate(self.policies.values()):
             buf = p.buffer
@@ -303,7 +321,8 @@ class Trainer(TrainerCheckpointing):
                 advantages=advantages.flatten(),
                 returns=returns.flatten(),
             )
-            for group in p.optimizer.param_groups:
+            optimizer = p.optimizer if optimizers is None else optimizers[p.tag]
+            for group in optimizer.param_groups:
                 group["lr"] = p.hyper["lr"]
             hp = UpdateHyperParams(
                 algorithm=p.config["algorithm"],
@@ -317,7 +336,9 @@ class Trainer(TrainerCheckpointing):
                 num_mini_batches=p.config["num_mini_batches"],
             )
             sync = self.dist.average_gradients if self.dist.enabled else None
-            stats, nonfinite = update_policy(p.model, p.optimizer, batch, hp, self.generator, sync)
+            stats, nonfinite = update_policy(
+                p.model, optimizer, batch, hp, self.generator, sync, backward
+            )
             p.window_stats += stats
             first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
             self._nan_iteration[i] = torch.minimum(self._nan_iteration[i], first_bad)
@@ -336,6 +357,15 @@ class Trainer(TrainerCheckpointing):
 
     def _log_metrics(self) -> None:
         """Sync the window's device metrics to the host once and write them everywhere."""
+        row = self.metrics_row()
+        if self.dist.is_main and self.logger is not None:
+            self.logger.log(row)
+            if self.verbose:
+                self._progress.write(format_table(row, list(self.policies)))
+
+    def metrics_row(self) -> dict[str, Any]:
+        """The metrics of the iterations since the last call, averaged over them (one host
+        sync); the window restarts.  Also kept as ``last_metrics``."""
         n = max(self._window_iterations, 1)
         episode_sums, episode_count = self.tracker.pop()
         parts = [episode_count.reshape(1)]
@@ -367,12 +397,10 @@ class Trainer(TrainerCheckpointing):
             row[f"time/{phase}"] = seconds / n
         if self.dist.is_main:
             row.update({f"env/{k}": float(v) for k, v in self.env.episode_metrics().items()})
-            self.logger.log(row)
-            if self.verbose:
-                self._progress.write(format_table(row, list(self.policies)))
         self.last_metrics = row
         self._window_iterations = 0
         self._window_start = time.perf_counter()
+        return row
 
     def graceful_close(self) -> None:
         """Flush and close the logs (safe to call more than once)."""

@@ -36,6 +36,11 @@ class TrainerCheckpointing:
 
     def save_checkpoint(self) -> Path | None:
         """Write a full checkpoint of the current iteration (rank 0 writes; all ranks call)."""
+        if self.run_dir is None:
+            raise RuntimeError(
+                "this Trainer was built with write_files=False and has no run directory to "
+                "save checkpoints in (the Lightning module saves through Lightning)"
+            )
         self._check_finite()
         local = self._local_state()
         shards = self.dist.gather(local)
