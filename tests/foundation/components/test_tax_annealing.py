@@ -1,0 +1,21 @@
+"""Tax annealing schedule (components/utils)."""
+
+import numpy as np
+import pytest
+
+from ai_economist.foundation.components import utils
+
+
+def test_annealed_limit_by_hand():
+    assert utils.annealed_tax_limit(10, 20, 0.1) == 0.0
+    assert utils.annealed_tax_limit(25, 20, 0.1, 0.8) == pytest.approx(0.4)
+    assert utils.annealed_tax_limit(100, 20, 0.1) == 1.0
+
+
+def test_annealed_mask_by_hand():
+    rates = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    np.testing.assert_array_equal(utils.annealed_tax_mask(0, 5, 0.1, rates), [1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(utils.annealed_tax_mask(10, 5, 0.1, rates), [1, 1, 1, 0, 0])
+    batched = utils.annealed_tax_mask(np.array([0, 10]), 5, 0.1, rates)
+    assert batched.shape == (2, 5)
+    np.testing.assert_array_equal(batched[1], [1, 1, 1, 0, 0])
