@@ -75,6 +75,18 @@ class Maps:
             self._maps[name] = np.zeros(self.size)
 
     # ------------------------------------------------------------------ whole maps
+    def clear(self) -> None:
+        """Zero every map (private landmarks: no owner) and make every cell accessible."""
+        for name, layer in self._maps.items():
+            if isinstance(layer, dict):
+                layer["owner"][:] = -1
+                layer["health"][:] = 0
+            else:
+                layer[:] = 0
+        for layer in self._accessibility_lookup.values():
+            layer[:] = True
+        self._accessibility = None
+
     def keys(self) -> list[str]:
         """Names of all map layers, in insertion order."""
         return list(self._maps)
