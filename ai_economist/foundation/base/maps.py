@@ -77,7 +77,7 @@ class Maps:
     # ------------------------------------------------------------------ whole maps
     def clear(self) -> None:
         """Zero every map (private landmarks: no owner) and make every cell accessible."""
-        for name, layer in self._maps.items():
+        for layer in self._maps.values():
             if isinstance(layer, dict):
                 layer["owner"][:] = -1
                 layer["health"][:] = 0
@@ -200,9 +200,16 @@ class Maps:
 
     def location_landmarks(self, r: int, c: int) -> dict[str, float]:
         """``{landmark: value}`` of the landmarks present at ``(r, c)``."""
-        names = self._private + self._blocked + self._public
-        values = {k: self.get_point(k, r, c) for k in names}
-        return {k: v for k, v in values.items() if v > 0}
+        out = {}
+        for k in self._private:
+            v = self._maps[k]["health"][r, c]
+            if v > 0:
+                out[k] = v
+        for k in self._blocked + self._public:
+            v = self._maps[k][r, c]
+            if v > 0:
+                out[k] = v
+        return out
 
     # ----------------------------------------------------------------- occupancy
     @property

@@ -146,6 +146,15 @@ class Packager:
             else:
                 self.keep_keys.append(key)
         self._n_fields = len(example)
+        # Individual agents: each flat field's slice of "flat" (sizes from the example).
+        self._slots: list[tuple[str, int, int]] = []
+        start = 0
+        if n_agents is None:
+            for key in self.flat_keys:
+                size = int(np.asarray(example[key]).size)
+                self._slots.append((key, start, start + size))
+                start += size
+        self._flat_size = start
 
     def _is_flat(self, key: str, arr: np.ndarray) -> bool:
         if self.n_agents is None:
@@ -173,6 +182,9 @@ class Packager:
                 f"{sorted(self.flat_keys + self.keep_keys)}, got {sorted(o)}"
             )
         out = {k: o[k] for k in self.keep_keys}
+        if self.n_agents is None:
+            out["flat"] = self._fill_flat(o)
+            return out
         try:
             parts = [self._part(k, o[k]) for k in self.flat_keys]
         except KeyError as err:
@@ -183,6 +195,26 @@ class Packager:
         else:
             out["flat"] = np.concatenate(parts, axis=0)
         return out
+
+    def _fill_flat(self, o: Mapping[str, Any]) -> np.ndarray:
+        """One agent's ``flat``: each field written into its slice (float32, same values as
+        concatenating the float32-cast fields)."""
+        flat = np.empty(self._flat_size, dtype=np.float32)
+        key = ""
+        try:
+            for key, start, stop in self._slots:
+                value = o[key]
+                if stop - start != 1 and np.ndim(value) != 1:
+                    raise ValueError(key)  # a scalar would broadcast over the slice
+                flat[start:stop] = value
+        except KeyError as err:
+            raise ValueError(f"Observation field {err} disappeared after the first step") from None
+        except ValueError:
+            raise ValueError(
+                f"Observation field {key!r} changed size after the first step: expected "
+                f"{stop - start} values, got shape {np.shape(o[key])}"
+            ) from None
+        return flat
 
 
 class PackagerCache:

@@ -89,7 +89,9 @@ class Build(BaseComponent):
             if not action:
                 continue
             if action != 1:
-                raise ValueError(f"Build: action {action} of agent {agent.idx} is out of range 0..1")
+                raise ValueError(
+                    f"Build: action {action} of agent {agent.idx} is out of range 0..1"
+                )
             if not self.agent_can_build(agent):
                 continue
             for resource, cost in self.resource_cost.items():
@@ -99,7 +101,11 @@ class Build(BaseComponent):
             agent.state["inventory"]["Coin"] += agent.state["build_payment"]
             agent.state["endogenous"]["Labor"] += self.build_labor
             builds.append(
-                {"builder": agent.idx, "loc": np.array([r, c]), "income": float(agent.state["build_payment"])}
+                {
+                    "builder": agent.idx,
+                    "loc": np.array([r, c]),
+                    "income": float(agent.state["build_payment"]),
+                }
             )
         self.builds.append(builds)
 

@@ -145,7 +145,9 @@ class ContinuousDoubleAuction(BaseComponent):
         return trade
 
     def _match_resource(self, resource: str) -> list[dict[str, Any]]:
-        bids = sorted(self.bids[resource], key=lambda b: (b["bid"], b["bid_lifetime"]), reverse=True)
+        bids = sorted(
+            self.bids[resource], key=lambda b: (b["bid"], b["bid_lifetime"]), reverse=True
+        )
         asks = sorted(self.asks[resource], key=lambda a: (a["ask"], -a["ask_lifetime"]))
         trades: list[dict[str, Any]] = []
         possible = [True] * self.n_agents
@@ -249,29 +251,34 @@ class ContinuousDoubleAuction(BaseComponent):
             planner[f"full_asks-{c}"] = full_asks
             planner[f"full_bids-{c}"] = full_bids
             others_asks, others_bids = full_asks - asks, full_bids - bids
+            my_asks, my_bids = asks.copy(), bids.copy()
+            keys = [f"{k}-{c}" for k in ("available_asks", "available_bids", "my_asks", "my_bids")]
             for i, agent in enumerate(agents):
                 o = obs[agent.idx]
                 o[f"market_rate-{c}"] = rate
                 o[f"price_history-{c}"] = scaled
-                o[f"available_asks-{c}"] = others_asks[i]
-                o[f"available_bids-{c}"] = others_bids[i]
-                o[f"my_asks-{c}"] = asks[i].copy()
-                o[f"my_bids-{c}"] = bids[i].copy()
+                o[keys[0]] = others_asks[i]
+                o[keys[1]] = others_bids[i]
+                o[keys[2]] = my_asks[i]
+                o[keys[3]] = my_bids[i]
         obs[self.world.planner.idx] = planner
         return obs
 
     def generate_masks(self, completions: int = 0) -> dict[int, dict[str, np.ndarray]]:
         """Sell: all prices if the agent can ask, else none. Buy: prices <= its coin, if below the order limit."""
-        masks: dict[int, dict[str, np.ndarray]] = {}
+        agents = self.world.agents
         zeros = np.zeros(self.n_prices, dtype=np.float32)
         ones = np.ones(self.n_prices, dtype=np.float32)
-        for agent in self.world.agents:
-            can_pay = (self._prices <= agent.state["inventory"]["Coin"]).astype(np.float32)
-            m: dict[str, np.ndarray] = {}
-            for c in self.commodities:
-                m[f"Buy_{c}"] = can_pay if self.can_bid(c, agent) else zeros
-                m[f"Sell_{c}"] = ones if self.can_ask(c, agent) else zeros
-            masks[agent.idx] = m
+        coin = np.array([a.state["inventory"]["Coin"] for a in agents])
+        can_pay = (self._prices <= coin[:, None]).astype(np.float32)
+        masks: dict[int, dict[str, np.ndarray]] = {a.idx: {} for a in agents}
+        for c in self.commodities:
+            below_limit = (self.n_orders[c] < self.max_num_orders).tolist()
+            buy, sell = f"Buy_{c}", f"Sell_{c}"
+            for i, agent in enumerate(agents):
+                m = masks[agent.idx]
+                m[buy] = can_pay[i] if below_limit[i] else zeros
+                m[sell] = ones if below_limit[i] and agent.state["inventory"][c] > 0 else zeros
         return masks
 
     # ----------------------------------------------------------------- optional

@@ -24,6 +24,7 @@ SKILL_DISTS = ("none", "pareto", "lognormal")
 # Row and column offsets of the actions 1..4 (left, right, up, down).
 ROW_OFFSETS = np.array([0, 0, -1, 1])
 COL_OFFSETS = np.array([-1, 1, 0, 0])
+MOVES = tuple(zip(ROW_OFFSETS.tolist(), COL_OFFSETS.tolist()))
 
 
 @component_registry.add
@@ -55,7 +56,6 @@ class Gather(BaseComponent):
         self.collect_labor = check_number(self.name, "collect_labor", collect_labor, 0.0)
         self.skill_dist = check_choice(self.name, "skill_dist", skill_dist, SKILL_DISTS)
         self.gathers: list[list[dict[str, Any]]] = []
-        self._agent_rows = np.arange(self.n_agents)[:, None]
 
     # ----------------------------------------------------------------- contract
     def get_n_actions(self, agent_cls_name: str) -> int | None:
@@ -81,9 +81,8 @@ class Gather(BaseComponent):
                     raise ValueError(
                         f"Gather: action {action} of agent {agent.idx} is out of range 0..4"
                     )
-                new_r, new_c = world.set_agent_loc(
-                    agent, r + ROW_OFFSETS[action - 1], c + COL_OFFSETS[action - 1]
-                )
+                dr, dc = MOVES[action - 1]
+                new_r, new_c = world.set_agent_loc(agent, r + dr, c + dc)
                 if new_r != r or new_c != c:
                     agent.state["endogenous"]["Labor"] += self.move_labor
                 r, c = new_r, new_c
@@ -93,7 +92,9 @@ class Gather(BaseComponent):
                     agent.state["inventory"][resource] += n_gathered
                     world.consume_resource(resource, r, c)
                     agent.state["endogenous"]["Labor"] += self.collect_labor
-                    gathers.append({"agent": agent.idx, "resource": resource, "n": n_gathered, "loc": [r, c]})
+                    gathers.append(
+                        {"agent": agent.idx, "resource": resource, "n": n_gathered, "loc": [r, c]}
+                    )
         self.gathers.append(gathers)
 
     def generate_observations(self) -> dict[str, dict[str, Any]]:
@@ -106,12 +107,16 @@ class Gather(BaseComponent):
     def generate_masks(self, completions: int = 0) -> dict[int, np.ndarray]:
         """A move is allowed when its target cell is on the map, accessible and unoccupied."""
         world = self.world
-        coords = np.array([agent.state["loc"] for agent in world.agents])
-        rows = coords[:, :1] + ROW_OFFSETS + 1  # +1: indices into the padded maps
-        cols = coords[:, 1:] + COL_OFFSETS + 1
-        free = np.pad(world.maps.unoccupied, 1)
-        access = np.pad(world.maps.accessibility, ((0, 0), (1, 1), (1, 1)))
-        allowed = (free[rows, cols] & access[self._agent_rows, rows, cols]).astype(np.float32)
+        h, w = world.world_size
+        free = world.maps.unoccupied
+        access = world.maps.accessibility
+        allowed = np.zeros((self.n_agents, 4), dtype=np.float32)
+        for i, agent in enumerate(world.agents):
+            r, c = agent.state["loc"]
+            for k, (dr, dc) in enumerate(MOVES):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < h and 0 <= cc < w and free[rr, cc] and access[i, rr, cc]:
+                    allowed[i, k] = 1.0
         return {agent.idx: allowed[i] for i, agent in enumerate(world.agents)}
 
     # ----------------------------------------------------------------- optional

@@ -22,8 +22,10 @@ def check_number(
     ):
         raise TypeError(f"{owner}: {name} must be a number, got {value!r}")
     value = float(value)
-    if not np.isfinite(value) or (low is not None and value < low) or (
-        high is not None and value > high
+    if (
+        not np.isfinite(value)
+        or (low is not None and value < low)
+        or (high is not None and value > high)
     ):
         lo = "-inf" if low is None else low
         hi = "inf" if high is None else high

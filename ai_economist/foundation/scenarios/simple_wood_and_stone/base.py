@@ -82,7 +82,9 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self._mobile_agent_observation_range = check_integer(
             who, "mobile_agent_observation_range", mobile_agent_observation_range, 0
         )
-        self.starting_agent_coin = check_number(who, "starting_agent_coin", starting_agent_coin, 0.0)
+        self.starting_agent_coin = check_number(
+            who, "starting_agent_coin", starting_agent_coin, 0.0
+        )
         self.isoelastic_eta = check_number(who, "isoelastic_eta", isoelastic_eta, 0.0, 1.0)
         self.energy_cost = check_number(who, "energy_cost", energy_cost, 0.0)
         self.energy_warmup_method = check_choice(
@@ -117,18 +119,25 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         if self.energy_warmup_constant <= 0.0:
             return 1.0
         progress = (
-            self._completions if self.energy_warmup_method == "decay" else self._auto_warmup_integrator
+            self._completions
+            if self.energy_warmup_method == "decay"
+            else self._auto_warmup_integrator
         )
         return float(1.0 - np.exp(-progress / self.energy_warmup_constant))
 
     def coin_endowments(self) -> np.ndarray:
         """float64 (n_agents,): inventory + escrow coin of each mobile agent."""
-        return np.array([a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self.world.agents], dtype=np.float64)
+        return np.array(
+            [a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self.world.agents],
+            dtype=np.float64,
+        )
 
     def get_current_optimization_metrics(self) -> dict[Any, float]:
         """Each agent's utility and the planner's social welfare, now."""
         coin = self.coin_endowments()
-        labor = np.array([a.state["endogenous"]["Labor"] for a in self.world.agents], dtype=np.float64)
+        labor = np.array(
+            [a.state["endogenous"]["Labor"] for a in self.world.agents], dtype=np.float64
+        )
         utilities = rewards.isoelastic_coin_minus_labor(
             coin, labor, self.isoelastic_eta, self.energy_weight * self.energy_cost
         )
@@ -182,15 +191,17 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         maps = self.world.maps
         for resource in RESOURCES:
             spec = self.layout_specs[resource]
+            current = maps.get(resource)
             grown = dynamics.regrow(
-                maps.get(resource),
+                current,
                 maps.get(resource + "SourceBlock"),
                 spec["regen_weight"],
                 int(spec["regen_halfwidth"]),
                 spec["max_health"],
                 self.world.rng,
             )
-            maps.set(resource, grown)
+            if grown is not current:
+                maps.set(resource, grown)
 
     def compute_reward(self) -> dict[Any, float]:
         """Change in each agent's utility and in the planner's social welfare."""
@@ -198,7 +209,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self.curr_optimization_metric = self.get_current_optimization_metrics()
         rew = {k: float(v - previous[k]) for k, v in self.curr_optimization_metric.items()}
         self.prev_optimization_metric.update(previous)
-        if np.mean([rew[a.idx] for a in self.world.agents]) > 0:
+        if sum(rew[a.idx] for a in self.world.agents) > 0:  # mean agent reward > 0
             self._auto_warmup_integrator += 1
         return rew
 
@@ -208,8 +219,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         scaled inventories. Planner: its inventory (and the full maps when spatial);
         ``p<i>``: agent i's inventory (and location when spatial); none with full observability."""
         world = self.world
-        state = world.maps.state
-        idx_maps = dynamics.agent_idx_maps(world.maps.owner_state, world.loc_map)
+        maps = world.maps
+        idx_maps = dynamics.agent_idx_maps(maps.owner_state, world.loc_map)
         scale = self.inv_scale
         agents = world.agents
         invs = {
@@ -218,24 +229,26 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         }
         planner = {"inventory-" + k: v * scale for k, v in world.planner.state["inventory"].items()}
         if self._planner_gets_spatial_info:
-            planner["map"] = state
+            planner["map"] = maps.state
             planner["idx_map"] = idx_maps
         obs: dict[str, dict[str, Any]] = {world.planner.idx: planner}
         if self._full_observability:
+            state = maps.state
             for a in agents:
                 own = np.where(idx_maps == a.idx + 2, np.int16(1), idx_maps)
                 obs[str(a.idx)] = {"map": state, "idx_map": own, **invs[str(a.idx)]}
             return obs
         h, w = self.world_size
-        locs = np.array([a.state["loc"] for a in agents])
-        views, idx = dynamics.egocentric_views(
-            state, idx_maps, locs, self._mobile_agent_observation_range
-        )
-        for i, a in enumerate(agents):
+        r = self._mobile_agent_observation_range
+        padded, padded_idx = dynamics.padded_views([maps.get(k) for k in maps.keys()], idx_maps, r)
+        locs = [a.state["loc"] for a in agents]
+        views = dynamics.egocentric_views(padded, padded_idx, locs, r)
+        spatial = self._planner_gets_spatial_info
+        for a, (row, col), (view, idx) in zip(agents, locs, views):
             key = str(a.idx)
-            loc = {"loc-row": locs[i, 0] / h, "loc-col": locs[i, 1] / w}
-            obs[key] = {"map": views[i], "idx_map": idx[i], **loc, **invs[key]}
-            obs["p" + key] = dict(invs[key], **loc) if self._planner_gets_spatial_info else invs[key]
+            loc = {"loc-row": row / h, "loc-col": col / w}
+            obs[key] = {"map": view, "idx_map": idx, **loc, **invs[key]}
+            obs["p" + key] = dict(invs[key], **loc) if spatial else invs[key]
         return obs
 
     # ---------------------------------------------------------------- metrics

@@ -76,28 +76,43 @@ class Uniform(WoodAndStoneBase):
         m = 2 if self._checker_source_blocks else 1
         args = {
             "Wood": (wood_regen_halfwidth, wood_regen_weight, wood_max_health, wood_clumpiness),
-            "Stone": (stone_regen_halfwidth, stone_regen_weight, stone_max_health, stone_clumpiness),
+            "Stone": (
+                stone_regen_halfwidth,
+                stone_regen_weight,
+                stone_max_health,
+                stone_clumpiness,
+            ),
         }
         self.layout_specs, self.clumpiness = {}, {}
         for r, (halfwidth, weight, health, clump) in args.items():
             self.layout_specs[r] = {
                 "starting_coverage": coverage[r] * m,
-                "regen_halfwidth": check_integer(self.name, f"{r.lower()}_regen_halfwidth", halfwidth, 0, 3),
-                "regen_weight": check_number(self.name, f"{r.lower()}_regen_weight", weight, 0.0, 1.0),
+                "regen_halfwidth": check_integer(
+                    self.name, f"{r.lower()}_regen_halfwidth", halfwidth, 0, 3
+                ),
+                "regen_weight": check_number(
+                    self.name, f"{r.lower()}_regen_weight", weight, 0.0, 1.0
+                ),
                 "max_health": check_integer(self.name, f"{r.lower()}_max_health", health, 1),
             }
             if not 0 < self.layout_specs[r]["starting_coverage"] < 1:
-                raise ValueError(f"{self.name}: starting_{r.lower()}_coverage must give a fraction in (0, 1)")
+                raise ValueError(
+                    f"{self.name}: starting_{r.lower()}_coverage must give a fraction in (0, 1)"
+                )
             self.clumpiness[r] = check_number(self.name, f"{r.lower()}_clumpiness", clump, 0.0, 1.0)
         self._check_regen_specs()
-        self.gradient_steepness = check_number(self.name, "gradient_steepness", gradient_steepness, 1.0)
+        self.gradient_steepness = check_number(
+            self.name, "gradient_steepness", gradient_steepness, 1.0
+        )
         self.source_prob_maps = self.make_source_prob_maps()
         self.source_maps = {k: np.zeros_like(v) for k, v in self.source_prob_maps.items()}
 
     def make_source_prob_maps(self) -> dict[str, np.ndarray]:
         """Per resource, how likely each cell is to become a source (wood bottom, stone top)."""
         h, w = self.world_size
-        gradient = np.repeat(np.arange(h, dtype=np.float64)[:, None] ** self.gradient_steepness, w, axis=1)
+        gradient = np.repeat(
+            np.arange(h, dtype=np.float64)[:, None] ** self.gradient_steepness, w, axis=1
+        )
         gradient = gradient / np.mean(gradient) if np.mean(gradient) > 0 else np.ones((h, w))
         return {
             "Wood": gradient * self.layout_specs["Wood"]["starting_coverage"],
@@ -133,7 +148,8 @@ class Uniform(WoodAndStoneBase):
                 maps.set(resource, sources)
                 maps.set(resource + "SourceBlock", sources)
             quotients = [
-                np.mean(self.source_maps[r]) / self.layout_specs[r]["starting_coverage"] for r in RESOURCES
+                np.mean(self.source_maps[r]) / self.layout_specs[r]["starting_coverage"]
+                for r in RESOURCES
             ]
             if all(1 / (1 + COVERAGE_BOUND) <= q <= 1 + COVERAGE_BOUND for q in quotients):
                 break

@@ -48,15 +48,24 @@ def regrow(
 
     Only source cells (``source > 0``) spawn: each draws u ~ U[0, 1) (in row-major order of
     the source cells) and gains one unit when u < the regrowth probability; the result is
-    capped at ``max_health``.
+    capped at ``max_health``. Returns ``resource`` itself (not a copy) when no cell changed.
     """
-    rows, cols = np.nonzero(source > 0)
-    out = resource.copy()
+    rows, cols = np.nonzero(source)
     if rows.size == 0:
-        return out
-    prob = regrowth_probability(resource, source, weight, halfwidth)[rows, cols]
+        return resource
+    if halfwidth == 0:
+        prob = np.maximum(resource[rows, cols], source[rows, cols]) * weight
+    else:
+        prob = regrowth_probability(resource, source, weight, halfwidth)[rows, cols]
     spawn = rng.random(rows.size) < prob
-    out[rows, cols] = np.minimum(resource[rows, cols] + spawn, max_health)
+    if not spawn.any():
+        return resource
+    before = resource[rows, cols]
+    after = np.minimum(before + spawn, max_health)
+    if np.array_equal(after, before):
+        return resource
+    out = resource.copy()
+    out[rows, cols] = after
     return out
 
 
@@ -68,33 +77,43 @@ def agent_idx_maps(owner_maps: np.ndarray, loc_map: np.ndarray) -> np.ndarray:
     return maps
 
 
-def egocentric_views(
-    state: np.ndarray, idx_maps: np.ndarray, locs: np.ndarray, w: int
+def padded_views(
+    layers: list[np.ndarray], idx_maps: np.ndarray, w: int
 ) -> tuple[np.ndarray, np.ndarray]:
+    """The maps padded by ``w`` cells on each side, ready for :func:`egocentric_views`.
+
+    Returns ``(padded, padded_idx)``: float32 (C + 1, H + 2w, W + 2w), the C layers then a
+    channel that is 1 on the map and 0 outside it (as 1.7.1's padding produced), zero outside
+    the map; int16 (K, H + 2w, W + 2w) of ``idx_maps``, zero outside.
+    """
+    h, wd = idx_maps.shape[1:]
+    padded = np.zeros((len(layers) + 1, h + 2 * w, wd + 2 * w), dtype=np.float32)
+    for i, layer in enumerate(layers):
+        padded[i, w : w + h, w : w + wd] = layer
+    padded[len(layers), w : w + h, w : w + wd] = 1
+    padded_idx = np.zeros((idx_maps.shape[0], h + 2 * w, wd + 2 * w), dtype=np.int16)
+    padded_idx[:, w : w + h, w : w + wd] = idx_maps
+    return padded, padded_idx
+
+
+def egocentric_views(
+    padded: np.ndarray, padded_idx: np.ndarray, locs: list[list[int]], w: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every agent's window of half-width ``w`` around its location.
 
     Args:
-        state: float32 (C, H, W) maps.
-        idx_maps: int (K, H, W) from :func:`agent_idx_maps`.
-        locs: int (n_agents, 2) rows and columns.
+        padded, padded_idx: from :func:`padded_views` (same ``w``).
+        locs: each agent's ``[row, column]``.
         w: half-width.
 
     Returns:
-        ``(maps, idx)``: float32 (n_agents, C + 1, 2w+1, 2w+1), whose last channel is 1 on
-        the map and 0 outside it (as 1.7.1's padding produced), and int16
-        (n_agents, K, 2w+1, 2w+1) where the agent's own code ``i + 2`` is replaced by 1.
+        Per agent ``(map, idx)``: float32 (C + 1, 2w+1, 2w+1) (a view of ``padded``) and
+        int16 (K, 2w+1, 2w+1) (a copy) where agent i's own code ``i + 2`` is replaced by 1.
     """
-    c, h, wd = state.shape
-    padded = np.zeros((c + 1, h + 2 * w, wd + 2 * w), dtype=np.float32)
-    padded[:c, w : w + h, w : w + wd] = state
-    padded[c, w : w + h, w : w + wd] = 1
-    padded_idx = np.zeros((idx_maps.shape[0], h + 2 * w, wd + 2 * w), dtype=np.int16)
-    padded_idx[:, w : w + h, w : w + wd] = idx_maps
-    span = np.arange(2 * w + 1)
-    rows = locs[:, 0, None] + span  # (n, 2w+1) rows of the padded maps
-    cols = locs[:, 1, None] + span
-    views = padded[:, rows[:, :, None], cols[:, None, :]].transpose(1, 0, 2, 3)
-    idx = padded_idx[:, rows[:, :, None], cols[:, None, :]].transpose(1, 0, 2, 3)
-    own = (np.arange(locs.shape[0], dtype=np.int16) + 2)[:, None, None, None]
-    idx = np.where(idx == own, np.int16(1), idx)
-    return np.ascontiguousarray(views), idx
+    out = []
+    side = 2 * w + 1
+    for i, (r, c) in enumerate(locs):
+        idx = padded_idx[:, r : r + side, c : c + side].copy()
+        idx[idx == i + 2] = 1
+        out.append((padded[:, r : r + side, c : c + side], idx))
+    return out

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.base_env import scenario_registry
+from ai_economist.foundation.components.param_checks import check_number
 from ai_economist.foundation.scenarios.simple_wood_and_stone.base import WoodAndStoneBase
 from ai_economist.foundation.scenarios.simple_wood_and_stone.layout_file import load_layout
-from ai_economist.foundation.components.param_checks import check_number
 
 FIXED_SKILL_SEED = 1
 FIXED_SKILL_SAMPLES = 100_000
@@ -66,7 +66,8 @@ class LayoutFromFile(WoodAndStoneBase):
         self._source_maps = {k: v.astype(np.float64) for k, v in layout.maps.items()}
         prob = check_number(self.name, "resource_regen_prob", resource_regen_prob, 0.0, 1.0)
         self.layout_specs = {
-            r: {"regen_weight": prob, "regen_halfwidth": 0, "max_health": 1} for r in ("Wood", "Stone")
+            r: {"regen_weight": prob, "regen_halfwidth": 0, "max_health": 1}
+            for r in ("Wood", "Stone")
         }
         self._check_regen_specs()
         self.fixed_four_skill_and_loc = bool(fixed_four_skill_and_loc)
@@ -75,11 +76,15 @@ class LayoutFromFile(WoodAndStoneBase):
 
     def _init_fixed_four(self) -> None:
         if self.n_agents != 4:
-            raise ValueError(f"{self.name}: fixed_four_skill_and_loc needs n_agents=4, got {self.n_agents}")
+            raise ValueError(
+                f"{self.name}: fixed_four_skill_and_loc needs n_agents=4, got {self.n_agents}"
+            )
         try:
             build = self.get_component("Build")
         except KeyError:
-            raise ValueError(f"{self.name}: fixed_four_skill_and_loc needs the Build component") from None
+            raise ValueError(
+                f"{self.name}: fixed_four_skill_and_loc needs the Build component"
+            ) from None
         if build.skill_dist != "pareto":
             raise ValueError(
                 f"{self.name}: fixed_four_skill_and_loc needs Build(skill_dist='pareto'), "
