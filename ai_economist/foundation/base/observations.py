@@ -147,12 +147,12 @@ class Packager:
                 self.keep_keys.append(key)
         self._n_fields = len(example)
         # Individual agents: each flat field's slice of "flat" (sizes from the example).
-        self._slots: list[tuple[str, int, int]] = []
+        self._slots: list[tuple[str, int, int, bool]] = []
         start = 0
         if n_agents is None:
             for key in self.flat_keys:
                 size = int(np.asarray(example[key]).size)
-                self._slots.append((key, start, start + size))
+                self._slots.append((key, start, start + size, size == 1))
                 start += size
         self._flat_size = start
 
@@ -200,13 +200,20 @@ class Packager:
         """One agent's ``flat``: each field written into its slice (float32, same values as
         concatenating the float32-cast fields)."""
         flat = np.empty(self._flat_size, dtype=np.float32)
-        key = ""
+        key, start, stop = "", 0, 0
         try:
-            for key, start, stop in self._slots:
+            for key, start, stop, single in self._slots:
                 value = o[key]
-                if stop - start != 1 and np.ndim(value) != 1:
+                kind = type(value)
+                if single:
+                    if kind is float or kind is int:
+                        flat[start] = value
+                    else:
+                        flat[start:stop] = value
+                elif (kind is np.ndarray and value.ndim == 1) or np.ndim(value) == 1:
+                    flat[start:stop] = value
+                else:
                     raise ValueError(key)  # a scalar would broadcast over the slice
-                flat[start:stop] = value
         except KeyError as err:
             raise ValueError(f"Observation field {err} disappeared after the first step") from None
         except ValueError:

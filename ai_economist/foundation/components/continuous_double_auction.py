@@ -73,6 +73,9 @@ class ContinuousDoubleAuction(BaseComponent):
         self._prices = np.arange(self.price_floor, self.price_ceiling + 1, dtype=np.float64)
         self._buy_names = {c: f"{self.name}.Buy_{c}" for c in self.commodities}
         self._sell_names = {c: f"{self.name}.Sell_{c}" for c in self.commodities}
+        fields = ("market_rate", "price_history", "available_asks", "available_bids")
+        fields += ("full_asks", "full_bids", "my_asks", "my_bids")
+        self._obs_keys = {c: tuple(f"{f}-{c}" for f in fields) for c in self.commodities}
         self.additional_reset_steps()
 
     @property
@@ -246,21 +249,23 @@ class ContinuousDoubleAuction(BaseComponent):
             scaled = history * self.inv_scale
             asks, bids = self.ask_hists[c], self.bid_hists[c]
             full_asks, full_bids = asks.sum(axis=0), bids.sum(axis=0)
-            planner[f"market_rate-{c}"] = rate
-            planner[f"price_history-{c}"] = scaled
-            planner[f"full_asks-{c}"] = full_asks
-            planner[f"full_bids-{c}"] = full_bids
+            k_rate, k_hist, k_asks, k_bids, k_full_asks, k_full_bids, k_my_asks, k_my_bids = (
+                self._obs_keys[c]
+            )
+            planner[k_rate] = rate
+            planner[k_hist] = scaled
+            planner[k_full_asks] = full_asks
+            planner[k_full_bids] = full_bids
             others_asks, others_bids = full_asks - asks, full_bids - bids
             my_asks, my_bids = asks.copy(), bids.copy()
-            keys = [f"{k}-{c}" for k in ("available_asks", "available_bids", "my_asks", "my_bids")]
             for i, agent in enumerate(agents):
                 o = obs[agent.idx]
-                o[f"market_rate-{c}"] = rate
-                o[f"price_history-{c}"] = scaled
-                o[keys[0]] = others_asks[i]
-                o[keys[1]] = others_bids[i]
-                o[keys[2]] = my_asks[i]
-                o[keys[3]] = my_bids[i]
+                o[k_rate] = rate
+                o[k_hist] = scaled
+                o[k_asks] = others_asks[i]
+                o[k_bids] = others_bids[i]
+                o[k_my_asks] = my_asks[i]
+                o[k_my_bids] = my_bids[i]
         obs[self.world.planner.idx] = planner
         return obs
 
