@@ -1,0 +1,435 @@
+"""``PeriodicBracketTax``: periodic income taxes in brackets, redistributed as a lump sum.
+
+Every ``period`` steps: on the period's first step the bracket rates are set (by the
+planner's actions, a fixed schedule or the Saez formula); on its last step each agent's
+income since the previous tax day is taxed bracket by bracket, and the revenue is paid back
+to all agents in equal shares. The arithmetic lives in :mod:`tax_brackets` and :mod:`saez`
+(plain arrays shared with the batched one-step economy); this class keeps the per-env state,
+observations, masks, metrics and the dense log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.components import saez
+from ai_economist.foundation.components import tax_brackets as tb
+from ai_economist.foundation.components.tax_config import PlannerTaxMasks, TaxConfig
+
+SAEZ_BUFFER_SIZE = 500
+SAEZ_N_ESTIMATION_BINS = 100
+
+
+def _nan_mean(values: Any) -> float:
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
+@component_registry.add
+class PeriodicBracketTax(BaseComponent):
+    """Periodically collect bracketed income taxes and redistribute them as a lump sum.
+
+    Args (after the base component's): see :class:`TaxConfig` for every parameter:
+    ``disable_taxes``, ``tax_model`` (``"model_wrapper"``, ``"saez"``,
+    ``"us-federal-single-filer-2018-scaled"``, ``"fixed-bracket-rates"``), ``period``,
+    ``rate_min``, ``rate_max``, ``rate_disc``, ``n_brackets``, ``top_bracket_cutoff``,
+    ``usd_scaling``, ``bracket_spacing``, ``fixed_bracket_rates``, ``pareto_weight_type``,
+    ``saez_fixed_elas``, ``tax_annealing_schedule`` and (ours) ``bracket_cutoffs``.
+
+    Note: list it after the components that pay agents, so a period's income is taxed on
+    the period's last step.
+    """
+
+    name = "PeriodicBracketTax"
+    component_type = "PeriodicTax"
+    required_entities = ["Coin"]
+    agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
+
+    def __init__(
+        self,
+        *base_component_args: Any,
+        disable_taxes: bool = False,
+        tax_model: str = "model_wrapper",
+        period: int = 100,
+        rate_min: float = 0.0,
+        rate_max: float = 1.0,
+        rate_disc: float = 0.05,
+        n_brackets: int = 5,
+        top_bracket_cutoff: float = 100,
+        usd_scaling: float = 1000.0,
+        bracket_spacing: str = "us-federal",
+        fixed_bracket_rates: Any = None,
+        pareto_weight_type: str = "inverse_income",
+        saez_fixed_elas: float | None = None,
+        tax_annealing_schedule: Any = None,
+        bracket_cutoffs: Any = None,
+        **base_component_kwargs: Any,
+    ) -> None:
+        super().__init__(*base_component_args, **base_component_kwargs)
+        cfg = TaxConfig(
+            disable_taxes, tax_model, period, rate_min, rate_max, rate_disc, n_brackets,
+            top_bracket_cutoff, usd_scaling, bracket_spacing, fixed_bracket_rates,
+            pareto_weight_type, saez_fixed_elas, tax_annealing_schedule, bracket_cutoffs,
+        ).checked()  # fmt: skip
+        self.config = cfg
+        self.disable_taxes = cfg.disable_taxes
+        self.tax_model = cfg.tax_model
+        self.period = cfg.period
+        self.rate_min, self.rate_max, self.rate_disc = cfg.rate_min, cfg.rate_max, cfg.rate_disc
+        self.use_discretized_rates = self.tax_model == "model_wrapper"
+        self.disc_rates = cfg.disc_rates if self.use_discretized_rates else None
+        self.n_disc_rates = len(cfg.disc_rates) if self.use_discretized_rates else 0
+        self.bracket_spacing = cfg.bracket_spacing
+        self.usd_scale = cfg.usd_scaling
+        self.bracket_cutoffs = cfg.bracket_cutoffs
+        self.n_brackets = len(self.bracket_cutoffs)
+        self.top_bracket_cutoff = float(self.bracket_cutoffs[-1])
+        self.bracket_edges, self.bracket_sizes = tb.bracket_edges_and_sizes(self.bracket_cutoffs)
+        self._fixed_bracket_rates = cfg.fixed_bracket_rates
+        self.tax_annealing_schedule = cfg.tax_annealing_schedule
+        self.pareto_weight_type = cfg.pareto_weight_type
+        self._saez_fixed_elas = cfg.saez_fixed_elas
+        self.curr_bracket_tax_rates = np.zeros(self.n_brackets)
+        self.curr_rate_indices = [0] * self.n_brackets
+        self.running_avg_tax_rates = np.zeros(self.n_brackets)
+        self._init_saez()
+        self._masks = PlannerTaxMasks(cfg, self.bracket_keys)
+        self._reset_trackers(np.zeros(self.n_agents))
+
+    def _init_saez(self) -> None:
+        self.elas_tm1 = self.elas_t = 0.5
+        self.log_z0_tm1 = self.log_z0_t = 0.0
+        self._buffer_size = SAEZ_BUFFER_SIZE
+        self.reset_saez_buffers()
+        self._saez_n_estimation_bins = SAEZ_N_ESTIMATION_BINS
+        self._saez_top_rate_cutoff = self.bracket_cutoffs[-1]
+        self._saez_income_bin_edges = np.linspace(
+            0, self._saez_top_rate_cutoff, self._saez_n_estimation_bins + 1
+        )
+        self._saez_income_bin_sizes = np.concatenate(
+            [np.diff(self._saez_income_bin_edges), [np.inf]]
+        )
+
+    @property
+    def bracket_keys(self) -> list[str]:
+        """``"000"``, ``"009"``, ...: each bracket's cutoff as used in action and metric names."""
+        return [f"{int(c):03d}" for c in self.bracket_cutoffs]
+
+    # ----------------------------------------------------------------- rates
+    @property
+    def us_federal_single_filer_2018_scaled(self) -> list[float]:
+        """The 2018 US federal single-filer marginal rates, lowest bracket first."""
+        return list(tb.US_FEDERAL_2018_RATES)
+
+    @property
+    def fixed_bracket_rates(self) -> np.ndarray | None:
+        """The rates given as ``fixed_bracket_rates`` (None for other tax models)."""
+        return self._fixed_bracket_rates
+
+    @property
+    def curr_rate_max(self) -> float:
+        """Highest allowed rate, given the progress of any tax annealing."""
+        return self._masks.curr_rate_max
+
+    @property
+    def curr_marginal_rates(self) -> np.ndarray:
+        """The current marginal rate of every bracket."""
+        if self.use_discretized_rates:
+            return self.disc_rates[self.curr_rate_indices]
+        if self.tax_model == "us-federal-single-filer-2018-scaled":
+            return np.minimum(np.array(tb.US_FEDERAL_2018_RATES), self.curr_rate_max)
+        if self.tax_model == "saez":
+            return np.minimum(self.curr_bracket_tax_rates, self.curr_rate_max)
+        return np.minimum(self._fixed_bracket_rates, self.curr_rate_max)
+
+    def set_new_period_rates_model(self) -> None:
+        """Read the planner's bracket actions: 0 keeps a bracket's rate, k picks rate k - 1."""
+        if self.disable_taxes:
+            return
+        planner = self.world.planner
+        for i, key in enumerate(self.bracket_keys):
+            action = planner.get_component_action(self.name, f"TaxIndexBracket_{key}")
+            if action is None or action == 0:
+                continue
+            if not 1 <= action <= self.n_disc_rates:
+                raise ValueError(
+                    f"{self.name}: planner action {action} for bracket {key} is outside "
+                    f"0..{self.n_disc_rates}"
+                )
+            self.curr_rate_indices[i] = int(action - 1)
+
+    # ----------------------------------------------------------------- Saez
+    def compute_and_set_new_period_rates_from_saez_formula(
+        self, update_elas_tm1: bool = True, update_log_z0_tm1: bool = True
+    ) -> None:
+        """Set this period's rates from the Saez formula over the income buffer.
+
+        Until the buffer holds ``500`` samples the rates are drawn uniformly from
+        ``[rate_min, curr_rate_max]`` with the env's generator.
+        """
+        if not self._reached_min_samples and len(self.saez_buffer) >= self._buffer_size:
+            self._reached_min_samples = True
+        if not self._reached_min_samples:
+            self.curr_bracket_tax_rates = self.world.rng.uniform(
+                self.rate_min, self.curr_rate_max, size=self.n_brackets
+            )
+            return
+        samples = np.array(self.saez_buffer, dtype=np.float64)
+        if update_elas_tm1:
+            self.elas_tm1 = float(self.elas_t)
+        if update_log_z0_tm1:
+            self.log_z0_tm1 = float(self.log_z0_t)
+        elas_t, log_z0_t = self.estimate_uniform_income_elasticity(
+            samples, elas_df=0.98, elas_tm1=self.elas_tm1, log_z0_tm1=self.log_z0_tm1
+        )
+        if update_elas_tm1:
+            self.elas_t = float(elas_t)
+        if update_log_z0_tm1:
+            self.log_z0_t = float(log_z0_t)
+        if self._saez_fixed_elas is not None:
+            elas_t = self._saez_fixed_elas
+        gzs, azs = self.get_binned_saez_welfare_weight_and_pareto_params(samples[:, 0])
+        bin_rates = self.get_saez_marginal_rates(gzs, azs, elas_t)
+        bracket_rates = self.bracketize_schedule(
+            bin_rates, self._saez_income_bin_edges, self._saez_income_bin_sizes
+        )
+        self.curr_bracket_tax_rates = np.clip(bracket_rates, self.rate_min, self.curr_rate_max)
+        self.running_avg_tax_rates = (
+            0.99 * self.running_avg_tax_rates + 0.01 * self.curr_bracket_tax_rates
+        )
+
+    @property
+    def saez_buffer(self) -> list[list[float]]:
+        """``[income, marginal rate]`` samples: the global buffer plus this episode's own."""
+        if not self._global_saez_buffer:
+            return self._local_saez_buffer
+        if self._additions_this_episode == 0:
+            return self._global_saez_buffer
+        return self._global_saez_buffer + self._local_saez_buffer[-self._additions_this_episode :]
+
+    def get_local_saez_buffer(self) -> list[list[float]]:
+        """This env's own samples (to merge across workers)."""
+        return self._local_saez_buffer
+
+    def set_global_saez_buffer(self, global_saez_buffer: list[list[float]]) -> None:
+        """Install samples merged across workers (at least as many as the local buffer)."""
+        if not isinstance(global_saez_buffer, list):
+            raise TypeError(
+                f"global_saez_buffer must be a list, got {type(global_saez_buffer).__name__}"
+            )
+        if len(global_saez_buffer) < len(self._local_saez_buffer):
+            raise ValueError(
+                f"global_saez_buffer holds {len(global_saez_buffer)} samples, fewer than the "
+                f"local buffer's {len(self._local_saez_buffer)}"
+            )
+        self._global_saez_buffer = global_saez_buffer
+        self._additions_this_episode = 0
+
+    def _update_saez_buffer(self, incomes: np.ndarray, rates: np.ndarray) -> None:
+        self._local_saez_buffer.extend([float(z), float(t)] for z, t in zip(incomes, rates))
+        self._additions_this_episode = min(
+            self._additions_this_episode + len(incomes), self._buffer_size
+        )
+        del self._local_saez_buffer[: max(0, len(self._local_saez_buffer) - self._buffer_size)]
+
+    def reset_saez_buffers(self) -> None:
+        """Forget every Saez sample (local and global)."""
+        self._local_saez_buffer: list[list[float]] = []
+        self._global_saez_buffer: list[list[float]] = []
+        self._additions_this_episode = 0
+        self._reached_min_samples = False
+
+    def estimate_uniform_income_elasticity(
+        self,
+        observed_incomes_and_marginal_rates: Any,
+        elas_df: float = 0.98,
+        elas_tm1: float = 0.5,
+        log_z0_tm1: float = 0.5,
+        verbose: bool = False,
+    ) -> tuple[float, float]:
+        """See :func:`saez.estimate_uniform_income_elasticity` (``verbose`` is ignored)."""
+        return saez.estimate_uniform_income_elasticity(
+            observed_incomes_and_marginal_rates, elas_df, elas_tm1, log_z0_tm1
+        )
+
+    def get_binned_saez_welfare_weight_and_pareto_params(
+        self, population_incomes: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(G(z), A(z))`` over the 100 income bins plus the top bin."""
+        incomes = np.asarray(population_incomes, dtype=np.float64)
+        edges = self._saez_income_bin_edges
+        return (
+            saez.binned_welfare_weights(incomes, edges, self.pareto_weight_type),
+            saez.binned_pareto_params(incomes, edges),
+        )
+
+    get_saez_marginal_rates = staticmethod(saez.saez_marginal_rates)
+
+    def bracketize_schedule(
+        self, bin_marginal_rates: np.ndarray, bin_edges: np.ndarray, bin_sizes: np.ndarray
+    ) -> np.ndarray:
+        """Average binned marginal rates over this component's brackets."""
+        return saez.bracketize_schedule(
+            bin_marginal_rates, bin_edges, bin_sizes, self.bracket_cutoffs, self.bracket_sizes
+        )
+
+    # ----------------------------------------------------------- tax rules
+    def income_bin(self, income: float) -> float:
+        """The cutoff of the bracket ``income`` falls in (0 for negative incomes)."""
+        return float(self.bracket_cutoffs[tb.bracket_index(income, self.bracket_cutoffs)])
+
+    def marginal_rate(self, income: float) -> float:
+        """The current marginal rate at ``income`` (0 for negative incomes)."""
+        return float(tb.marginal_rate(income, self.bracket_cutoffs, self.curr_marginal_rates))
+
+    def taxes_due(self, income: float) -> float:
+        """The tax owed on ``income`` under the current rates."""
+        return float(tb.taxes_due(income, self.bracket_cutoffs, self.curr_marginal_rates))
+
+    def enact_taxes(self) -> None:
+        """Tax each agent's income of the period and pay the revenue back as a lump sum."""
+        agents = self.world.agents
+        rates = np.array(self.curr_marginal_rates)
+        inventory = np.array([a.state["inventory"]["Coin"] for a in agents], dtype=np.float64)
+        escrow = np.array([a.state["escrow"]["Coin"] for a in agents], dtype=np.float64)
+        out = tb.enact_taxes(inventory, escrow, self.last_coin, self.bracket_cutoffs, rates)
+        for agent, coin in zip(agents, out.inventory_coin):
+            agent.state["inventory"]["Coin"] = float(coin)
+        tax_dict: dict[str, Any] = {"schedule": rates, "cutoffs": np.array(self.bracket_cutoffs)}
+        for i, agent in enumerate(agents):
+            tax_dict[str(agent.idx)] = {
+                "income": float(out.income[i]),
+                "tax_paid": float(out.tax_paid[i]),
+                "marginal_rate": float(out.marginal_rate[i]),
+                "effective_rate": float(out.effective_rate[i]),
+                "lump_sum": float(out.lump_sum),
+            }
+        for key, rate in zip(self.bracket_keys, rates):
+            self._schedules[key].append(float(rate))
+        for b in tb.bracket_index(out.income, self.bracket_cutoffs):
+            self._occupancy[self.bracket_keys[b]] += 1
+        self.total_collected_taxes += float(out.tax_paid.sum())
+        self.all_effective_tax_rates.extend(out.effective_rate.tolist())
+        self.last_income = out.income
+        self.last_marginal_rate = out.marginal_rate
+        self.last_effective_tax_rate = out.effective_rate
+        self.last_coin = out.last_coin
+        self.taxes.append(tax_dict)
+        self._refresh_income_obs()
+        if self.tax_model == "saez":
+            self._update_saez_buffer(out.income, out.marginal_rate)
+
+    # ------------------------------------------------------ component API
+    def get_n_actions(self, agent_cls_name: str) -> list[tuple[str, int]] | int:
+        """The planner (model_wrapper, taxes on) picks one rate index per bracket."""
+        if (
+            agent_cls_name == "BasicPlanner"
+            and self.tax_model == "model_wrapper"
+            and not self.disable_taxes
+        ):
+            return [(f"TaxIndexBracket_{k}", self.n_disc_rates) for k in self.bracket_keys]
+        return 0
+
+    def get_additional_state_fields(self, agent_cls_name: str) -> dict[str, Any]:
+        """No extra agent state."""
+        return {}
+
+    def component_step(self) -> None:
+        """Set the rates on a period's first step; enact taxes on its last."""
+        if self.tax_cycle_pos == 1:
+            if self.tax_model == "model_wrapper":
+                self.set_new_period_rates_model()
+            if self.tax_model == "saez":
+                self.compute_and_set_new_period_rates_from_saez_formula()
+            self._curr_rates_obs = np.array(self.curr_marginal_rates)
+        if self.tax_cycle_pos >= self.period:
+            self.enact_taxes()
+            self.tax_cycle_pos = 0
+        else:
+            self.taxes.append([])
+        self.tax_cycle_pos += 1
+
+    def generate_observations(self) -> dict[str, dict[str, Any]]:
+        """Cycle position, last period's incomes and the rates; per-agent planner entries."""
+        common = {
+            "is_tax_day": float(self.tax_cycle_pos >= self.period),
+            "is_first_day": float(self.tax_cycle_pos == 1),
+            "tax_phase": self.tax_cycle_pos / self.period,
+            "last_incomes": self._last_income_obs_sorted,
+            "curr_rates": self._curr_rates_obs,
+        }
+        agents = self.world.agents
+        endowment = np.array([a.total_endowment("Coin") for a in agents], dtype=np.float64)
+        curr = tb.marginal_rate(
+            endowment - self.last_coin, self.bracket_cutoffs, self.curr_marginal_rates
+        )
+        obs: dict[str, dict[str, Any]] = {self.world.planner.idx: dict(common)}
+        for i, agent in enumerate(agents):
+            k = str(agent.idx)
+            obs[k] = {**common, "marginal_rate": float(curr[i])}
+            obs["p" + k] = {
+                "last_income": float(self._last_income_obs[i]),
+                "last_marginal_rate": float(self.last_marginal_rate[i]),
+                "curr_marginal_rate": float(curr[i]),
+            }
+        return obs
+
+    def generate_masks(self, completions: int = 0) -> dict[str, Any]:
+        """Planner rate masks: all zero except on a period's first step (annealing applies)."""
+        self._masks.update_completions(completions)
+        if self.disable_taxes or self.tax_model != "model_wrapper":
+            return {}
+        return {self.world.planner.idx: self._masks.masks(self.tax_cycle_pos == 1, completions)}
+
+    def _reset_trackers(self, last_coin: np.ndarray) -> None:
+        self.tax_cycle_pos = 1
+        self.last_coin = np.asarray(last_coin, dtype=np.float64)
+        self.last_income = np.zeros(self.n_agents)
+        self.last_marginal_rate = np.zeros(self.n_agents)
+        self.last_effective_tax_rate = np.zeros(self.n_agents)
+        self.taxes: list[Any] = []
+        self.total_collected_taxes = 0.0
+        self.all_effective_tax_rates: list[float] = []
+        self._schedules: dict[str, list[float]] = {k: [] for k in self.bracket_keys}
+        self._occupancy = {k: 0 for k in self.bracket_keys}
+        self._curr_rates_obs = np.array(self.curr_marginal_rates)
+        self._refresh_income_obs()
+
+    def _refresh_income_obs(self) -> None:
+        self._last_income_obs = np.asarray(self.last_income, dtype=np.float64) / self.period
+        self._last_income_obs_sorted = np.sort(self._last_income_obs)
+
+    def additional_reset_steps(self) -> None:
+        """Reset the cycle and trackers; Saez starts from its running-average rates."""
+        self.curr_rate_indices = [0] * self.n_brackets
+        if self.tax_model == "saez":
+            self.curr_bracket_tax_rates = np.array(self.running_avg_tax_rates)
+        self._masks.clear_cache()
+        self._reset_trackers([a.total_endowment("Coin") for a in self.world.agents])
+
+    def get_metrics(self) -> dict[str, float]:
+        """Bracket rates and occupancy, taxes collected, effective rates, Saez elasticity."""
+        out: dict[str, float] = {}
+        n_observed = max(1, sum(self._occupancy.values()))
+        for k in self.bracket_keys:
+            out[f"avg_bracket_rate/{k}"] = _nan_mean(self._schedules[k])
+            out[f"bracket_occupancy/{k}"] = self._occupancy[k] / n_observed
+        if self.disable_taxes:
+            return out
+        out["avg_effective_tax_rate"] = _nan_mean(self.all_effective_tax_rates)
+        out["total_collected_taxes"] = float(self.total_collected_taxes)
+        endow = np.array([a.total_endowment("Coin") for a in self.world.agents])
+        tax_days = [d for d in self.taxes if d]
+        for i, tag in ((int(np.argmin(endow)), "poorest"), (int(np.argmax(endow)), "richest")):
+            income = np.maximum(0, [d[str(i)]["income"] for d in tax_days]).sum()
+            paid = float(np.sum([d[str(i)]["tax_paid"] for d in tax_days]))
+            out[f"avg_tax_rate/{tag}"] = paid / max(0.001, float(income))
+        if self.tax_model == "saez":
+            out["saez/estimated_elasticity"] = self.elas_tm1
+        return out
+
+    def get_dense_log(self) -> list[Any] | None:
+        """Per step: ``[]``, or on tax days the schedule, cutoffs and each agent's taxes."""
+        return None if self.disable_taxes else self.taxes

@@ -1,0 +1,1 @@
+"""The one-step economy: the planner sets taxes, then agents choose how much to work."""
