@@ -47,6 +47,7 @@ class Maps:
         self._idx_array = np.arange(self.n_agents)
         self._unoccupied = np.ones(self.size, dtype=bool)
         self._agent_locs: list[tuple[int, int] | None] = [None] * self.n_agents
+        self._version = 0
 
         source_blocks = []
         for name in self.resources:
@@ -75,8 +76,17 @@ class Maps:
             self._maps[name] = np.zeros(self.size)
 
     # ------------------------------------------------------------------ whole maps
+    @property
+    def version(self) -> int:
+        """A counter that changes whenever a map is written through ``clear``, ``set``,
+        ``set_add``, ``set_point`` or ``set_point_add`` (observation caches key on it; an
+        array returned by ``get`` and edited in place is not tracked: write it back with
+        ``set``)."""
+        return self._version
+
     def clear(self) -> None:
         """Zero every map (private landmarks: no owner) and make every cell accessible."""
+        self._version += 1
         for layer in self._maps.values():
             if isinstance(layer, dict):
                 layer["owner"][:] = -1
@@ -105,6 +115,7 @@ class Maps:
     def set(self, entity_name: str, map_state: Any) -> None:
         """Replace a map (clamped at >= 0). Private landmarks take ``{"owner", "health"}``."""
         self._check_name(entity_name)
+        self._version += 1
         if entity_name in self._private:
             self._set_private(entity_name, map_state)
             return
@@ -155,6 +166,7 @@ class Maps:
     ) -> None:
         """Set one cell (clamped at >= 0). Private landmarks need ``owner`` (an agent index)."""
         self._check_name(entity_name)
+        self._version += 1
         if entity_name in self._private:
             self._set_private_point(entity_name, r, c, val, owner)
             return

@@ -171,3 +171,36 @@ def test_energy_warmup_decay_follows_completed_episodes(make_env):
     assert env.energy_weight == 0.0
     env.step({})
     assert env.energy_weight == pytest.approx(1 - np.exp(-0.5))
+
+
+def reference_views(env, w):
+    """1.7.1's construction: pad the stacked maps (extra channel padded with 1, then the
+    borders with 0) and the index maps, slice each agent's window, mark itself with 1."""
+    maps = env.world.maps
+    idx_maps = np.concatenate([maps.owner_state, env.world.loc_map[None]]).astype(np.int16) + 2
+    idx_maps[idx_maps == 1] = 0
+    padded = np.pad(maps.state, [(0, 1), (w, w), (w, w)], constant_values=[(0, 1), (0, 0), (0, 0)])
+    padded_idx = np.pad(idx_maps, [(0, 0), (w, w), (w, w)])
+    out = {}
+    for agent in env.world.agents:
+        r, c = agent.loc
+        idx = padded_idx[:, r : r + 2 * w + 1, c : c + 2 * w + 1].copy()
+        idx[idx == agent.idx + 2] = 1
+        out[str(agent.idx)] = (padded[:, r : r + 2 * w + 1, c : c + 2 * w + 1], idx)
+    return out
+
+
+def test_egocentric_views_match_the_original_construction_over_random_play(rng):
+    env = phase_env(seed=4, flatten_observations=False, resource_regen_prob=0.2)
+    env.reset()
+    for agent in env.world.agents:  # so that houses (the owner channel) appear
+        agent.state["inventory"].update(Wood=5, Stone=5)
+    obs = env._generate_observations()
+    for _ in range(120):
+        expected = reference_views(env, 5)
+        for k in "0123":
+            assert np.array_equal(obs[k]["world-map"], expected[k][0])
+            assert np.array_equal(obs[k]["world-idx_map"], expected[k][1])
+        actions = {k: int(rng.choice(np.flatnonzero(obs[k]["action_mask"]))) for k in "0123"}
+        obs, _, _, _ = env.step(actions)
+    assert env.get_component("Build").get_metrics()["total_builds"] > 0

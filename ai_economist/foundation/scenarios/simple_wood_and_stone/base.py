@@ -101,6 +101,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             who, "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
         )
         self.check_action_masks = bool(check_action_masks)
+        self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._padded_cache: tuple[int, np.ndarray, np.ndarray] | None = None
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
         self.prev_optimization_metric = dict(zero)
@@ -199,9 +201,19 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
                 int(spec["regen_halfwidth"]),
                 spec["max_health"],
                 self.world.rng,
+                self._source_cells(resource),
             )
             if grown is not current:
                 maps.set(resource, grown)
+
+    def _source_cells(self, resource: str) -> np.ndarray:
+        """Flat indices of the resource's source cells (cached while its map is unchanged)."""
+        source = self.world.maps.get(resource + "SourceBlock")
+        cached = self._source_cache.get(resource)
+        if cached is None or cached[0] is not source:
+            cached = (source, np.flatnonzero(source))
+            self._source_cache[resource] = cached
+        return cached[1]
 
     def compute_reward(self) -> dict[Any, float]:
         """Change in each agent's utility and in the planner's social welfare."""
@@ -220,7 +232,6 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         ``p<i>``: agent i's inventory (and location when spatial); none with full observability."""
         world = self.world
         maps = world.maps
-        idx_maps = dynamics.agent_idx_maps(maps.owner_state, world.loc_map)
         scale = self.inv_scale
         agents = world.agents
         invs = {
@@ -228,10 +239,12 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             for a in agents
         }
         planner = {"inventory-" + k: v * scale for k, v in world.planner.state["inventory"].items()}
-        if self._planner_gets_spatial_info:
-            planner["map"] = maps.state
-            planner["idx_map"] = idx_maps
         obs: dict[str, dict[str, Any]] = {world.planner.idx: planner}
+        if self._planner_gets_spatial_info or self._full_observability:
+            idx_maps = dynamics.agent_idx_maps(maps.owner_state, world.loc_map)
+            if self._planner_gets_spatial_info:
+                planner["map"] = maps.state
+                planner["idx_map"] = idx_maps
         if self._full_observability:
             state = maps.state
             for a in agents:
@@ -240,8 +253,11 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             return obs
         h, w = self.world_size
         r = self._mobile_agent_observation_range
-        padded, padded_idx = dynamics.padded_views([maps.get(k) for k in maps.keys()], idx_maps, r)
+        padded, padded_idx = self._padded_maps(r)
         locs = [a.state["loc"] for a in agents]
+        loc_channel = padded_idx[-1]
+        for a, (row, col) in zip(agents, locs):
+            loc_channel[row + r, col + r] = a.idx + 2
         views = dynamics.egocentric_views(padded, padded_idx, locs, r)
         spatial = self._planner_gets_spatial_info
         for a, (row, col), (view, idx) in zip(agents, locs, views):
@@ -250,6 +266,20 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             obs[key] = {"map": view, "idx_map": idx, **loc, **invs[key]}
             obs["p" + key] = dict(invs[key], **loc) if spatial else invs[key]
         return obs
+
+    def _padded_maps(self, w: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`dynamics.padded_views` of the maps (cached while ``maps.version`` is
+        unchanged) and a fresh padded index array whose location channel is still empty."""
+        maps = self.world.maps
+        cached = self._padded_cache
+        if cached is None or cached[0] != maps.version:
+            owners = dynamics.code_agent_indices(maps.owner_state)
+            empty_locs = np.zeros((1, *self.world_size), dtype=np.int16)
+            padded, padded_idx = dynamics.padded_views(
+                [maps.get(k) for k in maps.keys()], np.concatenate([owners, empty_locs]), w
+            )
+            cached = self._padded_cache = (maps.version, padded, padded_idx)
+        return cached[1], cached[2].copy()
 
     # ---------------------------------------------------------------- metrics
     def scenario_metrics(self) -> dict[str, Any]:

@@ -43,38 +43,45 @@ def regrow(
     halfwidth: int,
     max_health: float,
     rng: np.random.Generator,
+    cells: np.ndarray | None = None,
 ) -> np.ndarray:
     """The resource map after one step of regeneration.
 
-    Only source cells (``source > 0``) spawn: each draws u ~ U[0, 1) (in row-major order of
-    the source cells) and gains one unit when u < the regrowth probability; the result is
-    capped at ``max_health``. Returns ``resource`` itself (not a copy) when no cell changed.
+    Only source cells (``source > 0``; ``cells``, their flat indices in row-major order, may
+    be given to save finding them) spawn: each draws u ~ U[0, 1) in that order and gains one
+    unit when u < the regrowth probability; the result is capped at ``max_health``. Returns
+    ``resource`` itself (not a copy) when no cell changed.
     """
-    rows, cols = np.nonzero(source)
-    if rows.size == 0:
+    if cells is None:
+        cells = np.flatnonzero(source)
+    if cells.size == 0:
         return resource
+    before = resource.take(cells)
     if halfwidth == 0:
-        prob = np.maximum(resource[rows, cols], source[rows, cols]) * weight
+        prob = np.maximum(before, source.take(cells)) * weight
     else:
-        prob = regrowth_probability(resource, source, weight, halfwidth)[rows, cols]
-    spawn = rng.random(rows.size) < prob
+        prob = regrowth_probability(resource, source, weight, halfwidth).take(cells)
+    spawn = rng.random(cells.size) < prob
     if not spawn.any():
         return resource
-    before = resource[rows, cols]
     after = np.minimum(before + spawn, max_health)
     if np.array_equal(after, before):
         return resource
     out = resource.copy()
-    out[rows, cols] = after
+    out.flat[cells] = after
     return out
 
 
+def code_agent_indices(idx_map: np.ndarray) -> np.ndarray:
+    """int16 copy of an owner or location map coded 0 for nobody (-1) and ``k + 2`` for agent k."""
+    idx = np.asarray(idx_map, dtype=np.int16)
+    return np.where(idx >= 0, idx + np.int16(2), np.int16(0)).astype(np.int16, copy=False)
+
+
 def agent_idx_maps(owner_maps: np.ndarray, loc_map: np.ndarray) -> np.ndarray:
-    """int16 (n_owner + 1, H, W): each owner map, then the location map, coded 0 for nobody
-    (-1 in the inputs) and ``k + 2`` for agent k."""
-    maps = np.concatenate([owner_maps, loc_map[None]], axis=0).astype(np.int16) + 2
-    maps[maps == 1] = 0
-    return maps
+    """int16 (n_owner + 1, H, W): each owner map, then the location map, coded by
+    :func:`code_agent_indices`."""
+    return code_agent_indices(np.concatenate([owner_maps, loc_map[None]], axis=0))
 
 
 def padded_views(
