@@ -56,6 +56,7 @@ class ObservationMerger:
         self.collate = collate
         self.agent_keys = [str(i) for i in range(n_agents)]
         self._agent_key_set = set(self.agent_keys)
+        self._planner_keys = {f"p{i}" for i in range(n_agents)}
         self._ones = np.ones(n_agents)
 
     def merge(
@@ -76,6 +77,10 @@ class ObservationMerger:
             for raw_key, fields in source.items():
                 key = raw_key if type(raw_key) is str else str(raw_key)
                 target = obs.get(key)
+                if target is None and key in self._planner_keys:  # "p<i>"
+                    target = planner_obs.get(key)
+                    if target is None:
+                        target = planner_obs[key] = {}
                 if target is not None:  # fast path: "a"/"p" in collated mode, any agent else
                     for f, v in fields.items():
                         target[prefix + f] = v

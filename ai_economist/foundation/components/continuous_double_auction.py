@@ -14,8 +14,9 @@ Per commodity R a mobile agent has two sub-spaces, ``Buy_R`` and ``Sell_R``, wit
 * ``price_history[R][seller]`` counts sales per price, decaying by 0.995 per step.
 
 The books' histograms are arrays: ``bid_hists[R]``, ``ask_hists[R]`` and ``price_history[R]``
-are (n_agents, n_prices), ``n_orders[R]`` is (n_agents,), so ``bid_hists[R][i]`` is agent i's
-row as in 1.7.1 (where they were dicts of arrays).
+are (n_agents, n_prices) views of (n_commodities, n_agents, n_prices) blocks (edit them in
+place), ``n_orders[R]`` is (n_agents,), so ``bid_hists[R][i]`` is agent i's row as in 1.7.1
+(where they were dicts of arrays).
 """
 
 from __future__ import annotations
@@ -174,11 +175,14 @@ class ContinuousDoubleAuction(BaseComponent):
         self.bids[resource], self.asks[resource] = bids, asks
         return trades
 
-    def match_orders(self) -> None:
-        """Match the books of every commodity; append this step's trades to ``executed_trades``."""
+    def match_orders(self, changed: Any = None) -> None:
+        """Match the books of every commodity (of those in ``changed``, when given: a book
+        without new orders since its last matching has no matchable pair); append this
+        step's trades to ``executed_trades``."""
         trades: list[dict[str, Any]] = []
         for resource in self.commodities:
-            trades.extend(self._match_resource(resource))
+            if changed is None or resource in changed:
+                trades.extend(self._match_resource(resource))
         self.executed_trades.append(trades)
 
     def remove_expired_orders(self) -> None:
@@ -221,9 +225,11 @@ class ContinuousDoubleAuction(BaseComponent):
 
     def component_step(self) -> None:
         """Place the new orders, match the books, expire old orders."""
+        changed = set()
+        self._history *= PRICE_DECAY
         for resource in self.commodities:
-            self.price_history[resource] *= PRICE_DECAY
             buy, sell = self._buy_names[resource], self._sell_names[resource]
+            n_open = len(self.bids[resource]) + len(self.asks[resource])
             for agent in self.world.agents:
                 for key, place in ((buy, self.create_bid), (sell, self.create_ask)):
                     action = agent.action.get(key, 0)
@@ -235,37 +241,40 @@ class ContinuousDoubleAuction(BaseComponent):
                             f"out of range 0..{self.n_prices}"
                         )
                     place(resource, agent, action - 1)
-        self.match_orders()
+            if len(self.bids[resource]) + len(self.asks[resource]) != n_open:
+                changed.add(resource)
+        self.match_orders(changed)
         self.remove_expired_orders()
 
     def generate_observations(self) -> dict[Any, dict[str, Any]]:
         """Market rate, price history and the books (agents see others' orders and their own)."""
         agents = self.world.agents
+        history = self._history.sum(axis=1)  # (commodities, prices)
+        rates = (history @ self._prices) / np.maximum(0.001, history.sum(axis=1))
+        scaled = history * self.inv_scale
+        full_asks, full_bids = self._asks.sum(axis=1), self._bids.sum(axis=1)
+        others_asks = full_asks[:, None] - self._asks
+        others_bids = full_bids[:, None] - self._bids
+        my_asks, my_bids = self._asks.copy(), self._bids.copy()
         obs: dict[Any, dict[str, Any]] = {a.idx: {} for a in agents}
         planner: dict[str, Any] = {}
-        for c in self.commodities:
-            history = self.price_history[c].sum(axis=0)
-            rate = float(self._prices @ history / max(0.001, history.sum()))
-            scaled = history * self.inv_scale
-            asks, bids = self.ask_hists[c], self.bid_hists[c]
-            full_asks, full_bids = asks.sum(axis=0), bids.sum(axis=0)
+        for j, c in enumerate(self.commodities):
             k_rate, k_hist, k_asks, k_bids, k_full_asks, k_full_bids, k_my_asks, k_my_bids = (
                 self._obs_keys[c]
             )
+            rate = float(rates[j])
             planner[k_rate] = rate
-            planner[k_hist] = scaled
-            planner[k_full_asks] = full_asks
-            planner[k_full_bids] = full_bids
-            others_asks, others_bids = full_asks - asks, full_bids - bids
-            my_asks, my_bids = asks.copy(), bids.copy()
+            planner[k_hist] = scaled[j]
+            planner[k_full_asks] = full_asks[j]
+            planner[k_full_bids] = full_bids[j]
             for i, agent in enumerate(agents):
                 o = obs[agent.idx]
                 o[k_rate] = rate
-                o[k_hist] = scaled
-                o[k_asks] = others_asks[i]
-                o[k_bids] = others_bids[i]
-                o[k_my_asks] = my_asks[i]
-                o[k_my_bids] = my_bids[i]
+                o[k_hist] = scaled[j]
+                o[k_asks] = others_asks[j, i]
+                o[k_bids] = others_bids[j, i]
+                o[k_my_asks] = my_asks[j, i]
+                o[k_my_bids] = my_bids[j, i]
         obs[self.world.planner.idx] = planner
         return obs
 
@@ -325,9 +334,14 @@ class ContinuousDoubleAuction(BaseComponent):
         self.bids: dict[str, list[dict[str, Any]]] = {c: [] for c in self.commodities}
         self.asks: dict[str, list[dict[str, Any]]] = {c: [] for c in self.commodities}
         self.n_orders = {c: np.zeros(n, dtype=np.int64) for c in self.commodities}
-        self.price_history = {c: self._price_zeros(n) for c in self.commodities}
-        self.bid_hists = {c: self._price_zeros(n) for c in self.commodities}
-        self.ask_hists = {c: self._price_zeros(n) for c in self.commodities}
+        # (commodities, agents, prices) blocks; the per-commodity dicts hold views of them.
+        n_c = len(self.commodities)
+        self._history = self._price_zeros(n_c, n)
+        self._bids = self._price_zeros(n_c, n)
+        self._asks = self._price_zeros(n_c, n)
+        self.price_history = {c: self._history[j] for j, c in enumerate(self.commodities)}
+        self.bid_hists = {c: self._bids[j] for j, c in enumerate(self.commodities)}
+        self.ask_hists = {c: self._asks[j] for j, c in enumerate(self.commodities)}
         self.executed_trades: list[list[dict[str, Any]]] = []
 
     def get_dense_log(self) -> list[list[dict[str, Any]]]:
