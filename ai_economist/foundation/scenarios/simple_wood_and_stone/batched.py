@@ -6,10 +6,12 @@ agent's observation vector is its ``flat`` followed by the raveled ``world-map``
 ``world-idx_map``; the planner's is its ``flat``, then each ``p<i>`` and any spatial maps.
 Each env is seeded ``seed + i``.
 
-The planner may have no actions (phase 1: taxes disabled; its policy then has 1 action, the
-NO-OP) or one discrete sub-space; a planner with several sub-spaces (phase 2's
-``MultiDiscrete`` tax brackets) needs a multi-discrete policy, which the trainer does not
-have yet: the constructor says so.
+The planner may have no actions (phase 1: taxes disabled; its policy then has one agent with
+one action, the NO-OP) or one action sub-space (one agent), or, in multi-action mode, several
+sub-spaces (phase 2's tax brackets): then ``"p"`` has one agent per sub-space, which sees the
+planner's vector plus the one-hot of its sub-space and picks that sub-space's action (0 is
+its NO-OP); every one of them gets the planner's reward (the design of the one-step
+economy's batched env, so that each policy keeps one discrete action space).
 """
 
 from __future__ import annotations
@@ -67,36 +69,49 @@ class GatherTradeBuildBatch:
                 raise ValueError(f"env.{key} must be {needed} for training, got {config[key]!r}")
         self.num_envs = int(num_envs)
         self.envs = [
-            foundation.make_env_instance(name, seed=seed + i, **config) for i in range(self.num_envs)
+            foundation.make_env_instance(name, seed=seed + i, **config)
+            for i in range(self.num_envs)
         ]
         first = self.envs[0]
         self.episode_length = first.episode_length
         self.n_agents = first.n_agents
         planner = first.world.planner
-        self._planner_sizes = list(np.atleast_1d(planner.action_spaces))
-        if planner.multi_action_mode and len(self._planner_sizes) > 1:
-            raise NotImplementedError(
-                f"the planner has {len(self._planner_sizes)} action sub-spaces "
-                f"{planner.action_names} (a MultiDiscrete tax policy); the trainer has one "
-                "discrete action space per policy: train phase 1 (taxes disabled), or set "
-                "env.multi_action_mode_planner: False"
-            )
+        # Per planner policy agent, the number of actions (NO-OP included) of its sub-space.
+        if planner.multi_action_mode:
+            self._planner_sizes = [int(n) for n in np.atleast_1d(planner.action_spaces)]
+        else:
+            self._planner_sizes = [int(planner.action_spaces)]
+        self._multi_planner = planner.multi_action_mode and not planner._passive_multi_action_agent
+        n_p = len(self._planner_sizes)
+        self._one_hot = np.eye(n_p, dtype=np.float32) if n_p > 1 else np.zeros((1, 0), np.float32)
         obs = [env.reset() for env in self.envs]
-        n_actions_a = int(first.world.agents[0].action_spaces)
-        n_actions_p = int(self._planner_sizes[0]) if planner.multi_action_mode else int(planner.action_spaces)
+        p_dim = _planner_vector(obs[0]["p"], self.n_agents).size + self._one_hot.shape[1]
         self._specs = {
-            "a": PolicySpec(self.n_agents, _agent_vector(obs[0]["0"]).size, n_actions_a),
-            "p": PolicySpec(1, _planner_vector(obs[0]["p"], self.n_agents).size, n_actions_p),
+            "a": PolicySpec(
+                self.n_agents,
+                _agent_vector(obs[0]["0"]).size,
+                int(first.world.agents[0].action_spaces),
+            ),
+            "p": PolicySpec(n_p, p_dim, max(self._planner_sizes)),
         }
         e = self.num_envs
-        self._obs = {t: np.zeros((e, s.num_agents, s.obs_dim), np.float32) for t, s in self._specs.items()}
-        self._masks = {t: np.ones((e, s.num_agents, s.num_actions), np.float32) for t, s in self._specs.items()}
+        self._obs = {
+            t: np.zeros((e, s.num_agents, s.obs_dim), np.float32) for t, s in self._specs.items()
+        }
+        self._masks = {
+            t: np.ones((e, s.num_agents, s.num_actions), np.float32) for t, s in self._specs.items()
+        }
         self._rew = {t: np.zeros((e, s.num_agents), np.float32) for t, s in self._specs.items()}
         self._act = {t: np.zeros((e, s.num_agents), np.int32) for t, s in self._specs.items()}
         self._done = np.zeros(e, np.int32)
         self._tensors = {
             group: {t: torch.from_numpy(arr) for t, arr in arrays.items()}
-            for group, arrays in (("obs", self._obs), ("masks", self._masks), ("rew", self._rew), ("act", self._act))
+            for group, arrays in (
+                ("obs", self._obs),
+                ("masks", self._masks),
+                ("rew", self._rew),
+                ("act", self._act),
+            )
         }
         self._done_tensor = torch.from_numpy(self._done)
         self._last_metrics: dict[str, float] = {}
@@ -113,6 +128,17 @@ class GatherTradeBuildBatch:
     @property
     def policy_specs(self) -> dict[str, PolicySpec]:
         return dict(self._specs)
+
+    @property
+    def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:
+        """Agents ``"0".."N-1"``; the planner ``"p"``, or one id per planner sub-space
+        (``"p_<sub-space>"``, e.g. ``"p_PeriodicBracketTax.TaxIndexBracket_000"``)."""
+        planner = self.envs[0].world.planner
+        if self._multi_planner and len(self._planner_sizes) > 1:
+            planner_ids = [f"p_{name}" for name in planner.action_names]
+        else:
+            planner_ids = ["p"]
+        return {"a": [str(i) for i in range(self.n_agents)], "p": planner_ids}
 
     def observations(self, tag: str) -> Any:
         return self._tensors["obs"][tag]
@@ -143,19 +169,22 @@ class GatherTradeBuildBatch:
         finished = []
         for i, env in enumerate(self.envs):
             actions: dict[str, Any] = {str(k): int(a) for k, a in enumerate(self._act["a"][i])}
-            p = int(self._act["p"][i, 0])
-            if p:
-                actions["p"] = [p] if env.world.planner.multi_action_mode else p
+            if self._multi_planner:
+                actions["p"] = [int(a) for a in self._act["p"][i]]
+            elif self._planner_sizes[0] > 1:
+                actions["p"] = int(self._act["p"][i, 0])
             obs, rew, done, _ = env.step(actions)
             self._write(i, obs)
             self._rew["a"][i] = [rew[str(k)] for k in range(self.n_agents)]
-            self._rew["p"][i, 0] = rew["p"]
+            self._rew["p"][i] = rew["p"]
             self._done[i] = int(done["__all__"])
             if done["__all__"]:
                 finished.append(env.previous_episode_metrics)
         if finished:
             self._last_metrics = {
-                k: float(np.mean([m[k] for m in finished])) for k in REPORTED_METRICS if k in finished[0]
+                k: float(np.mean([m[k] for m in finished]))
+                for k in REPORTED_METRICS
+                if k in finished[0]
             }
 
     def episode_metrics(self) -> dict[str, float]:
@@ -168,6 +197,13 @@ class GatherTradeBuildBatch:
             o = obs[str(k)]
             self._obs["a"][i, k] = _agent_vector(o)
             self._masks["a"][i, k] = o["action_mask"]
-        self._obs["p"][i, 0] = _planner_vector(obs["p"], self.n_agents)
+        vector = _planner_vector(obs["p"], self.n_agents)
+        n_vec = vector.size
+        self._obs["p"][i, :, :n_vec] = vector
+        self._obs["p"][i, :, n_vec:] = self._one_hot
         mask = obs["p"]["action_mask"]
-        self._masks["p"][i, 0] = mask[: self._specs["p"].num_actions]
+        start = 0
+        for b, size in enumerate(self._planner_sizes):
+            self._masks["p"][i, b, :size] = mask[start : start + size]
+            self._masks["p"][i, b, size:] = 0
+            start += size

@@ -33,7 +33,9 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
     if env_backend not in (None, "auto", "cpu", "numpy"):
         raise ValueError(f"trainer.env_backend={env_backend!r}: gather-trade-build runs on 'cpu'")
     trainer = run_config["trainer"]
-    return GatherTradeBuildBatch(run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)))
+    return GatherTradeBuildBatch(
+        run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0))
+    )
 
 
 def _one_env(env_block: dict) -> Any:
