@@ -113,3 +113,14 @@ def test_config_errors(tmp_path, capsys, override, expected):
     ]
     assert training_script.main(args) == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_training_with_models_on_the_gpu(tmp_path):
+    run_dir = tmp_path / "one_step_gpu"
+    args = ["--env", "one_step_economy", "--device", "cuda", "--quiet", "--results_dir", str(run_dir),
+            "trainer.num_envs=64", "trainer.train_batch_size=256", "trainer.num_episodes=256",
+            "saving.tensorboard=false", "saving.metrics_log_freq=1", "trainer.progress_bar=false"]  # fmt: skip
+    assert training_script.main(args) == 0
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and np.isfinite(rows[-1]["p/loss"])

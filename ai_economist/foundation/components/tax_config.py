@@ -122,6 +122,16 @@ class TaxConfig:
         )  # fmt: skip
 
     def _cutoffs(self) -> np.ndarray:
+        cutoffs = self._raw_cutoffs()
+        keys = [int(c) for c in cutoffs]
+        if len(set(keys)) != len(keys):
+            raise ValueError(
+                f"bracket cutoffs {cutoffs.tolist()} must have distinct integer parts: the "
+                "planner's actions and the metrics are named after int(cutoff)"
+            )
+        return cutoffs
+
+    def _raw_cutoffs(self) -> np.ndarray:
         if self.bracket_cutoffs is not None:
             return tb.check_bracket_cutoffs(self.bracket_cutoffs)
         spacing = tb.check_choice(

@@ -28,11 +28,11 @@ def annealed_tax_mask(
     slope: float,
     tax_values: np.ndarray | list[float],
 ) -> np.ndarray:
-    """Boolean mask over ``tax_values``: ``|rate| <= annealed_tax_limit(..., max |rate|)``.
+    """float32 0/1 mask over ``tax_values``: ``|rate| <= annealed_tax_limit(..., max |rate|)``.
 
     A batch of ``completions`` (shape ``B``) gives masks of shape ``B + tax_values.shape``.
     """
     abs_tax = np.abs(np.asarray(tax_values, dtype=np.float64))
     limit = annealed_tax_limit(completions, warmup_period, slope, float(abs_tax.max()))
     limit = np.asarray(limit)[(...,) + (None,) * abs_tax.ndim]
-    return abs_tax <= limit
+    return (abs_tax <= limit).astype(np.float32)

@@ -19,3 +19,9 @@ def test_annealed_mask_by_hand():
     batched = utils.annealed_tax_mask(np.array([0, 10]), 5, 0.1, rates)
     assert batched.shape == (2, 5)
     np.testing.assert_array_equal(batched[1], [1, 1, 1, 0, 0])
+
+
+def test_mask_dtype_and_zero_always_allowed_after_warmup():
+    mask = utils.annealed_tax_mask(150, 100, 0.01, [0.0, 0.25, 0.5, 0.75, 1.0])
+    assert mask.dtype == np.float32
+    np.testing.assert_array_equal(mask, [1, 1, 1, 0, 0])

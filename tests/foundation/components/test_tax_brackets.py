@@ -133,6 +133,7 @@ def test_fixed_rates_and_disable_taxes():
         ({"bracket_spacing": "lienar"}, ValueError, "Did you mean 'linear'"),
         ({"bracket_cutoffs": [0, 50, 20]}, ValueError, "strictly increasing"),
         ({"bracket_cutoffs": [5, 50, 80]}, ValueError, "first bracket cutoff must be 0"),
+        ({"bracket_cutoffs": [0, 0.5, 2]}, ValueError, "distinct integer parts"),
         (
             {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [0.1] * 6 + [1.2]},
             ValueError,
@@ -156,3 +157,17 @@ def test_fixed_rates_and_disable_taxes():
 def test_bad_tax_input(kwargs, error, match):
     with pytest.raises(error, match=match):
         make_env(**kwargs)
+
+
+def test_annealing_follows_completed_episodes():
+    env = make_env(n_agents=2, tax_annealing_schedule=[1, 0.5])
+    tax = env.get_component("PeriodicTax")
+    limits = []
+    for _ in range(4):
+        obs = env.reset()
+        limits.append(tax.curr_rate_max)
+        allowed = obs["p"]["action_mask"].reshape(7, 22)[0, 1:]
+        assert allowed.sum() == int(round(limits[-1] / 0.05)) + 1  # rates 0 .. limit
+        env.step({})
+        env.step({})
+    assert limits == [0.0, 0.0, 0.5, 1.0]

@@ -52,11 +52,22 @@ def check_equal(envs, obs_list, state, params):
         ({"period": 2}, 2, {}),
         ({"period": 2, "tax_model": "us-federal-single-filer-2018-scaled"}, 2, {}),
         (
-            {"period": 2, "tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [0.5, 0.4, 0.3, 0.2, 0.1]},
+            {
+                "period": 2,
+                "tax_model": "fixed-bracket-rates",
+                "fixed_bracket_rates": [0.5, 0.4, 0.3, 0.2, 0.1],
+            },
             4,
-            {"agent_reward_type": "isoelastic_coin_minus_labor", "planner_reward_type": "coin_eq_times_productivity"},
+            {
+                "agent_reward_type": "isoelastic_coin_minus_labor",
+                "planner_reward_type": "coin_eq_times_productivity",
+            },
         ),
-        ({"period": 2, "bracket_spacing": "linear", "n_brackets": 5, "top_bracket_cutoff": 100}, 4, {}),
+        (
+            {"period": 2, "bracket_spacing": "linear", "n_brackets": 5, "top_bracket_cutoff": 100},
+            4,
+            {},
+        ),
     ],
 )
 def test_array_model_equals_dict_env(tax, episode_length, kw):
@@ -67,7 +78,7 @@ def test_array_model_equals_dict_env(tax, episode_length, kw):
     state = am.initial_state(params, N_ENVS)
     check_equal(envs, [env.reset() for env in envs], state, params)
     rng = np.random.default_rng(0)
-    for t in range(2 * episode_length):
+    for _ in range(2 * episode_length):
         hours = rng.integers(0, 101, size=(N_ENVS, N_AGENTS))
         brackets = rng.integers(0, len(params.disc_rates) + 1, size=(N_ENVS, params.n_brackets))
         agent_rew, planner_rew, done = am.step(state, params, hours, brackets)
@@ -79,7 +90,9 @@ def test_array_model_equals_dict_env(tax, episode_length, kw):
             results.append(env.step(actions))
         check_equal(envs, [r[0] for r in results], state, params)
         for e, (_, rew, d, _) in enumerate(results):
-            np.testing.assert_allclose(agent_rew[e], [rew[str(i)] for i in range(N_AGENTS)], rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(
+                agent_rew[e], [rew[str(i)] for i in range(N_AGENTS)], rtol=1e-9, atol=1e-9
+            )
             assert planner_rew[e] == pytest.approx(rew["p"], rel=1e-9, abs=1e-9)
             assert bool(done[e]) == d["__all__"]
         if done.all():
