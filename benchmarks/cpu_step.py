@@ -108,15 +108,14 @@ def gtb_env(name: str) -> tuple[object, str]:
 
 def random_valid_action(mask: np.ndarray, rng: np.random.Generator, multi: list[int] | None):
     """A uniformly random action allowed by a flattened ``mask`` (one per sub-space if ``multi``)."""
+    allowed = np.flatnonzero(mask)
     if multi is None:
-        allowed = np.flatnonzero(mask)
         return int(allowed[int(rng.random() * allowed.size)])
-    actions, start = [], 0
-    for size in multi:
-        allowed = np.flatnonzero(mask[start : start + size])
-        actions.append(int(allowed[int(rng.random() * allowed.size)]))
-        start += size
-    return actions
+    starts = np.cumsum([0] + multi)
+    bounds = np.searchsorted(allowed, starts).tolist()
+    picks = rng.random(len(multi)).tolist()
+    local = (allowed - np.repeat(starts[:-1], np.diff(bounds))).tolist()
+    return [local[lo + int(u * (hi - lo))] for lo, hi, u in zip(bounds, bounds[1:], picks)]
 
 
 def bench_gtb(name: str, steps: int, repeats: int) -> tuple[float, str]:

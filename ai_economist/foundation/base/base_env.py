@@ -334,7 +334,8 @@ class BaseEnvironment(EnvironmentViews, ABC):
     def _generate_observations(self) -> dict[str, Any]:
         scale = self.episode_length if self._allow_observation_scaling else 1
         sources = [("world-", self.generate_observations())]
-        sources += [(c.name + "-", c.obs()) for c in self._components]
+        # generate_observations, not obs(): the merger casts the agent keys to str itself
+        sources += [(c.name + "-", c.generate_observations()) for c in self._components]
         obs, planner_obs = self._merger.merge(sources, self.world.timestep / scale)
         if self._flatten_observations:
             obs = {k: self._packagers.package(k, o) for k, o in obs.items()}

@@ -204,3 +204,21 @@ def test_egocentric_views_match_the_original_construction_over_random_play(rng):
         actions = {k: int(rng.choice(np.flatnonzero(obs[k]["action_mask"]))) for k in "0123"}
         obs, _, _, _ = env.step(actions)
     assert env.get_component("Build").get_metrics()["total_builds"] > 0
+
+
+@pytest.mark.parametrize("mixing", [0.0, 0.4])
+def test_fast_utility_and_welfare_equal_the_reward_helpers(make_env, rng, mixing):
+    from ai_economist.foundation.scenarios.utils import rewards
+
+    env = make_env(n_agents=4, mixing_weight_gini_vs_coin=mixing)
+    for _ in range(20):
+        coins = rng.uniform(0, 300, 4) * (rng.random(4) > 0.2)
+        labors = rng.uniform(0, 500, 4)
+        for a, c, lab in zip(env.world.agents, coins, labors):
+            a.state["inventory"]["Coin"], a.state["escrow"]["Coin"] = float(c), 0
+            a.state["endogenous"]["Labor"] = float(lab)
+        metric = env.get_current_optimization_metrics()
+        utilities = rewards.isoelastic_coin_minus_labor(coins, labors, 0.23, 0.21)
+        swf = rewards.coin_eq_times_productivity(coins, 1 - mixing)
+        assert [metric[i] for i in range(4)] == pytest.approx(utilities, rel=1e-12, abs=1e-12)
+        assert metric["p"] == pytest.approx(swf, rel=1e-12, abs=1e-12)

@@ -136,20 +136,46 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
 
     def get_current_optimization_metrics(self) -> dict[Any, float]:
         """Each agent's utility and the planner's social welfare, now."""
-        coin = self.coin_endowments()
-        labor = np.array(
-            [a.state["endogenous"]["Labor"] for a in self.world.agents], dtype=np.float64
-        )
-        utilities = rewards.isoelastic_coin_minus_labor(
-            coin, labor, self.isoelastic_eta, self.energy_weight * self.energy_cost
-        )
-        metric: dict[Any, float] = {a.idx: float(u) for a, u in zip(self.world.agents, utilities)}
+        agents = self.world.agents
+        coins = [a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in agents]
+        labors = [a.state["endogenous"]["Labor"] for a in agents]
+        k = self.energy_weight * self.energy_cost
+        fast = self.isoelastic_eta < 1 and min(coins) >= 0
+        if fast and self.planner_reward_type == "coin_eq_times_productivity":
+            return self._fast_metrics(agents, coins, labors, k)
+        coin, labor = np.array(coins, dtype=np.float64), np.array(labors, dtype=np.float64)
+        utilities = rewards.isoelastic_coin_minus_labor(coin, labor, self.isoelastic_eta, k)
+        metric: dict[Any, float] = {a.idx: float(u) for a, u in zip(agents, utilities)}
         if self.planner_reward_type == "coin_eq_times_productivity":
             swf = rewards.coin_eq_times_productivity(coin, 1 - self.mixing_weight_gini_vs_coin)
         elif self.planner_reward_type == "inv_income_weighted_coin_endowments":
             swf = rewards.inv_income_weighted_coin_endowments(coin)
         else:
             swf = rewards.inv_income_weighted_utility(coin, utilities)
+        metric[self.world.planner.idx] = float(swf)
+        return metric
+
+    def _fast_metrics(
+        self, agents: list, coins: list[float], labors: list[float], k: float
+    ) -> dict[Any, float]:
+        """The same formulas as ``rewards.isoelastic_coin_minus_labor`` (eta < 1) and
+        ``rewards.coin_eq_times_productivity`` (exact Gini, n < 30) in plain Python floats,
+        for the few agents of these scenarios (tests hold them equal to the helpers)."""
+        n = len(coins)
+        if n >= 30:
+            swf = rewards.coin_eq_times_productivity(
+                np.array(coins, dtype=np.float64), 1 - self.mixing_weight_gini_vs_coin
+            )
+        else:
+            total = float(sum(coins))
+            diff = sum(abs(x - y) for x in coins for y in coins)
+            gini = diff / (2 * n * total + 1e-10) / ((n - 1) / n)
+            w = 1 - self.mixing_weight_gini_vs_coin
+            swf = (w * (1 - gini) + 1 - w) * (total / n)
+        e1 = 1 - self.isoelastic_eta
+        metric: dict[Any, float] = {
+            a.idx: float((c**e1 - 1) / e1 - labor * k) for a, c, labor in zip(agents, coins, labors)
+        }
         metric[self.world.planner.idx] = float(swf)
         return metric
 
