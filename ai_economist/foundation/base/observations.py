@@ -245,6 +245,10 @@ class PackagerCache:
             packager = self._packagers[key] = Packager(o, n)
         return packager(o)
 
+    def get(self, key: str) -> Packager | None:
+        """The packager of ``key``, if one has been built."""
+        return self._packagers.get(key)
+
     def clear(self) -> None:
         """Forget every layout."""
         self._packagers.clear()
