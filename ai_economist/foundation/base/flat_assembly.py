@@ -147,3 +147,62 @@ def merge_and_flatten(
         if fused is not None:
             fused.learn(sources, packagers, [*obs, *planner_obs])
     return obs, {k: o["flat"] if len(o) == 1 else o for k, o in planner_obs.items()}
+
+
+class FlatMaskWriter:
+    """Flattened action masks written straight into each agent's logits layout.
+
+    The same vectors as ``collect_masks`` followed by ``BaseAgent.flatten_masks`` (float32,
+    ones at the NO-OP positions); anything unexpected (an ``"a"`` entry, an unknown agent or
+    sub-space, a missing one, a wrong size) returns None and the caller takes that path.
+    """
+
+    def __init__(self, agent_lookup: dict[str, Any]) -> None:
+        self._agents = dict(agent_lookup)
+        self._templates: dict[str, np.ndarray] = {}
+        self._slots: dict[str, dict[tuple[str, str | None], tuple[int, int]]] = {}
+        self._n_writes = 0
+        for key, agent in self._agents.items():
+            if agent._passive_multi_action_agent:
+                self._templates[key] = np.ones(1, dtype=np.float32)
+                self._slots[key] = {}
+                continue
+            slots, start, ones = {}, 0 if agent.multi_action_mode else 1, []
+            if not agent.multi_action_mode:
+                ones.append(0)
+            for name, n in zip(agent.action_names, agent.subspace_sizes):
+                if agent.multi_action_mode:
+                    ones.append(start)
+                    start += 1
+                component, _, sub = name.partition(".")
+                slots[(component, sub or None)] = (start, start + n)
+                start += n
+            template = np.zeros(start, dtype=np.float32)
+            template[ones] = 1
+            self._templates[key], self._slots[key] = template, slots
+            self._n_writes += len(slots)
+
+    def build(self, components: Sequence[Any], completions: int) -> dict[str, np.ndarray] | None:
+        """``{agent key: flattened mask}``, or None (take the general path)."""
+        out = {k: t.copy() for k, t in self._templates.items()}
+        n_writes = 0
+        try:
+            for component in components:
+                name = component.name
+                for idx, mask in component.generate_masks(completions=completions).items():
+                    key = idx if type(idx) is str else str(idx)
+                    slots, flat = self._slots[key], out[key]
+                    if not slots:
+                        continue  # a passive agent's mask is always [1]
+                    if type(mask) is dict:
+                        for sub, sub_mask in mask.items():
+                            start, stop = slots[(name, sub)]
+                            flat[start:stop] = sub_mask
+                            n_writes += 1
+                    else:
+                        start, stop = slots[(name, None)]
+                        flat[start:stop] = mask
+                        n_writes += 1
+        except (KeyError, ValueError, TypeError):
+            return None
+        return out if n_writes == self._n_writes else None

@@ -1,5 +1,5 @@
-"""The one-pass merge + flatten gives exactly the two-pass observations, and steps aside
-for anything it has not learned."""
+"""The one-pass merge + flatten and the direct mask writer give exactly the two-pass
+observations and masks, and step aside for anything they have not learned."""
 
 import numpy as np
 import pytest
@@ -28,6 +28,7 @@ def assert_same(a, b):
 def test_fused_observations_equal_the_two_pass_ones_over_random_play():
     fused, plain = gtb_env(3), gtb_env(3)
     plain._fused = None
+    plain._masks._writer = None
     obs_f, obs_p = fused.reset(), plain.reset()
     rng = np.random.default_rng(0)
     used = 0
@@ -48,4 +49,21 @@ def test_a_changed_field_falls_back_to_the_two_pass_error():
     original = build.generate_observations
     build.generate_observations = lambda: {k: {**v, "extra": 1.0} for k, v in original().items()}
     with pytest.raises(ValueError, match="changed"):
+        env.step({})
+
+
+def test_a_missing_sub_space_mask_falls_back_to_the_general_error():
+    env = gtb_env(1)
+    env.reset()
+    trade = env.get_component("Trade")
+    original = trade.generate_masks
+
+    def without_sell_wood(completions=0):
+        masks = original(completions)
+        for m in masks.values():
+            m.pop("Sell_Wood")
+        return masks
+
+    trade.generate_masks = without_sell_wood
+    with pytest.raises(KeyError, match="No action mask for sub-space"):
         env.step({})
