@@ -118,7 +118,8 @@ def random_valid_action(mask: np.ndarray, rng: np.random.Generator, multi: list[
     return [local[lo + int(u * (hi - lo))] for lo, hi, u in zip(bounds, bounds[1:], picks)]
 
 
-def bench_gtb(name: str, steps: int, repeats: int) -> tuple[float, str]:
+def bench_gtb(name: str, steps: int, repeats: int, clock=time.perf_counter) -> tuple[float, str]:
+    """Best env-steps/s over ``repeats`` runs of ``steps`` steps (``clock``: wall or CPU time)."""
     env, what = gtb_env(name)
     rng = np.random.default_rng(0)
     sizes = {
@@ -127,7 +128,7 @@ def bench_gtb(name: str, steps: int, repeats: int) -> tuple[float, str]:
     best = 0.0
     for _ in range(repeats):
         obs = env.reset()
-        done_steps, start = 0, time.perf_counter()
+        done_steps, start = 0, clock()
         while done_steps < steps:
             actions = {
                 k: random_valid_action(obs[k]["action_mask"], rng, multi)
@@ -137,7 +138,7 @@ def bench_gtb(name: str, steps: int, repeats: int) -> tuple[float, str]:
             done_steps += 1
             if done["__all__"]:
                 obs = env.reset()
-        best = max(best, done_steps / (time.perf_counter() - start))
+        best = max(best, done_steps / (clock() - start))
     return best, what
 
 
@@ -158,12 +159,15 @@ def main() -> None:
         f"CPU: {cpu_name()} ({pin_to_one_core()}), numpy {np.__version__}, Python {platform.python_version()}"
     )
     if args.env in GTB_ENVS:
-        rate, what = bench_gtb(args.env, args.steps, args.repeats)
-        print(
-            f"dict API, 1 env ({args.env}, {what}, random valid actions): "
-            f"{rate:,.0f} env-steps/s  (target 2,500 = 5x AI Economist 1.7.1's ~480-500); "
-            f"ratio to 490: {rate / 490:.1f}x"
-        )
+        for label, clock in (("wall clock", time.perf_counter), ("CPU time", time.process_time)):
+            rate, what = bench_gtb(args.env, args.steps, args.repeats, clock)
+            print(
+                f"dict API, 1 env ({args.env}, {what}, random valid actions), {label}: "
+                f"{rate:,.0f} env-steps/s  (target 2,500 = 5x AI Economist 1.7.1's ~480-500 "
+                f"measured here; ratio to 490: {rate / 490:.1f}x)"
+            )
+        if hasattr(os, "getloadavg"):
+            print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
         return
     rate = bench_dict_api(args.steps, args.repeats)
     print(
