@@ -222,3 +222,18 @@ def test_fast_utility_and_welfare_equal_the_reward_helpers(make_env, rng, mixing
         swf = rewards.coin_eq_times_productivity(coins, 1 - mixing)
         assert [metric[i] for i in range(4)] == pytest.approx(utilities, rel=1e-12, abs=1e-12)
         assert metric["p"] == pytest.approx(swf, rel=1e-12, abs=1e-12)
+
+
+def test_dense_log_holds_world_states_actions_and_component_logs(make_env, rng):
+    env = make_env(episode_length=6, dense_log_frequency=1, world_dense_log_frequency=2)
+    obs = env.reset()
+    for _ in range(6):
+        actions = {k: int(rng.choice(np.flatnonzero(obs[k]["action_mask"]))) for k in "01"}
+        obs, _, _, _ = env.step(actions)
+    log = env.previous_episode_dense_log
+    assert len(log["states"]) == 7 and len(log["rewards"]) == 6 and len(log["actions"]) == 6
+    assert {"Gather", "Build", "Trade"} <= set(log)
+    assert len(log["Gather"]) == len(log["Build"]) == len(log["Trade"]) == 6
+    assert set(log["states"][0]["0"]) >= {"loc", "inventory", "escrow", "endogenous"}
+    assert "build_payment" in log["states"][0]["0"] and "bonus_gather_prob" in log["states"][0]["0"]
+    assert log["world"][0] and not log["world"][1]  # a map snapshot every 2 steps
