@@ -237,3 +237,20 @@ def test_dense_log_holds_world_states_actions_and_component_logs(make_env, rng):
     assert set(log["states"][0]["0"]) >= {"loc", "inventory", "escrow", "endogenous"}
     assert "build_payment" in log["states"][0]["0"] and "bonus_gather_prob" in log["states"][0]["0"]
     assert log["world"][0] and not log["world"][1]  # a map snapshot every 2 steps
+
+
+def test_full_observability_shows_the_whole_map_and_keeps_the_planner_entries(make_env):
+    env = make_env(full_observability=True, flatten_observations=False)
+    place(env, 1, 4, 5)
+    place(env, 0, 3, 1)
+    obs = env._generate_observations()
+    assert obs["0"]["world-map"].shape == (6, 5, 6)
+    idx = obs["0"]["world-idx_map"]
+    assert idx[-1, 3, 1] == 1 and idx[-1, 4, 5] == 3  # itself 1, agent 1 coded 1 + 2
+    assert "world-loc-row" not in obs["0"]
+    assert set(obs["p"]["p0"]) >= {"world-inventory-Coin", "world-loc-row"}
+
+
+def test_the_docstring_spelling_of_the_inverse_income_objective_is_accepted(make_env):
+    env = make_env(planner_reward_type="inv_income_weighted_coin_endowment")
+    assert env.planner_reward_type == "inv_income_weighted_coin_endowments"

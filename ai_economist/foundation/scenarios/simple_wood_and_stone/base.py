@@ -94,6 +94,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             who, "energy_warmup_constant", energy_warmup_constant, 0.0
         )
         self._auto_warmup_integrator = 0
+        if str(planner_reward_type).lower() == "inv_income_weighted_coin_endowment":
+            planner_reward_type = "inv_income_weighted_coin_endowments"  # 1.7.1's docstring
         self.planner_reward_type = check_choice(
             who, "planner_reward_type", planner_reward_type, PLANNER_REWARD_TYPES
         )
@@ -273,9 +275,16 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
                 planner["idx_map"] = idx_maps
         if self._full_observability:
             state = maps.state
+            h, w = self.world_size
             for a in agents:
+                key = str(a.idx)
                 own = np.where(idx_maps == a.idx + 2, np.int16(1), idx_maps)
-                obs[str(a.idx)] = {"map": state, "idx_map": own, **invs[str(a.idx)]}
+                obs[key] = {"map": state, "idx_map": own, **invs[key]}
+                # 1.7.1 gave the planner no per-agent entries here (reference §10)
+                loc = {"loc-row": a.state["loc"][0] / h, "loc-col": a.state["loc"][1] / w}
+                obs["p" + key] = (
+                    dict(invs[key], **loc) if self._planner_gets_spatial_info else invs[key]
+                )
             return obs
         h, w = self.world_size
         r = self._mobile_agent_observation_range
