@@ -160,14 +160,15 @@ class FlatMaskWriter:
     def __init__(self, agent_lookup: dict[str, Any]) -> None:
         self._agents = dict(agent_lookup)
         self._templates: dict[str, np.ndarray] = {}
-        self._slots: dict[str, dict[tuple[str, str | None], tuple[int, int]]] = {}
+        # {agent key: {component: {sub-space or None: (start, stop)}}}
+        self._slots: dict[str, dict[str, dict[str | None, tuple[int, int]]]] = {}
         self._n_writes = 0
         for key, agent in self._agents.items():
             if agent._passive_multi_action_agent:
                 self._templates[key] = np.ones(1, dtype=np.float32)
                 self._slots[key] = {}
                 continue
-            slots, start, ones = {}, 0 if agent.multi_action_mode else 1, []
+            slots, start, ones, n_subspaces = {}, 0 if agent.multi_action_mode else 1, [], 0
             if not agent.multi_action_mode:
                 ones.append(0)
             for name, n in zip(agent.action_names, agent.subspace_sizes):
@@ -175,12 +176,13 @@ class FlatMaskWriter:
                     ones.append(start)
                     start += 1
                 component, _, sub = name.partition(".")
-                slots[(component, sub or None)] = (start, start + n)
+                slots.setdefault(component, {})[sub or None] = (start, start + n)
                 start += n
+                n_subspaces += 1
             template = np.zeros(start, dtype=np.float32)
             template[ones] = 1
             self._templates[key], self._slots[key] = template, slots
-            self._n_writes += len(slots)
+            self._n_writes += n_subspaces
 
     def build(self, components: Sequence[Any], completions: int) -> dict[str, np.ndarray] | None:
         """``{agent key: flattened mask}``, or None (take the general path)."""
@@ -191,16 +193,17 @@ class FlatMaskWriter:
                 name = component.name
                 for idx, mask in component.generate_masks(completions=completions).items():
                     key = idx if type(idx) is str else str(idx)
-                    slots, flat = self._slots[key], out[key]
-                    if not slots:
+                    agent_slots, flat = self._slots[key], out[key]
+                    if not agent_slots:
                         continue  # a passive agent's mask is always [1]
+                    slots = agent_slots[name]
                     if type(mask) is dict:
                         for sub, sub_mask in mask.items():
-                            start, stop = slots[(name, sub)]
+                            start, stop = slots[sub]
                             flat[start:stop] = sub_mask
                             n_writes += 1
                     else:
-                        start, stop = slots[(name, None)]
+                        start, stop = slots[None]
                         flat[start:stop] = mask
                         n_writes += 1
         except (KeyError, ValueError, TypeError):

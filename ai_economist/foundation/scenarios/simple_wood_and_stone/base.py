@@ -105,6 +105,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self.check_action_masks = bool(check_action_masks)
         self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._padded_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
         self.prev_optimization_metric = dict(zero)
@@ -262,11 +263,12 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         maps = world.maps
         scale = self.inv_scale
         agents = world.agents
+        names = self._inventory_names
         invs = {
-            str(a.idx): {"inventory-" + k: v * scale for k, v in a.state["inventory"].items()}
+            str(a.idx): {names[k]: v * scale for k, v in a.state["inventory"].items()}
             for a in agents
         }
-        planner = {"inventory-" + k: v * scale for k, v in world.planner.state["inventory"].items()}
+        planner = {names[k]: v * scale for k, v in world.planner.state["inventory"].items()}
         obs: dict[str, dict[str, Any]] = {world.planner.idx: planner}
         if self._planner_gets_spatial_info or self._full_observability:
             idx_maps = dynamics.agent_idx_maps(maps.owner_state, world.loc_map)
