@@ -133,3 +133,46 @@ def test_pareto_skills_give_payments_between_payment_and_pmsm_times_it(make_env)
 def test_bad_component_arguments_name_the_argument(make_env, name, kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_env(comps=components(**{name: kwargs}))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"flatten_masks": False}, {"multi_action_mode_agents": True}],
+    ids=["unflattened masks", "multi-action agents"],
+)
+def test_masked_actions_are_rejected_in_every_mask_layout(make_env, kwargs):
+    env = make_env(**kwargs)
+    place(env, 1, 4, 4)
+    agent = place(env, 0, 1, 2)  # water below
+    if agent.multi_action_mode:
+        down = [0 if name != "Gather" else DOWN for name in agent.action_names]
+        up = [0 if name != "Gather" else UP for name in agent.action_names]
+    else:
+        down, up = {"Gather": DOWN}, {"Gather": UP}
+    with pytest.raises(ValueError, match="'Gather' for agent 0 is masked out"):
+        env.step({"0": down})
+    env.step({"0": up})
+    assert agent.loc == [0, 2]
+
+
+def test_checkerboard_sources_and_a_regrowth_kernel():
+    from ai_economist import foundation
+
+    env = foundation.make_env_instance(
+        "uniform/simple_wood_and_stone",
+        components=components(),
+        n_agents=2,
+        world_size=[16, 16],
+        checker_source_blocks=True,
+        wood_regen_halfwidth=2,
+        wood_regen_weight=1.0,
+        seed=5,
+    )
+    env.reset()
+    rows, cols = np.nonzero(env.world.maps.get("WoodSourceBlock"))
+    assert rows.size > 0 and np.all((rows + cols) % 2 == 1)
+    env.world.maps.set("Wood", np.zeros((16, 16)))
+    for _ in range(30):  # each source regrows with its 5x5 neighbourhood's mean health
+        env.scenario_step()
+    regrown = env.world.maps.get("Wood")
+    assert regrown.sum() > 0 and np.all(regrown[env.world.maps.get("WoodSourceBlock") == 0] == 0)
