@@ -177,7 +177,9 @@ class TrainingEnvironments(Mapping):
 def _default_providers() -> tuple[str, ...]:
     from ai_economist import example_envs
 
-    return tuple(getattr(example_envs, "REGISTRATION_MODULES", ()))
+    return tuple(getattr(example_envs, "REGISTRATION_MODULES", ())) + (
+        "ai_economist.foundation.scenarios.simple_wood_and_stone.registration",
+    )
 
 
 ENVIRONMENTS = TrainingEnvironments(_default_providers())

@@ -44,6 +44,7 @@ from ai_economist.foundation.base.collation import (
     split_rewards,
 )
 from ai_economist.foundation.base.env_views import EnvironmentViews
+from ai_economist.foundation.base.flat_assembly import FusedFlattener, merge_and_flatten
 from ai_economist.foundation.base.observations import ObservationMerger, PackagerCache
 from ai_economist.foundation.base.registrar import Registry
 from ai_economist.foundation.base.rng import get_state, make_generator, set_state, validate_seed
@@ -177,6 +178,11 @@ class BaseEnvironment(EnvironmentViews, ABC):
         self._logger.replay_log["reset"]["seed_state"] = get_state(self.rng)
         self._merger = ObservationMerger(self.n_agents, self.collate_agent_step_and_reset_data)
         self._packagers = PackagerCache(self.n_agents, self.collate_agent_step_and_reset_data)
+        # One-pass merge + flatten once the layout is known (uncollated, flattened only).
+        self._obs_keys = [*(str(a.idx) for a in self.world.agents), "p"]
+        self._fused: FusedFlattener | None = None
+        if self._flatten_observations and not self.collate_agent_step_and_reset_data:
+            self._fused = FusedFlattener(self._obs_keys[:-1])
         self._agents_and_planner: tuple[BaseAgent, ...] = tuple(self.all_agents)
         self._agent_keys = [str(a.idx) for a in self.world.agents]
         self._agent_lookup: dict[str, BaseAgent] = {str(a.idx): a for a in self.all_agents}
@@ -334,12 +340,16 @@ class BaseEnvironment(EnvironmentViews, ABC):
     def _generate_observations(self) -> dict[str, Any]:
         scale = self.episode_length if self._allow_observation_scaling else 1
         sources = [("world-", self.generate_observations())]
-        sources += [(c.name + "-", c.obs()) for c in self._components]
-        obs, planner_obs = self._merger.merge(sources, self.world.timestep / scale)
-        if self._flatten_observations:
-            obs = {k: self._packagers.package(k, o) for k, o in obs.items()}
-            planner_obs = {k: self._packagers.package(k, o) for k, o in planner_obs.items()}
-            planner_obs = {k: o["flat"] if len(o) == 1 else o for k, o in planner_obs.items()}
+        # generate_observations, not obs(): the merger casts the agent keys to str itself
+        sources += [(c.name + "-", c.generate_observations()) for c in self._components]
+        obs, planner_obs = merge_and_flatten(
+            sources,
+            self.world.timestep / scale,
+            self._merger,
+            self._packagers if self._flatten_observations else None,
+            self._fused,
+            self._obs_keys,
+        )
         for key, mask in self._masks.build(self._components, self._completions).items():
             obs[key]["action_mask"] = mask
         if planner_obs:

@@ -269,9 +269,18 @@ class MaskBuilder:
         self.flatten = flatten
         self.layout = layout
         self._valid_keys = set(self.agent_lookup) | {"a"}
+        self._writer = None
+        if flatten and layout is None:
+            from ai_economist.foundation.base.flat_assembly import FlatMaskWriter
+
+            self._writer = FlatMaskWriter(self.agent_lookup)
 
     def build(self, components: Sequence[Any], completions: int) -> dict[str, Any]:
         """Masks keyed like the observations."""
+        if self._writer is not None:
+            written = self._writer.build(components, completions)
+            if written is not None:
+                return written
         masks = collect_masks(components, completions)
         unknown = masks.keys() - self._valid_keys
         if unknown:

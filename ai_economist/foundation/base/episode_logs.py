@@ -65,6 +65,8 @@ def copy_actions(actions: Any) -> Any:
     for key, value in actions.items():
         if isinstance(value, np.ndarray):
             out[key] = value.copy()
+        elif type(value) is list and all(type(x) is int for x in value):
+            out[key] = value.copy()  # a multi-action list: no deepcopy needed
         elif isinstance(value, (list, dict)):
             out[key] = copy.deepcopy(value)
         else:

@@ -47,6 +47,7 @@ class Maps:
         self._idx_array = np.arange(self.n_agents)
         self._unoccupied = np.ones(self.size, dtype=bool)
         self._agent_locs: list[tuple[int, int] | None] = [None] * self.n_agents
+        self._version = 0
 
         source_blocks = []
         for name in self.resources:
@@ -75,6 +76,27 @@ class Maps:
             self._maps[name] = np.zeros(self.size)
 
     # ------------------------------------------------------------------ whole maps
+    @property
+    def version(self) -> int:
+        """A counter that changes whenever a map is written through ``clear``, ``set``,
+        ``set_add``, ``set_point`` or ``set_point_add`` (observation caches key on it; an
+        array returned by ``get`` and edited in place is not tracked: write it back with
+        ``set``)."""
+        return self._version
+
+    def clear(self) -> None:
+        """Zero every map (private landmarks: no owner) and make every cell accessible."""
+        self._version += 1
+        for layer in self._maps.values():
+            if isinstance(layer, dict):
+                layer["owner"][:] = -1
+                layer["health"][:] = 0
+            else:
+                layer[:] = 0
+        for layer in self._accessibility_lookup.values():
+            layer[:] = True
+        self._accessibility = None
+
     def keys(self) -> list[str]:
         """Names of all map layers, in insertion order."""
         return list(self._maps)
@@ -93,6 +115,7 @@ class Maps:
     def set(self, entity_name: str, map_state: Any) -> None:
         """Replace a map (clamped at >= 0). Private landmarks take ``{"owner", "health"}``."""
         self._check_name(entity_name)
+        self._version += 1
         if entity_name in self._private:
             self._set_private(entity_name, map_state)
             return
@@ -143,6 +166,7 @@ class Maps:
     ) -> None:
         """Set one cell (clamped at >= 0). Private landmarks need ``owner`` (an agent index)."""
         self._check_name(entity_name)
+        self._version += 1
         if entity_name in self._private:
             self._set_private_point(entity_name, r, c, val, owner)
             return
@@ -188,9 +212,16 @@ class Maps:
 
     def location_landmarks(self, r: int, c: int) -> dict[str, float]:
         """``{landmark: value}`` of the landmarks present at ``(r, c)``."""
-        names = self._private + self._blocked + self._public
-        values = {k: self.get_point(k, r, c) for k in names}
-        return {k: v for k, v in values.items() if v > 0}
+        out = {}
+        for k in self._private:
+            v = self._maps[k]["health"][r, c]
+            if v > 0:
+                out[k] = v
+        for k in self._blocked + self._public:
+            v = self._maps[k][r, c]
+            if v > 0:
+                out[k] = v
+        return out
 
     # ----------------------------------------------------------------- occupancy
     @property

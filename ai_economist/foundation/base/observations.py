@@ -56,6 +56,7 @@ class ObservationMerger:
         self.collate = collate
         self.agent_keys = [str(i) for i in range(n_agents)]
         self._agent_key_set = set(self.agent_keys)
+        self._planner_keys = {f"p{i}" for i in range(n_agents)}
         self._ones = np.ones(n_agents)
 
     def merge(
@@ -76,6 +77,10 @@ class ObservationMerger:
             for raw_key, fields in source.items():
                 key = raw_key if type(raw_key) is str else str(raw_key)
                 target = obs.get(key)
+                if target is None and key in self._planner_keys:  # "p<i>"
+                    target = planner_obs.get(key)
+                    if target is None:
+                        target = planner_obs[key] = {}
                 if target is not None:  # fast path: "a"/"p" in collated mode, any agent else
                     for f, v in fields.items():
                         target[prefix + f] = v
@@ -146,6 +151,15 @@ class Packager:
             else:
                 self.keep_keys.append(key)
         self._n_fields = len(example)
+        # Individual agents: each flat field's slice of "flat" (sizes from the example).
+        self._slots: list[tuple[str, int, int, bool]] = []
+        start = 0
+        if n_agents is None:
+            for key in self.flat_keys:
+                size = int(np.asarray(example[key]).size)
+                self._slots.append((key, start, start + size, size == 1))
+                start += size
+        self._flat_size = start
 
     def _is_flat(self, key: str, arr: np.ndarray) -> bool:
         if self.n_agents is None:
@@ -173,6 +187,9 @@ class Packager:
                 f"{sorted(self.flat_keys + self.keep_keys)}, got {sorted(o)}"
             )
         out = {k: o[k] for k in self.keep_keys}
+        if self.n_agents is None:
+            out["flat"] = self._fill_flat(o)
+            return out
         try:
             parts = [self._part(k, o[k]) for k in self.flat_keys]
         except KeyError as err:
@@ -183,6 +200,33 @@ class Packager:
         else:
             out["flat"] = np.concatenate(parts, axis=0)
         return out
+
+    def _fill_flat(self, o: Mapping[str, Any]) -> np.ndarray:
+        """One agent's ``flat``: each field written into its slice (float32, same values as
+        concatenating the float32-cast fields)."""
+        flat = np.empty(self._flat_size, dtype=np.float32)
+        key, start, stop = "", 0, 0
+        try:
+            for key, start, stop, single in self._slots:
+                value = o[key]
+                kind = type(value)
+                if single:
+                    if kind is float or kind is int:
+                        flat[start] = value
+                    else:
+                        flat[start:stop] = value
+                elif (kind is np.ndarray and value.ndim == 1) or np.ndim(value) == 1:
+                    flat[start:stop] = value
+                else:
+                    raise ValueError(key)  # a scalar would broadcast over the slice
+        except KeyError as err:
+            raise ValueError(f"Observation field {err} disappeared after the first step") from None
+        except ValueError:
+            raise ValueError(
+                f"Observation field {key!r} changed size after the first step: expected "
+                f"{stop - start} values, got shape {np.shape(o[key])}"
+            ) from None
+        return flat
 
 
 class PackagerCache:
@@ -200,6 +244,10 @@ class PackagerCache:
             n = self.n_agents if (self.collate and key == "a") else None
             packager = self._packagers[key] = Packager(o, n)
         return packager(o)
+
+    def get(self, key: str) -> Packager | None:
+        """The packager of ``key``, if one has been built."""
+        return self._packagers.get(key)
 
     def clear(self) -> None:
         """Forget every layout."""

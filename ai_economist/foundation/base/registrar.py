@@ -7,6 +7,7 @@ base class.  Classes register themselves when their module is imported, usually 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,8 +66,17 @@ class Registry:
             return self._lookup[str(cls_name).lower()]
         except KeyError:
             kind = self.base_class.__name__ if self.base_class is not None else "entry"
+            close = difflib.get_close_matches(
+                str(cls_name).lower(), list(self._lookup), n=3, cutoff=0.6
+            )
+            hint = (
+                f" Did you mean {', '.join(repr(self._lookup[c].name) for c in close)}?"
+                if close
+                else ""
+            )
             raise KeyError(
-                f"No {kind} registered under the name {cls_name!r}. Known entries: {self.entries}"
+                f"No {kind} registered under the name {cls_name!r}.{hint} "
+                f"Known entries: {self.entries}"
             ) from None
 
     def has(self, cls_name: str) -> bool:

@@ -20,5 +20,9 @@ if _module_exists("ai_economist.foundation.components.covid19_components"):
     # Scenario-specific components register themselves on import.
     from ai_economist.foundation.components import covid19_components  # noqa: E402,F401
 
-# Economic components (tax, redistribution, labour); importing registers them.
+# Economic components (tax, redistribution, labour) and the gather-trade-build ones
+# (build, trade, gather); importing registers them.
+from ai_economist.foundation.components import build as _build  # noqa: E402,F401
+from ai_economist.foundation.components import continuous_double_auction as _cda  # noqa: E402,F401
+from ai_economist.foundation.components import move as _move  # noqa: E402,F401
 from ai_economist.foundation.components import redistribution, simple_labor  # noqa: E402,F401

@@ -22,5 +22,7 @@ if _module_exists("ai_economist.foundation.scenarios.covid19") and _module_exist
     # Scenario modules register themselves on import.
     from ai_economist.foundation.scenarios.covid19 import covid19_env  # noqa: E402,F401
 
-# The one-step economy (taxes, then labour); importing registers it.
+# The one-step economy (taxes, then labour) and the gather-trade-build scenarios;
+# importing registers them.
+from ai_economist.foundation.scenarios import simple_wood_and_stone as _gtb  # noqa: E402,F401
 from ai_economist.foundation.scenarios.one_step_economy import one_step_economy  # noqa: E402,F401

@@ -1,0 +1,211 @@
+"""Merge and flatten observations in one pass (uncollated envs with ``flatten_observations``).
+
+:class:`~ai_economist.foundation.base.observations.ObservationMerger` builds each agent's
+dict of prefixed fields and :class:`~ai_economist.foundation.base.observations.Packager`
+then copies its flat fields into ``"flat"``. Once both have run on a step, the
+:class:`FusedFlattener` learns where every ``(source, agent key, field)`` goes and afterwards
+writes the sources' values straight into the ``"flat"`` vectors (or into the kept fields),
+with the same result. Anything it has not seen (a new key or field, a missing field, a size
+change, collated ``"a"`` sources) makes it return None, and the env takes the two-pass path,
+which raises the usual errors or re-learns the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base.observations import (
+    PUT_IN_BOTH,
+    ObservationMerger,
+    PackagerCache,
+    filled,
+)
+
+# A planned write: (start, stop, single) of a flat slot, or a kept field's name.
+Slot = tuple[int, int, bool] | str
+
+
+class FusedFlattener:
+    """Learned one-pass merge + flatten (see the module docstring)."""
+
+    def __init__(self, agent_keys: Sequence[str]) -> None:
+        self._timed_keys = [*agent_keys, "p"]  # keys that carry "time"
+        self._plans: list[dict[str, dict[str, Slot]]] | None = None
+        self._sizes: dict[str, int] = {}
+        self._time_slots: dict[str, int | None] = {}
+        self._n_writes = 0
+
+    def learn(
+        self, sources: Sequence[tuple[str, Any]], packagers: PackagerCache, keys: Sequence[str]
+    ) -> None:
+        """Record the layout the two-pass path just used for ``sources`` (``keys``: the
+        packaged observation keys)."""
+        self._plans = None
+        plans: list[dict[str, dict[str, Slot]]] = []
+        slots_of: dict[str, dict[str, Slot]] = {}
+        time_slots: dict[str, int | None] = {}
+        sizes: dict[str, int] = {}
+        for key in keys:
+            packager = packagers.get(key)
+            if packager is None or packager.n_agents is not None:
+                return
+            flat_slots = {name: (a, b, single) for name, a, b, single in packager._slots}
+            time_slots[key] = flat_slots["time"][0] if "time" in flat_slots else None
+            slots_of[key] = {**flat_slots, **{name: name for name in packager.keep_keys}}
+            sizes[key] = packager._flat_size
+        n_writes = 0
+        for prefix, source in sources:
+            plan: dict[str, dict[str, Slot]] = {}
+            for raw_key, fields in source.items():
+                key = str(raw_key)
+                if key not in slots_of or key in plan:
+                    return
+                plan[key] = {}
+                for field in fields:
+                    name = prefix + field
+                    if name in PUT_IN_BOTH or name not in slots_of[key]:
+                        return
+                    plan[key][field] = slots_of[key][name]
+                    n_writes += 1
+            plans.append(plan)
+        if any(key not in sizes for key in self._timed_keys):
+            return
+        self._time_slots = {key: time_slots[key] for key in self._timed_keys}
+        self._plans, self._n_writes, self._sizes = plans, n_writes, sizes
+
+    def assemble(
+        self, sources: Sequence[tuple[str, Any]], time_value: float
+    ) -> dict[str, dict[str, Any]] | None:
+        """``{key: packaged observation}`` for every key, or None (take the two-pass path)."""
+        plans = self._plans
+        if plans is None or len(plans) != len(sources):
+            return None
+        flats = {k: np.empty(n, dtype=np.float32) for k, n in self._sizes.items()}
+        outs: dict[str, dict[str, Any]] = {k: {} for k in self._sizes}
+        for key, slot in self._time_slots.items():
+            t = filled(1, time_value)
+            outs[key]["time"] = t
+            if slot is not None:
+                flats[key][slot] = time_value
+        n_writes = 0
+        try:
+            for plan, (_, source) in zip(plans, sources):
+                for raw_key, fields in source.items():
+                    key = raw_key if type(raw_key) is str else str(raw_key)
+                    key_plan = plan[key]
+                    flat, out = flats[key], outs[key]
+                    for field, value in fields.items():
+                        slot = key_plan[field]
+                        n_writes += 1
+                        if type(slot) is str:
+                            out[slot] = value
+                            continue
+                        start, stop, single = slot
+                        kind = type(value)
+                        if single:
+                            if kind is float or kind is int:
+                                flat[start] = value
+                            else:
+                                flat[start:stop] = value
+                        elif (kind is np.ndarray and value.ndim == 1) or np.ndim(value) == 1:
+                            flat[start:stop] = value
+                        else:
+                            return None
+        except (KeyError, ValueError, TypeError):
+            return None
+        if n_writes != self._n_writes:
+            return None
+        for key, out in outs.items():
+            out["flat"] = flats[key]
+        return outs
+
+
+def merge_and_flatten(
+    sources: Sequence[tuple[str, Any]],
+    time_value: float,
+    merger: ObservationMerger,
+    packagers: PackagerCache | None,
+    fused: FusedFlattener | None,
+    obs_keys: Sequence[str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(obs, agent-wise planner obs)`` from the observation sources: one pass through
+    ``fused`` when it knows the layout, else ``merger`` then ``packagers`` (None: no
+    flattening), after which ``fused`` learns the layout."""
+    packaged = fused.assemble(sources, time_value) if fused is not None else None
+    if packaged is not None:
+        obs = {k: packaged[k] for k in obs_keys}
+        planner_obs = {k: o for k, o in packaged.items() if k not in obs}
+    else:
+        obs, planner_obs = merger.merge(sources, time_value)
+        if packagers is None:
+            return obs, planner_obs
+        obs = {k: packagers.package(k, o) for k, o in obs.items()}
+        planner_obs = {k: packagers.package(k, o) for k, o in planner_obs.items()}
+        if fused is not None:
+            fused.learn(sources, packagers, [*obs, *planner_obs])
+    return obs, {k: o["flat"] if len(o) == 1 else o for k, o in planner_obs.items()}
+
+
+class FlatMaskWriter:
+    """Flattened action masks written straight into each agent's logits layout.
+
+    The same vectors as ``collect_masks`` followed by ``BaseAgent.flatten_masks`` (float32,
+    ones at the NO-OP positions); anything unexpected (an ``"a"`` entry, an unknown agent or
+    sub-space, a missing one, a wrong size) returns None and the caller takes that path.
+    """
+
+    def __init__(self, agent_lookup: dict[str, Any]) -> None:
+        self._agents = dict(agent_lookup)
+        self._templates: dict[str, np.ndarray] = {}
+        # {agent key: {component: {sub-space or None: (start, stop)}}}
+        self._slots: dict[str, dict[str, dict[str | None, tuple[int, int]]]] = {}
+        self._n_writes = 0
+        for key, agent in self._agents.items():
+            if agent._passive_multi_action_agent:
+                self._templates[key] = np.ones(1, dtype=np.float32)
+                self._slots[key] = {}
+                continue
+            slots, start, ones, n_subspaces = {}, 0 if agent.multi_action_mode else 1, [], 0
+            if not agent.multi_action_mode:
+                ones.append(0)
+            for name, n in zip(agent.action_names, agent.subspace_sizes):
+                if agent.multi_action_mode:
+                    ones.append(start)
+                    start += 1
+                component, _, sub = name.partition(".")
+                slots.setdefault(component, {})[sub or None] = (start, start + n)
+                start += n
+                n_subspaces += 1
+            template = np.zeros(start, dtype=np.float32)
+            template[ones] = 1
+            self._templates[key], self._slots[key] = template, slots
+            self._n_writes += n_subspaces
+
+    def build(self, components: Sequence[Any], completions: int) -> dict[str, np.ndarray] | None:
+        """``{agent key: flattened mask}``, or None (take the general path)."""
+        out = {k: t.copy() for k, t in self._templates.items()}
+        n_writes = 0
+        try:
+            for component in components:
+                name = component.name
+                for idx, mask in component.generate_masks(completions=completions).items():
+                    key = idx if type(idx) is str else str(idx)
+                    agent_slots, flat = self._slots[key], out[key]
+                    if not agent_slots:
+                        continue  # a passive agent's mask is always [1]
+                    slots = agent_slots[name]
+                    if type(mask) is dict:
+                        for sub, sub_mask in mask.items():
+                            start, stop = slots[sub]
+                            flat[start:stop] = sub_mask
+                            n_writes += 1
+                    else:
+                        start, stop = slots[None]
+                        flat[start:stop] = mask
+                        n_writes += 1
+        except (KeyError, ValueError, TypeError):
+            return None
+        return out if n_writes == self._n_writes else None

@@ -1,0 +1,138 @@
+"""Component ``Gather``: mobile agents walk on the grid and collect the resources they step on.
+
+Actions (one sub-space of 4): 1 = left (column - 1), 2 = right (column + 1), 3 = up
+(row - 1), 4 = down (row + 1). A move into a cell that is off the map, inaccessible
+(water, another agent's house) or occupied does nothing and costs no labour. Landing on (or
+staying on) a cell holding a resource collects 1 unit plus one bonus unit with probability
+``bonus_gather_prob`` and costs ``collect_labor``.
+
+Difference from Foundation 1.7.1: 1.7.1 ``return``-ed from inside the agent loop when an
+agent had no Gather action, skipping the step's gather log; here such agents are skipped.
+Random draws come from the environment's generator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.components.param_checks import check_choice, check_number
+
+SKILL_DISTS = ("none", "pareto", "lognormal")
+# Row and column offsets of the actions 1..4 (left, right, up, down).
+ROW_OFFSETS = np.array([0, 0, -1, 1])
+COL_OFFSETS = np.array([-1, 1, 0, 0])
+MOVES = tuple(zip(ROW_OFFSETS.tolist(), COL_OFFSETS.tolist()))
+
+
+@component_registry.add
+class Gather(BaseComponent):
+    """Move around the world and collect resources (no ``component_type``: shorthand ``Gather``).
+
+    Args:
+        move_labor: labour added by a move that happens (>= 0).
+        collect_labor: labour added by each collection (>= 0).
+        skill_dist: ``"none"`` (no bonus), ``"pareto"`` (min(2, Pareto(3)) / 2) or
+            ``"lognormal"`` (min(2, LogNormal(-2.022, 0.938)) / 2): the bonus probability,
+            re-sampled at every reset.
+    """
+
+    name = "Gather"
+    required_entities = ["Coin", "House", "Labor"]
+    agent_subclasses = ["BasicMobileAgent"]
+
+    def __init__(
+        self,
+        *base_component_args: Any,
+        move_labor: float = 1.0,
+        collect_labor: float = 1.0,
+        skill_dist: str = "none",
+        **base_component_kwargs: Any,
+    ) -> None:
+        super().__init__(*base_component_args, **base_component_kwargs)
+        self.move_labor = check_number(self.name, "move_labor", move_labor, 0.0)
+        self.collect_labor = check_number(self.name, "collect_labor", collect_labor, 0.0)
+        self.skill_dist = check_choice(self.name, "skill_dist", skill_dist, SKILL_DISTS)
+        self.gathers: list[list[dict[str, Any]]] = []
+
+    # ----------------------------------------------------------------- contract
+    def get_n_actions(self, agent_cls_name: str) -> int | None:
+        """4 moves (left, right, up, down) for mobile agents."""
+        return 4 if agent_cls_name == "BasicMobileAgent" else None
+
+    def get_additional_state_fields(self, agent_cls_name: str) -> dict[str, Any]:
+        """Mobile agents get ``bonus_gather_prob`` (0.0 until reset samples it)."""
+        return {"bonus_gather_prob": 0.0} if agent_cls_name == "BasicMobileAgent" else {}
+
+    def component_step(self) -> None:
+        """Move the agents (in random order), then collect what lies under each one."""
+        world = self.world
+        rng = world.rng
+        gathers: list[dict[str, Any]] = []
+        for agent in world.get_random_order_agents():
+            action = agent.action.get(self.name)
+            if action is None:
+                continue
+            r, c = agent.state["loc"]
+            if action:
+                if not 1 <= action <= 4:
+                    raise ValueError(
+                        f"Gather: action {action} of agent {agent.idx} is out of range 0..4"
+                    )
+                dr, dc = MOVES[action - 1]
+                new_r, new_c = world.set_agent_loc(agent, r + dr, c + dc)
+                if new_r != r or new_c != c:
+                    agent.state["endogenous"]["Labor"] += self.move_labor
+                r, c = new_r, new_c
+            for resource, health in world.location_resources(r, c).items():
+                if health >= 1:
+                    n_gathered = 1 + int(rng.random() < agent.state["bonus_gather_prob"])
+                    agent.state["inventory"][resource] += n_gathered
+                    world.consume_resource(resource, r, c)
+                    agent.state["endogenous"]["Labor"] += self.collect_labor
+                    gathers.append(
+                        {"agent": agent.idx, "resource": resource, "n": n_gathered, "loc": [r, c]}
+                    )
+        self.gathers.append(gathers)
+
+    def generate_observations(self) -> dict[str, dict[str, Any]]:
+        """Each mobile agent observes its ``bonus_gather_prob``; the planner nothing."""
+        return {
+            str(agent.idx): {"bonus_gather_prob": agent.state["bonus_gather_prob"]}
+            for agent in self.world.agents
+        }
+
+    def generate_masks(self, completions: int = 0) -> dict[int, np.ndarray]:
+        """A move is allowed when its target cell is on the map, accessible and unoccupied."""
+        world = self.world
+        h, w = world.world_size
+        free = world.maps.unoccupied
+        access = world.maps.accessibility
+        allowed = np.zeros((self.n_agents, 4), dtype=np.float32)
+        for i, agent in enumerate(world.agents):
+            r, c = agent.state["loc"]
+            for k, (dr, dc) in enumerate(MOVES):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < h and 0 <= cc < w and free[rr, cc] and access[i, rr, cc]:
+                    allowed[i, k] = 1.0
+        return {agent.idx: allowed[i] for i, agent in enumerate(world.agents)}
+
+    # ----------------------------------------------------------------- optional
+    def additional_reset_steps(self) -> None:
+        """Re-sample the agents' bonus probabilities and clear the gather log."""
+        rng = self.world.rng
+        for agent in self.world.agents:
+            if self.skill_dist == "pareto":
+                bonus = min(2.0, rng.pareto(3)) / 2
+            elif self.skill_dist == "lognormal":
+                bonus = min(2.0, rng.lognormal(-2.022, 0.938)) / 2
+            else:
+                bonus = 0.0
+            agent.state["bonus_gather_prob"] = float(bonus)
+        self.gathers = []
+
+    def get_dense_log(self) -> list[list[dict[str, Any]]]:
+        """Per step, the gathers ``{agent, resource, n, loc}``."""
+        return self.gathers

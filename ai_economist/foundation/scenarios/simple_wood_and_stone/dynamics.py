@@ -1,0 +1,126 @@
+"""Gather-trade-build world dynamics as pure numpy functions (the reference the scenarios call).
+
+* :func:`convolve_same`: 2-D convolution, zero padded, output the size of the input
+  (``scipy.signal.convolve2d(x, k, "same")`` for odd kernels).
+* :func:`regrow`: stochastic resource regeneration on source cells.
+* :func:`agent_idx_maps`: owner and location channels coded 0 nobody / k + 2 agent k.
+* :func:`egocentric_views`: each agent's (2w+1)^2 window of the maps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+
+def convolve_same(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """``out[i, j] = sum_{m, n} x[i - m + h, j - n + v] * kernel[m, n]`` (zero outside ``x``),
+    with ``(h, v) = kernel.shape // 2``; the kernel's sides must be odd."""
+    kh, kw = kernel.shape
+    if kh % 2 == 0 or kw % 2 == 0:
+        raise ValueError(f"convolve_same needs odd kernel sides, got {kernel.shape}")
+    padded = np.pad(np.asarray(x, dtype=np.float64), ((kh // 2, kh // 2), (kw // 2, kw // 2)))
+    windows = sliding_window_view(padded, (kh, kw))
+    return np.einsum("ijmn,mn->ij", windows, np.asarray(kernel, dtype=np.float64)[::-1, ::-1])
+
+
+def regrowth_probability(
+    resource: np.ndarray, source: np.ndarray, weight: float, halfwidth: int
+) -> np.ndarray:
+    """P(one unit spawns) per cell: ``convolve_same(max(resource, source), K)`` with
+    ``K = weight / d^2`` on a d x d square, ``d = 1 + 2 * halfwidth``."""
+    health = np.maximum(resource, source)
+    if halfwidth == 0:
+        return health * weight
+    d = 1 + 2 * halfwidth
+    return convolve_same(health, np.full((d, d), weight / d**2))
+
+
+def regrow(
+    resource: np.ndarray,
+    source: np.ndarray,
+    weight: float,
+    halfwidth: int,
+    max_health: float,
+    rng: np.random.Generator,
+    cells: np.ndarray | None = None,
+) -> np.ndarray:
+    """The resource map after one step of regeneration.
+
+    Only source cells (``source > 0``; ``cells``, their flat indices in row-major order, may
+    be given to save finding them) spawn: each draws u ~ U[0, 1) in that order and gains one
+    unit when u < the regrowth probability; the result is capped at ``max_health``. Returns
+    ``resource`` itself (not a copy) when no cell changed.
+    """
+    if cells is None:
+        cells = np.flatnonzero(source)
+    if cells.size == 0:
+        return resource
+    before = resource.take(cells)
+    if halfwidth == 0:
+        prob = np.maximum(before, source.take(cells)) * weight
+    else:
+        prob = regrowth_probability(resource, source, weight, halfwidth).take(cells)
+    spawn = rng.random(cells.size) < prob
+    if not spawn.any():
+        return resource
+    after = np.minimum(before + spawn, max_health)
+    if np.array_equal(after, before):
+        return resource
+    out = resource.copy()
+    out.flat[cells] = after
+    return out
+
+
+def code_agent_indices(idx_map: np.ndarray) -> np.ndarray:
+    """int16 copy of an owner or location map coded 0 for nobody (-1) and ``k + 2`` for agent k."""
+    idx = np.asarray(idx_map, dtype=np.int16)
+    return np.where(idx >= 0, idx + np.int16(2), np.int16(0)).astype(np.int16, copy=False)
+
+
+def agent_idx_maps(owner_maps: np.ndarray, loc_map: np.ndarray) -> np.ndarray:
+    """int16 (n_owner + 1, H, W): each owner map, then the location map, coded by
+    :func:`code_agent_indices`."""
+    return code_agent_indices(np.concatenate([owner_maps, loc_map[None]], axis=0))
+
+
+def padded_views(
+    layers: list[np.ndarray], idx_maps: np.ndarray, w: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The maps padded by ``w`` cells on each side, ready for :func:`egocentric_views`.
+
+    Returns ``(padded, padded_idx)``: float32 (C + 1, H + 2w, W + 2w), the C layers then a
+    channel that is 1 on the map and 0 outside it (as 1.7.1's padding produced), zero outside
+    the map; int16 (K, H + 2w, W + 2w) of ``idx_maps``, zero outside.
+    """
+    h, wd = idx_maps.shape[1:]
+    padded = np.zeros((len(layers) + 1, h + 2 * w, wd + 2 * w), dtype=np.float32)
+    for i, layer in enumerate(layers):
+        padded[i, w : w + h, w : w + wd] = layer
+    padded[len(layers), w : w + h, w : w + wd] = 1
+    padded_idx = np.zeros((idx_maps.shape[0], h + 2 * w, wd + 2 * w), dtype=np.int16)
+    padded_idx[:, w : w + h, w : w + wd] = idx_maps
+    return padded, padded_idx
+
+
+def egocentric_views(
+    padded: np.ndarray, padded_idx: np.ndarray, locs: list[list[int]], w: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every agent's window of half-width ``w`` around its location.
+
+    Args:
+        padded, padded_idx: from :func:`padded_views` (same ``w``).
+        locs: each agent's ``[row, column]``.
+        w: half-width.
+
+    Returns:
+        Per agent ``(map, idx)``: float32 (C + 1, 2w+1, 2w+1) (a view of ``padded``) and
+        int16 (K, 2w+1, 2w+1) (a copy) where agent i's own code ``i + 2`` is replaced by 1.
+    """
+    out = []
+    side = 2 * w + 1
+    for i, (r, c) in enumerate(locs):
+        idx = padded_idx[:, r : r + side, c : c + side].copy()
+        idx[idx == i + 2] = 1
+        out.append((padded[:, r : r + side, c : c + side], idx))
+    return out
