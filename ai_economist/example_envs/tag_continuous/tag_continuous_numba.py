@@ -40,8 +40,11 @@ EPSILON = np.float32(1e-10)
 SQRT_TWO = np.float32(np.sqrt(2.0))
 ZERO = np.float32(0.0)
 NUM_FEATURES = 7
+INFINITY = np.float32(np.inf)
 MAX_AGENTS = 1024
-"""Agents per block (shared position arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
+"""Agents per block (shared arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
+REGISTER_OBSERVED = 12
+"""Nearest agents kept in a fixed-size list (``TAG_REGISTER_OBSERVED`` in CUDA C)."""
 
 
 @cuda.jit(device=True)
@@ -75,14 +78,14 @@ def move_agents(
 
 
 @cuda.jit(device=True)
-def nearest_neighbors(xs, ys, still_in, me, num_agents, k, ids, d2s):
+def nearest_neighbors(xs, ys, ins, me, num_agents, k, ids, d2s):
     """The ``k`` nearest other agents in the game into ``ids`` (by squared distance, then id);
-    returns how many were found."""
+    returns how many were found. The local-memory path for ``k > REGISTER_OBSERVED``."""
     found = 0
     if k <= 0:
         return 0
     for j in range(num_agents):
-        if j == me or still_in[j] == 0:
+        if j == me or ins[j] == 0:
             continue
         d2 = squared_distance(xs, ys, me, j)
         if found == k and not d2 < d2s[k - 1]:
@@ -101,8 +104,8 @@ def nearest_neighbors(xs, ys, still_in, me, num_agents, k, ids, d2s):
 
 @cuda.jit(device=True)
 def observe_slot(
-    obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, agent_types,
-    still_in, diagonal, speed_scale,
+    obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins,
+    diagonal, speed_scale,
 ):  # fmt: skip
     """One observed agent's 7 features in slot ``slot`` of ``obs``."""
     rel = me_in and j >= 0
@@ -115,17 +118,65 @@ def observe_slot(
     else:
         for f in range(5):
             obs[f * slots + slot] = ZERO
-    obs[5 * slots + slot] = float32(agent_types[j]) if seen else ZERO
-    obs[6 * slots + slot] = float32(still_in[j]) if seen else ZERO
+    obs[5 * slots + slot] = float32(types[j]) if seen else ZERO
+    obs[6 * slots + slot] = float32(ins[j]) if seen else ZERO
+
+
+def _make_observe_nearest(size: int):
+    """``observe_nearest`` for lists of ``size`` entries (CUDA C's ``observe_nearest<K>``): the
+    nearest-``slots`` observation (``slots <= size``) with a fixed-size list that NVVM can
+    unroll into registers; candidates are inserted branch-free (``insert_nearest``)."""
+
+    @cuda.jit(device=True)
+    def insert_nearest(d, ids, d2, j):
+        # slot s takes slot s-1's entry if the candidate precedes it, else the candidate if it
+        # precedes slot s's own entry (ties keep the earlier, lower id first)
+        for s in range(size - 1, 0, -1):
+            shift = d2 < d[s - 1]
+            take = d2 < d[s]
+            d[s] = d[s - 1] if shift else (d2 if take else d[s])
+            ids[s] = ids[s - 1] if shift else (j if take else ids[s])
+        take = d2 < d[0]
+        d[0] = d2 if take else d[0]
+        ids[0] = j if take else ids[0]
+
+    @cuda.jit(device=True)
+    def observe_nearest(
+        obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types, ins,
+        diagonal, speed_scale,
+    ):  # fmt: skip
+        d = cuda.local.array(size, float32)
+        ids = cuda.local.array(size, int32)
+        for s in range(size):
+            d[s] = INFINITY
+            ids[s] = -1
+        for j in range(num_agents):
+            valid = j != me and ins[j] != 0
+            insert_nearest(d, ids, squared_distance(xs, ys, me, j) if valid else INFINITY, j)
+        for s in range(size):
+            if s < slots:
+                j = ids[s] if me_in else -1
+                observe_slot(
+                    obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction,
+                    acceleration, types, ins, diagonal, speed_scale,
+                )  # fmt: skip
+
+    return observe_nearest
+
+
+observe_nearest_4 = _make_observe_nearest(4)
+observe_nearest_8 = _make_observe_nearest(8)
+observe_nearest_10 = _make_observe_nearest(10)
+observe_nearest_r = _make_observe_nearest(REGISTER_OBSERVED)
 
 
 @cuda.jit(device=True)
 def observe(
     obs, me, num_agents, slots, full, time_fraction, xs, ys, speed, direction, acceleration,
-    agent_types, still_in, grid_length, max_speed,
+    types, ins, grid_length, max_speed,
 ):  # fmt: skip
-    """Agent ``me``'s observation (see ``dynamics.observe``)."""
-    me_in = still_in[me] != 0
+    """Agent ``me``'s observation (see ``dynamics.observe``) from the block's shared arrays."""
+    me_in = ins[me] != 0
     diagonal = mul_rn(grid_length, SQRT_TWO)
     speed_scale = float32(max_speed + EPSILON)
     if full:
@@ -134,27 +185,47 @@ def observe(
                 slot = j if j < me else j - 1
                 observe_slot(
                     obs, slot, slots, me, j, me_in, True, xs, ys, speed, direction,
-                    acceleration, agent_types, still_in, diagonal, speed_scale,
+                    acceleration, types, ins, diagonal, speed_scale,
                 )  # fmt: skip
+    elif slots <= 4:
+        observe_nearest_4(
+            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
+            ins, diagonal, speed_scale,
+        )  # fmt: skip
+    elif slots <= 8:
+        observe_nearest_8(
+            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
+            ins, diagonal, speed_scale,
+        )  # fmt: skip
+    elif slots <= 10:
+        observe_nearest_10(
+            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
+            ins, diagonal, speed_scale,
+        )  # fmt: skip
+    elif slots <= REGISTER_OBSERVED:
+        observe_nearest_r(
+            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
+            ins, diagonal, speed_scale,
+        )  # fmt: skip
     else:
         ids = cuda.local.array(MAX_OBSERVED, int32)
         d2s = cuda.local.array(MAX_OBSERVED, float32)
         found = 0
         if me_in:
-            found = nearest_neighbors(xs, ys, still_in, me, num_agents, slots, ids, d2s)
+            found = nearest_neighbors(xs, ys, ins, me, num_agents, slots, ids, d2s)
         for s in range(slots):
             j = ids[s] if s < found else -1
             observe_slot(
                 obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction, acceleration,
-                agent_types, still_in, diagonal, speed_scale,
+                types, ins, diagonal, speed_scale,
             )  # fmt: skip
     obs[NUM_FEATURES * slots] = time_fraction if me_in else ZERO
 
 
 @cuda.jit(device=True)
-def tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin):
+def tag_runners(xs, ys, ins, me, num_taggers, tagging_margin):
     """The tagger that tags runner ``me`` this step, or -1 (see ``dynamics.tag_runners``)."""
-    if me < num_taggers or still_in[me] == 0:
+    if me < num_taggers or ins[me] == 0:
         return -1
     nearest = 0
     closest = float32(math.sqrt(squared_distance(xs, ys, me, 0)))
@@ -168,20 +239,17 @@ def tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin):
 
 @cuda.jit(device=True)
 def compute_rewards(
-    in_game, edge_penalty, step_reward, tagged_by, me, num_agents, num_taggers,
-    tag_reward_for_tagger, tag_penalty_for_runner,
+    in_game, edge_penalty, step_reward, is_tagger, tagger, tag_count, tag_reward_for_tagger,
+    tag_penalty_for_runner,
 ):  # fmt: skip
-    """Agent ``me``'s reward before the end-of-game bonus (see ``dynamics.compute_rewards``)."""
+    """Agent ``me``'s reward before the end-of-game bonus (see ``dynamics.compute_rewards``):
+    a runner passes its tagger (or -1), a tagger the number of runners it tagged."""
     reward = float32(edge_penalty + step_reward) if in_game != 0 else ZERO
-    if me >= num_taggers:
-        if tagged_by[me] >= 0:
+    if not is_tagger:
+        if tagger >= 0:
             return float32(reward + tag_penalty_for_runner)
         return reward
-    count = 0
-    for j in range(num_taggers, num_agents):
-        if tagged_by[j] == me:
-            count += 1
-    return add_rn(reward, mul_rn(float32(count), tag_reward_for_tagger))
+    return add_rn(reward, mul_rn(float32(tag_count), tag_reward_for_tagger))
 
 
 @cuda.jit
@@ -198,6 +266,13 @@ def TagContinuousStep(
     """One step of every environment (block = environment, thread = agent)."""
     xs = cuda.shared.array(MAX_AGENTS, float32)
     ys = cuda.shared.array(MAX_AGENTS, float32)
+    speeds = cuda.shared.array(MAX_AGENTS, float32)
+    directions = cuda.shared.array(MAX_AGENTS, float32)
+    accelerations = cuda.shared.array(MAX_AGENTS, float32)
+    types = cuda.shared.array(MAX_AGENTS, int32)
+    ins = cuda.shared.array(MAX_AGENTS, int32)
+    tag_counts = cuda.shared.array(MAX_AGENTS, int32)  # runners each tagger tagged
+    tags = cuda.shared.array(1, int32)  # runners tagged this step
     env = cuda.blockIdx.x
     me = cuda.threadIdx.x
     active = me < num_agents
@@ -205,12 +280,13 @@ def TagContinuousStep(
     row = me if is_tagger else me - num_taggers
     x, y, sp = loc_x[env], loc_y[env], speed[env]
     dr, acc = direction[env], acceleration[env]
-    still_in, tagged = still_in_the_game[env], tagged_by[env]
     t = _timestep_[env] + 1
     in_before = 0
     edge_penalty = ZERO
+    if me == 0:
+        tags[0] = 0
     if active:
-        in_before = still_in[me]
+        in_before = still_in_the_game[env, me]
         action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
         max_speed_i = mul_rn(max_speed, skill_levels[me])
         edge_penalty = move_agents(
@@ -219,37 +295,46 @@ def TagContinuousStep(
         )  # fmt: skip
         xs[me] = x[me]
         ys[me] = y[me]
+        speeds[me] = sp[me]
+        directions[me] = dr[me]
+        accelerations[me] = acc[me]
+        types[me] = agent_types[me]
+        ins[me] = in_before
+        tag_counts[me] = 0
     cuda.syncthreads()
+    tagger = -1
     if active:
         obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
         time_fraction = float32(float32(t) / float32(episode_length))
         observe(
             obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
-            time_fraction, xs, ys, sp, dr, acc, agent_types, still_in, grid_length, max_speed,
+            time_fraction, xs, ys, speeds, directions, accelerations, types, ins, grid_length,
+            max_speed,
         )  # fmt: skip
-        tagged[me] = tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin)
+        tagger = tag_runners(xs, ys, ins, me, num_taggers, tagging_margin)
+        tagged_by[env, me] = tagger
+        if tagger >= 0:
+            cuda.atomic.add(tag_counts, tagger, 1)
+            cuda.atomic.add(tags, 0, 1)
     cuda.syncthreads()
     if active:
         reward = compute_rewards(
-            in_before, edge_penalty, step_rewards[me], tagged, me, num_agents, num_taggers,
+            in_before, edge_penalty, step_rewards[me], is_tagger, tagger, tag_counts[me],
             tag_reward_for_tagger, tag_penalty_for_runner,
         )  # fmt: skip
-        if tagged[me] >= 0 and runner_exits_game_after_tagged != 0:
-            still_in[me] = 0
-        if not is_tagger and t == episode_length and still_in[me] != 0:
+        still_in = in_before != 0 and not (tagger >= 0 and runner_exits_game_after_tagged != 0)
+        if in_before != 0 and not still_in:
+            still_in_the_game[env, me] = 0
+        if not is_tagger and t == episode_length and still_in:
             reward = float32(reward + end_of_game_reward_for_runner)
         if is_tagger:
             rewards_tagger[env, row] = reward
         else:
             rewards_runner[env, row] = reward
     if me == 0:
-        tags = 0
-        for j in range(num_taggers, num_agents):
-            if tagged[j] >= 0:
-                tags += 1
-        episode_tags[env] += tags
+        episode_tags[env] += tags[0]
         if runner_exits_game_after_tagged != 0:
-            runners_left[env] -= tags
+            runners_left[env] -= tags[0]
         if t == episode_length or runners_left[env] == 0:
             last_episode_tags[env] = episode_tags[env]
             completed_episodes[env] += 1

@@ -4,16 +4,36 @@
 // names). Products that numpy rounds separately are written with __fmul_rn / __fadd_rn so
 // that nvcc does not fuse them into FMAs. The parameters are the kernel_arg fields of
 // declaration.py in declaration order (tests check it).
+//
+// Speed (a block of ~100 threads per environment is latency-bound): the moved agents are
+// staged once in shared memory (TagAgents) and every later read comes from there; the
+// nearest-N list lives in registers for N <= TAG_REGISTER_OBSERVED (branch-free insertion:
+// no local memory, no divergence); tags are counted with shared-memory integer atomics
+// (exact in any order) instead of loops over the runners; two barriers per step.
 #ifndef AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 #define AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 
 #define TAG_TWO_PI 6.28318530717958647692f
 #define TAG_EPSILON 1e-10f
 #define TAG_SQRT_TWO 1.41421356237309504880f
+#define TAG_INFINITY __int_as_float(0x7f800000)
 #define TAG_NUM_FEATURES 7
-// Agents per block (shared position arrays) and nearest agents kept per thread.
+// Agents per block (shared arrays) and nearest agents kept per thread.
 #define TAG_MAX_AGENTS 1024
 #define TAG_MAX_OBSERVED 64
+// Nearest agents kept in registers (more use the local-memory list).
+#define TAG_REGISTER_OBSERVED 12
+
+// This environment's agents after the move, in shared memory.
+struct TagAgents {
+  const float* x;
+  const float* y;
+  const float* speed;
+  const float* direction;
+  const float* acceleration;
+  const int* types;
+  const int* still_in;
+};
 
 // (x_b - x_a)^2 + (y_b - y_a)^2 without FMA contraction.
 __device__ float squared_distance(const float* xs, const float* ys, int a, int b) {
@@ -44,14 +64,15 @@ __device__ float move_agents(float* loc_x, float* loc_y, float* speed, float* di
 }
 
 // The k nearest other agents in the game, ordered by (squared distance, id); returns how
-// many were found (<= k). Insertion into a sorted list while scanning ids upwards.
-__device__ int nearest_neighbors(const float* xs, const float* ys, const int* still_in, int me,
-                                 int num_agents, int k, int* ids, float* d2s) {
+// many were found (<= k). Insertion into a sorted list (local memory) while scanning ids
+// upwards: the path for k > TAG_REGISTER_OBSERVED.
+__device__ int nearest_neighbors(const TagAgents& a, int me, int num_agents, int k, int* ids,
+                                 float* d2s) {
   int found = 0;
   if (k <= 0) return 0;
   for (int j = 0; j < num_agents; j++) {
-    if (j == me || !still_in[j]) continue;
-    const float d2 = squared_distance(xs, ys, me, j);
+    if (j == me || !a.still_in[j]) continue;
+    const float d2 = squared_distance(a.x, a.y, me, j);
     if (found == k && !(d2 < d2s[k - 1])) continue;
     int pos = found < k ? found : k - 1;
     while (pos > 0 && d2 < d2s[pos - 1]) {
@@ -66,59 +87,111 @@ __device__ int nearest_neighbors(const float* xs, const float* ys, const int* st
   return found;
 }
 
-// One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature).
-__device__ void observe_slot(float* obs, int slot, int slots, int me, int j, bool me_in,
-                             bool seen, const float* xs, const float* ys, const float* speed,
-                             const float* direction, const float* acceleration,
-                             const int* agent_types, const int* still_in, float diagonal,
-                             float speed_scale) {
-  const bool rel = me_in && j >= 0;
-  obs[0 * slots + slot] = rel ? __fsub_rn(xs[j], xs[me]) / diagonal : 0.0f;
-  obs[1 * slots + slot] = rel ? __fsub_rn(ys[j], ys[me]) / diagonal : 0.0f;
-  obs[2 * slots + slot] = rel ? __fsub_rn(speed[j], speed[me]) / speed_scale : 0.0f;
-  obs[3 * slots + slot] = rel ? __fsub_rn(acceleration[j], acceleration[me]) / speed_scale : 0.0f;
-  obs[4 * slots + slot] = rel ? __fsub_rn(direction[j], direction[me]) / TAG_TWO_PI : 0.0f;
-  obs[5 * slots + slot] = seen ? static_cast<float>(agent_types[j]) : 0.0f;
-  obs[6 * slots + slot] = seen ? static_cast<float>(still_in[j]) : 0.0f;
+// Candidate (d2, j) into the sorted list (d, ids) of K entries (ascending d; equal d keep the
+// earlier, lower id first), dropping the last. Branch-free and fully unrolled, so the list
+// stays in registers and the threads of a warp never diverge: slot s takes slot s-1's entry
+// if the candidate precedes it, else the candidate if it precedes slot s's own entry.
+template <int K>
+__device__ __forceinline__ void insert_nearest(float (&d)[K], int (&ids)[K], float d2, int j) {
+#pragma unroll
+  for (int s = K - 1; s > 0; s--) {
+    const bool shift = d2 < d[s - 1];
+    const bool take = d2 < d[s];
+    d[s] = shift ? d[s - 1] : (take ? d2 : d[s]);
+    ids[s] = shift ? ids[s - 1] : (take ? j : ids[s]);
+  }
+  const bool take = d2 < d[0];
+  d[0] = take ? d2 : d[0];
+  ids[0] = take ? j : ids[0];
 }
 
-// Agent `me`'s observation (see dynamics.observe); arrays are this environment's.
+// The K nearest other agents in the game in registers (ids -1 past the last one found): the
+// same list as nearest_neighbors. Agents out of the game or `me` count as infinitely far.
+template <int K>
+__device__ __forceinline__ void nearest_neighbors_in_registers(const TagAgents& a, int me,
+                                                               int num_agents, float (&d)[K],
+                                                               int (&ids)[K]) {
+#pragma unroll
+  for (int s = 0; s < K; s++) {
+    d[s] = TAG_INFINITY;
+    ids[s] = -1;
+  }
+  for (int j = 0; j < num_agents; j++) {
+    const bool valid = j != me && a.still_in[j] != 0;
+    insert_nearest<K>(d, ids, valid ? squared_distance(a.x, a.y, me, j) : TAG_INFINITY, j);
+  }
+}
+
+// One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature).
+__device__ __forceinline__ void observe_slot(float* obs, int slot, int slots, int me, int j,
+                                             bool me_in, bool seen, const TagAgents& a,
+                                             float diagonal, float speed_scale) {
+  const bool rel = me_in && j >= 0;
+  obs[0 * slots + slot] = rel ? __fsub_rn(a.x[j], a.x[me]) / diagonal : 0.0f;
+  obs[1 * slots + slot] = rel ? __fsub_rn(a.y[j], a.y[me]) / diagonal : 0.0f;
+  obs[2 * slots + slot] = rel ? __fsub_rn(a.speed[j], a.speed[me]) / speed_scale : 0.0f;
+  obs[3 * slots + slot] =
+      rel ? __fsub_rn(a.acceleration[j], a.acceleration[me]) / speed_scale : 0.0f;
+  obs[4 * slots + slot] = rel ? __fsub_rn(a.direction[j], a.direction[me]) / TAG_TWO_PI : 0.0f;
+  obs[5 * slots + slot] = seen ? static_cast<float>(a.types[j]) : 0.0f;
+  obs[6 * slots + slot] = seen ? static_cast<float>(a.still_in[j]) : 0.0f;
+}
+
+// The nearest-`slots` observation with the list in registers (slots <= K).
+template <int K>
+__device__ void observe_nearest(float* obs, int me, int num_agents, int slots, bool me_in,
+                                const TagAgents& a, float diagonal, float speed_scale) {
+  float d[K];
+  int ids[K];
+  nearest_neighbors_in_registers<K>(a, me, num_agents, d, ids);
+#pragma unroll
+  for (int s = 0; s < K; s++) {
+    const int j = me_in ? ids[s] : -1;
+    if (s < slots) observe_slot(obs, s, slots, me, j, me_in, j >= 0, a, diagonal, speed_scale);
+  }
+}
+
+// Agent `me`'s observation (see dynamics.observe) of this environment's agents `a`.
 __device__ void observe(float* obs, int me, int num_agents, int slots, bool full,
-                        float time_fraction, const float* xs, const float* ys,
-                        const float* speed, const float* direction, const float* acceleration,
-                        const int* agent_types, const int* still_in, float grid_length,
+                        float time_fraction, const TagAgents& a, float grid_length,
                         float max_speed) {
-  const bool me_in = still_in[me] != 0;
+  const bool me_in = a.still_in[me] != 0;
   const float diagonal = __fmul_rn(grid_length, TAG_SQRT_TWO);
   const float speed_scale = __fadd_rn(max_speed, TAG_EPSILON);
   if (full) {
     for (int j = 0; j < num_agents; j++) {
       if (j == me) continue;
-      observe_slot(obs, j < me ? j : j - 1, slots, me, j, me_in, true, xs, ys, speed,
-                   direction, acceleration, agent_types, still_in, diagonal, speed_scale);
+      observe_slot(obs, j < me ? j : j - 1, slots, me, j, me_in, true, a, diagonal,
+                   speed_scale);
     }
+  } else if (slots <= 4) {
+    observe_nearest<4>(obs, me, num_agents, slots, me_in, a, diagonal, speed_scale);
+  } else if (slots <= 8) {
+    observe_nearest<8>(obs, me, num_agents, slots, me_in, a, diagonal, speed_scale);
+  } else if (slots <= 10) {
+    observe_nearest<10>(obs, me, num_agents, slots, me_in, a, diagonal, speed_scale);
+  } else if (slots <= TAG_REGISTER_OBSERVED) {
+    observe_nearest<TAG_REGISTER_OBSERVED>(obs, me, num_agents, slots, me_in, a, diagonal,
+                                           speed_scale);
   } else {
     int ids[TAG_MAX_OBSERVED];
     float d2s[TAG_MAX_OBSERVED];
-    const int found =
-        me_in ? nearest_neighbors(xs, ys, still_in, me, num_agents, slots, ids, d2s) : 0;
+    const int found = me_in ? nearest_neighbors(a, me, num_agents, slots, ids, d2s) : 0;
     for (int s = 0; s < slots; s++) {
       const int j = s < found ? ids[s] : -1;
-      observe_slot(obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction,
-                   acceleration, agent_types, still_in, diagonal, speed_scale);
+      observe_slot(obs, s, slots, me, j, me_in, j >= 0, a, diagonal, speed_scale);
     }
   }
   obs[TAG_NUM_FEATURES * slots] = me_in ? time_fraction : 0.0f;
 }
 
 // The tagger that tags runner `me` this step, or -1 (see dynamics.tag_runners).
-__device__ int tag_runners(const float* xs, const float* ys, const int* still_in, int me,
-                           int num_taggers, float tagging_margin) {
-  if (me < num_taggers || !still_in[me]) return -1;
+__device__ int tag_runners(const TagAgents& a, int me, int num_taggers, float tagging_margin) {
+  if (me < num_taggers || !a.still_in[me]) return -1;
   int nearest = 0;
-  float closest = sqrtf(squared_distance(xs, ys, me, 0));
+  float closest = sqrtf(squared_distance(a.x, a.y, me, 0));
   for (int k = 1; k < num_taggers; k++) {
-    const float dist = sqrtf(squared_distance(xs, ys, me, k));
+    const float dist = sqrtf(squared_distance(a.x, a.y, me, k));
     if (dist < closest) {
       closest = dist;
       nearest = k;
@@ -127,20 +200,17 @@ __device__ int tag_runners(const float* xs, const float* ys, const int* still_in
   return closest < tagging_margin ? nearest : -1;
 }
 
-// Agent `me`'s reward before the end-of-game bonus (see dynamics.compute_rewards).
+// Agent `me`'s reward before the end-of-game bonus (see dynamics.compute_rewards): a runner
+// passes its tagger (or -1), a tagger the number of runners it tagged (`tag_count`).
 __device__ float compute_rewards(int in_game, float edge_penalty, float step_reward,
-                                 const int* tagged_by, int me, int num_agents, int num_taggers,
+                                 bool is_tagger, int tagger, int tag_count,
                                  float tag_reward_for_tagger, float tag_penalty_for_runner) {
-  float reward = in_game ? __fadd_rn(edge_penalty, step_reward) : 0.0f;
-  if (me >= num_taggers) {
-    return tagged_by[me] >= 0 ? __fadd_rn(reward, tag_penalty_for_runner) : reward;
-  }
-  int count = 0;
-  for (int j = num_taggers; j < num_agents; j++) count += tagged_by[j] == me;
-  return __fadd_rn(reward, __fmul_rn(static_cast<float>(count), tag_reward_for_tagger));
+  const float reward = in_game ? __fadd_rn(edge_penalty, step_reward) : 0.0f;
+  if (!is_tagger) return tagger >= 0 ? __fadd_rn(reward, tag_penalty_for_runner) : reward;
+  return __fadd_rn(reward, __fmul_rn(static_cast<float>(tag_count), tag_reward_for_tagger));
 }
 
-extern "C" __global__ void TagContinuousStep(
+extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
     const int* agent_types, const float* skill_levels, const float* step_rewards,
     const float* acceleration_actions, const float* turn_actions, const int num_agents,
     const int num_taggers, const int episode_length, const int num_turn_actions,
@@ -155,59 +225,72 @@ extern "C" __global__ void TagContinuousStep(
     int* sampled_actions_runner, float* rewards_runner, int* _timestep_, int* _done_) {
   __shared__ float xs[TAG_MAX_AGENTS];
   __shared__ float ys[TAG_MAX_AGENTS];
+  __shared__ float speeds[TAG_MAX_AGENTS];
+  __shared__ float directions[TAG_MAX_AGENTS];
+  __shared__ float accelerations[TAG_MAX_AGENTS];
+  __shared__ int types[TAG_MAX_AGENTS];
+  __shared__ int ins[TAG_MAX_AGENTS];
+  __shared__ int tag_counts[TAG_MAX_AGENTS];  // runners each tagger tagged this step
+  __shared__ int tags;                        // runners tagged this step
+  const TagAgents agents = {xs, ys, speeds, directions, accelerations, types, ins};
   const int env = blockIdx.x;
   const int me = threadIdx.x;
   const int num_runners = num_agents - num_taggers;
   const bool active = me < num_agents;
   const bool is_tagger = me < num_taggers;
-  const size_t offset = static_cast<size_t>(env) * num_agents;
-  float* x = loc_x + offset;
-  float* y = loc_y + offset;
-  float* sp = speed + offset;
-  float* dir = direction + offset;
-  float* acc = acceleration + offset;
-  int* still_in = still_in_the_game + offset;
-  int* tagged = tagged_by + offset;
+  const size_t offset = static_cast<size_t>(env) * num_agents + me;
   const int t = _timestep_[env] + 1;
   const int obs_dim = TAG_NUM_FEATURES * num_other_agents_observed + 1;
   const size_t row = is_tagger ? static_cast<size_t>(env) * num_taggers + me
                                : static_cast<size_t>(env) * num_runners + (me - num_taggers);
   int in_before = 0;
   float edge_penalty = 0.0f;
+  if (me == 0) tags = 0;
   if (active) {
-    in_before = still_in[me];
+    in_before = still_in_the_game[offset];
     const int action = is_tagger ? sampled_actions_tagger[row] : sampled_actions_runner[row];
     const float max_speed_i = __fmul_rn(max_speed, skill_levels[me]);
     edge_penalty = move_agents(
-        x + me, y + me, sp + me, dir + me, acc + me, in_before,
-        acceleration_actions[action / num_turn_actions],
+        loc_x + offset, loc_y + offset, speed + offset, direction + offset,
+        acceleration + offset, in_before, acceleration_actions[action / num_turn_actions],
         turn_actions[action % num_turn_actions], max_speed_i, grid_length, edge_hit_penalty);
-    xs[me] = x[me];
-    ys[me] = y[me];
+    xs[me] = loc_x[offset];
+    ys[me] = loc_y[offset];
+    speeds[me] = speed[offset];
+    directions[me] = direction[offset];
+    accelerations[me] = acceleration[offset];
+    types[me] = agent_types[me];
+    ins[me] = in_before;
+    tag_counts[me] = 0;
   }
   __syncthreads();
+  int tagger = -1;
   if (active) {
     float* obs = (is_tagger ? observations_tagger : observations_runner) + row * obs_dim;
     const float time_fraction =
         static_cast<float>(t) / static_cast<float>(episode_length);
     observe(obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
-            time_fraction, xs, ys, sp, dir, acc, agent_types, still_in, grid_length, max_speed);
-    tagged[me] = tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin);
+            time_fraction, agents, grid_length, max_speed);
+    tagger = tag_runners(agents, me, num_taggers, tagging_margin);
+    tagged_by[offset] = tagger;
+    if (tagger >= 0) {
+      atomicAdd(&tag_counts[tagger], 1);
+      atomicAdd(&tags, 1);
+    }
   }
   __syncthreads();
   if (active) {
-    float reward = compute_rewards(in_before, edge_penalty, step_rewards[me], tagged, me,
-                                   num_agents, num_taggers, tag_reward_for_tagger,
+    float reward = compute_rewards(in_before, edge_penalty, step_rewards[me], is_tagger, tagger,
+                                   tag_counts[me], tag_reward_for_tagger,
                                    tag_penalty_for_runner);
-    if (tagged[me] >= 0 && runner_exits_game_after_tagged) still_in[me] = 0;
-    if (!is_tagger && t == episode_length && still_in[me]) {
+    const bool still_in = in_before && !(tagger >= 0 && runner_exits_game_after_tagged);
+    if (!still_in && in_before) still_in_the_game[offset] = 0;
+    if (!is_tagger && t == episode_length && still_in) {
       reward = __fadd_rn(reward, end_of_game_reward_for_runner);
     }
     (is_tagger ? rewards_tagger : rewards_runner)[row] = reward;
   }
   if (me == 0) {
-    int tags = 0;
-    for (int j = num_taggers; j < num_agents; j++) tags += tagged[j] >= 0;
     episode_tags[env] += tags;
     if (runner_exits_game_after_tagged) runners_left[env] -= tags;
     const bool done = t == episode_length || runners_left[env] == 0;
