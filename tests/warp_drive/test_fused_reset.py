@@ -101,3 +101,24 @@ def test_reset_kernel_compiles_for_sm90(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert RESET_KERNEL.encode() in cubin.read_bytes()
+
+
+@needs_sim
+def test_one_timed_step_is_two_launches_and_no_torch_reset(monkeypatch):
+    # what benchmarks/example_env_step.py times: step_all_envs + reset_only_done_envs
+    w = EnvWrapper(TagContinuous(**SMALL), num_envs=2, env_backend="numba", seed=0)
+    launches = []
+    backend = w.backend
+    backend._launches = [lambda f=f: (launches.append("step"), f()) for f in backend._launches]
+    inner = backend._fused_reset._launch
+    backend._fused_reset._launch = lambda: (launches.append("reset"), inner())
+
+    def no_torch_reset(*args, **kwargs):
+        raise AssertionError("the torch reset ran")
+
+    monkeypatch.setattr(CUDAEnvironmentReset, "reset_when_done", no_torch_reset)
+    for _ in range(SMALL["episode_length"]):
+        w.step_all_envs()
+        w.reset_only_done_envs()
+    assert launches == ["step", "reset"] * SMALL["episode_length"]
+    assert int(w.cuda_data_manager.data_on_device_via_torch("_timestep_")[0]) == 0  # was reset
