@@ -10,6 +10,7 @@ trigonometric functions.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -252,7 +253,15 @@ def compute_rewards(
     return add_rn(reward, mul_rn(float32(tag_count), tag_reward_for_tagger))
 
 
-@cuda.jit
+def _step_kernel_jit():
+    """``cuda.jit`` with launch bounds of ``MAX_AGENTS`` threads where Numba has them (as CUDA
+    C's ``__launch_bounds__``: at most 64 registers, so that 1,024-agent blocks launch)."""
+    if not cudasim_enabled() and "launch_bounds" in inspect.signature(cuda.jit).parameters:
+        return cuda.jit(launch_bounds=MAX_AGENTS)
+    return cuda.jit
+
+
+@_step_kernel_jit()
 def TagContinuousStep(
     agent_types, skill_levels, step_rewards, acceleration_actions, turn_actions, num_agents,
     num_taggers, episode_length, num_turn_actions, num_other_agents_observed,
