@@ -15,6 +15,7 @@ Nothing is read back to the host; the launch is asynchronous on the legacy defau
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,10 @@ class FusedReset:
         backend: ``EnvBackend.PYCUDA`` (CUDA C kernel) or ``EnvBackend.NUMBA``.
         plan: from :func:`plan_reset` (must not be ``None``).
 
-    Calling the object resets the done environments; after new pushes to the data manager
-    (its ``version`` changed) the launch is rebuilt first.
+    Calling the object resets the done environments and returns ``True``; after new pushes
+    to the data manager (its ``version`` changed) the launch is rebuilt first, and if the
+    arrays no longer fit it returns ``False`` without launching (the caller resets with
+    ``CUDAEnvironmentReset``).
     """
 
     def __init__(self, data_manager: CUDADataManager, backend: EnvBackend, plan: ResetPlan):
@@ -144,20 +147,29 @@ class FusedReset:
         args = (live, snap, zero, numba_arg(plan.done), numba_arg(plan.timestep))
         return bind_numba_launch(reset_numba.ResetDoneEnvs, args, n, RESET_THREADS)
 
-    def __call__(self) -> None:
+    def __call__(self) -> bool:
         if self.data_manager.version != self.plan.version:
             plan = plan_reset(self.data_manager)
             if plan is None:
-                raise RuntimeError(
-                    "arrays pushed after the fused reset was built do not fit it (contiguous "
-                    "(num_envs, ...) arrays of whole 32-bit words per env); use "
-                    "CUDAEnvironmentReset"
-                )
+                return False
             self._bind(plan)
         self._launch()
+        return True
 
 
 def fused_reset(data_manager: CUDADataManager, backend: EnvBackend) -> FusedReset | None:
-    """A :class:`FusedReset` for ``data_manager``, or ``None`` where its arrays do not fit."""
+    """A :class:`FusedReset` for ``data_manager``, or ``None`` where its arrays do not fit or
+    the reset kernel cannot be built (with a warning; the torch reset is used then)."""
     plan = plan_reset(data_manager)
-    return None if plan is None else FusedReset(data_manager, backend, plan)
+    if plan is None:
+        return None
+    try:
+        return FusedReset(data_manager, backend, plan)
+    except Exception as exc:  # noqa: BLE001 - compiler or driver specific; the torch reset works
+        warnings.warn(
+            f"one-launch reset unavailable ({type(exc).__name__}: {exc}); resetting done "
+            "environments with CUDAEnvironmentReset",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None

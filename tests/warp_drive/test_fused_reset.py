@@ -122,3 +122,29 @@ def test_one_timed_step_is_two_launches_and_no_torch_reset(monkeypatch):
         w.reset_only_done_envs()
     assert launches == ["step", "reset"] * SMALL["episode_length"]
     assert int(w.cuda_data_manager.data_on_device_via_torch("_timestep_")[0]) == 0  # was reset
+
+
+@needs_sim
+def test_arrays_pushed_later_rebuild_the_reset_or_hand_it_to_torch():
+    from ai_economist.warp_drive.data_manager import DataFeed
+
+    w = EnvWrapper(TagContinuous(**SMALL), num_envs=4, env_backend="numba", seed=0)
+    dm, fused = w.cuda_data_manager, w.backend._fused_reset
+    feed = DataFeed()
+    feed.add_data("extra_words", np.full((4, 2), 5, np.int32), save_copy_and_apply_at_reset=True)
+    dm.push_data_to_device(feed, torch_accessible=True)
+    extra = dm.data_on_device_via_torch("extra_words")
+    extra.fill_(9)
+    dm.data_on_device_via_torch("_done_")[1] = 1
+    w.reset_only_done_envs()  # rebuilt with the new array
+    assert len(fused.plan.restore) == 11
+    assert extra[:, 0].tolist() == [9, 5, 9, 9]
+    feed = DataFeed()
+    feed.add_data("odd_bytes", np.full((4, 3), 7, np.uint8), save_copy_and_apply_at_reset=True)
+    dm.push_data_to_device(feed, torch_accessible=True)
+    odd = dm.data_on_device_via_torch("odd_bytes")
+    odd.fill_(1)
+    dm.data_on_device_via_torch("_done_")[2] = 1
+    assert not fused()  # does not fit: no launch
+    w.reset_only_done_envs()  # the torch reset instead
+    assert odd[:, 0].tolist() == [1, 1, 7, 1] and w.done().tolist() == [0, 0, 0, 0]

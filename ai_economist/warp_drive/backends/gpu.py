@@ -124,7 +124,5 @@ class KernelBackend(BatchedBackend):
     def reset_done(self) -> None:
         """Reset the done environments in one kernel launch (``fused_reset``), or with
         ``CUDAEnvironmentReset`` where the arrays do not fit the fused kernel."""
-        if self._fused_reset is None:
+        if self._fused_reset is None or not self._fused_reset():
             super().reset_done()
-        else:
-            self._fused_reset()
