@@ -49,6 +49,11 @@ def test_plan_covers_every_reset_array_as_int32_rows():
     obs, snap = plan.restore[-1]  # observations_runner: 3 runners x 15 floats per env
     assert obs.dtype == torch.int32 and tuple(obs.shape) == (4, 45) == tuple(snap.shape)
     assert obs.data_ptr() == w.observations("runner").data_ptr()  # a view, not a copy
+    touched = {t.data_ptr() for pair in plan.restore for t in pair} | {
+        t.data_ptr() for t in plan.zero
+    }
+    for tag in ("tagger", "runner"):  # action masks (441 wide) are never written nor reset
+        assert w.action_masks(tag).data_ptr() not in touched
 
 
 def test_rows_that_are_not_whole_words_or_not_contiguous_do_not_fit():
@@ -122,6 +127,8 @@ def test_one_timed_step_is_two_launches_and_no_torch_reset(monkeypatch):
         w.reset_only_done_envs()
     assert launches == ["step", "reset"] * SMALL["episode_length"]
     assert int(w.cuda_data_manager.data_on_device_via_torch("_timestep_")[0]) == 0  # was reset
+    for tag in ("tagger", "runner"):  # written once at allocation, right after steps and resets
+        assert (w.action_masks(tag) == 1).all()
 
 
 @needs_sim
