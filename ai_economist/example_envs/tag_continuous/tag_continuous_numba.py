@@ -153,7 +153,9 @@ def _make_observe_nearest(size: int):
             ids[s] = -1
         for j in range(num_agents):
             valid = j != me and ins[j] != 0
-            insert_nearest(d, ids, squared_distance(xs, ys, me, j) if valid else INFINITY, j)
+            d2 = squared_distance(xs, ys, me, j) if valid else INFINITY
+            if d2 < d[size - 1]:  # else nothing changes (a warp skips when no thread inserts)
+                insert_nearest(d, ids, d2, j)
         for s in range(size):
             if s < slots:
                 j = ids[s] if me_in else -1

@@ -106,7 +106,9 @@ __device__ __forceinline__ void insert_nearest(float (&d)[K], int (&ids)[K], flo
 }
 
 // The K nearest other agents in the game in registers (ids -1 past the last one found): the
-// same list as nearest_neighbors. Agents out of the game or `me` count as infinitely far.
+// same list as nearest_neighbors. Agents out of the game or `me` count as infinitely far. A
+// candidate not nearer than the last entry changes nothing: a warp skips the insertion when
+// none of its threads has such a candidate (frequent with many agents per environment).
 template <int K>
 __device__ __forceinline__ void nearest_neighbors_in_registers(const TagAgents& a, int me,
                                                                int num_agents, float (&d)[K],
@@ -118,7 +120,8 @@ __device__ __forceinline__ void nearest_neighbors_in_registers(const TagAgents& 
   }
   for (int j = 0; j < num_agents; j++) {
     const bool valid = j != me && a.still_in[j] != 0;
-    insert_nearest<K>(d, ids, valid ? squared_distance(a.x, a.y, me, j) : TAG_INFINITY, j);
+    const float d2 = valid ? squared_distance(a.x, a.y, me, j) : TAG_INFINITY;
+    if (d2 < d[K - 1]) insert_nearest<K>(d, ids, d2, j);
   }
 }
 
