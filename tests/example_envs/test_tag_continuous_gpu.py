@@ -42,6 +42,14 @@ def test_nearest_lists_of_every_size_match_the_reference(backend, k):
     assert result, result.message
 
 
+@pytest.mark.parametrize("backend", ["pycuda", "numba"])
+def test_lists_too_large_to_stage_match_the_reference(backend):
+    # 120 agents x 64 slots > TAG_STAGED_NEIGHBORS: every thread writes its own row
+    env = TagContinuous(**{**SMALL, "num_runners": 118, "num_other_agents_observed": 64})
+    result = check_parity(env, backend, num_envs=4, num_steps=12, seed=5)
+    assert result, result.message
+
+
 def test_pycuda_is_bit_exact_at_the_published_observation_size():
     env = TagContinuous(**{**SMALL, "num_turn_levels": 0, "num_runners": 30,
                            "num_other_agents_observed": 10},

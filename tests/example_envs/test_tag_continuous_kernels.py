@@ -62,10 +62,16 @@ def test_numba_matches_the_reference_step_by_step(kwargs):
 
 
 @needs_sim
+@pytest.mark.parametrize("staged", [True, False], ids=["block-writes", "thread-writes"])
 @pytest.mark.parametrize("k", [4, 7, 10, 12, 13], ids=lambda k: f"nearest-{k}")
-def test_numba_nearest_lists_of_every_size_match_the_reference_with_ties(k):
+def test_numba_nearest_lists_of_every_size_match_the_reference_with_ties(k, staged, monkeypatch):
     # k <= 4, 8, 10, 12 use the fixed-size (register) lists, 13 the local-memory list; agents
-    # start on a coarse lattice (many equal distances) and do not move in the first step
+    # start on a coarse lattice (many equal distances) and do not move in the first step;
+    # without room to stage the lists (STAGED_NEIGHBORS = 0) every thread writes its own row
+    from ai_economist.example_envs.tag_continuous import tag_continuous_numba
+
+    if not staged:  # the simulator reads the module global at run time
+        monkeypatch.setattr(tag_continuous_numba, "STAGED_NEIGHBORS", 0)
     n = 15
     lattice = np.arange(n, dtype=np.float32) % 3
     env = TagContinuous(**{**SMALL, "num_taggers": 3, "num_runners": n - 3, "grid_length": 3.0,

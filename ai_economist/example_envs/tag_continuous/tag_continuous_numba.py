@@ -14,7 +14,7 @@ import inspect
 import math
 
 import numpy as np
-from numba import float32, int32
+from numba import float32, int16, int32
 
 from ai_economist.example_envs.tag_continuous.arguments import MAX_OBSERVED
 from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
@@ -46,6 +46,9 @@ MAX_AGENTS = 1024
 """Agents per block (shared arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
 REGISTER_OBSERVED = 12
 """Nearest agents kept in a fixed-size list (``TAG_REGISTER_OBSERVED`` in CUDA C)."""
+STAGED_NEIGHBORS = 7168
+"""Nearest-agent ids staged in shared memory (``TAG_STAGED_NEIGHBORS`` in CUDA C)."""
+MAX_OBS_DIM = NUM_FEATURES * MAX_OBSERVED + 1
 
 
 @cuda.jit(device=True)
@@ -104,29 +107,46 @@ def nearest_neighbors(xs, ys, ins, me, num_agents, k, ids, d2s):
 
 
 @cuda.jit(device=True)
+def observed_feature(
+    f, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+    speed_scale,
+):  # fmt: skip
+    """Feature ``f`` (0..6) of agent ``j`` as agent ``me`` observes it; ``j = -1``: empty."""
+    rel = me_in and j >= 0
+    if f < 5:
+        if not rel:
+            return ZERO
+        if f == 0:
+            return float32(xs[j] - xs[me]) / diagonal
+        if f == 1:
+            return float32(ys[j] - ys[me]) / diagonal
+        if f == 2:
+            return float32(speed[j] - speed[me]) / speed_scale
+        if f == 3:
+            return float32(acceleration[j] - acceleration[me]) / speed_scale
+        return float32(direction[j] - direction[me]) / TWO_PI
+    if not seen:
+        return ZERO
+    return float32(types[j]) if f == 5 else float32(ins[j])
+
+
+@cuda.jit(device=True)
 def observe_slot(
     obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins,
     diagonal, speed_scale,
 ):  # fmt: skip
     """One observed agent's 7 features in slot ``slot`` of ``obs``."""
-    rel = me_in and j >= 0
-    if rel:
-        obs[0 * slots + slot] = float32(xs[j] - xs[me]) / diagonal
-        obs[1 * slots + slot] = float32(ys[j] - ys[me]) / diagonal
-        obs[2 * slots + slot] = float32(speed[j] - speed[me]) / speed_scale
-        obs[3 * slots + slot] = float32(acceleration[j] - acceleration[me]) / speed_scale
-        obs[4 * slots + slot] = float32(direction[j] - direction[me]) / TWO_PI
-    else:
-        for f in range(5):
-            obs[f * slots + slot] = ZERO
-    obs[5 * slots + slot] = float32(types[j]) if seen else ZERO
-    obs[6 * slots + slot] = float32(ins[j]) if seen else ZERO
+    for f in range(NUM_FEATURES):
+        obs[f * slots + slot] = observed_feature(
+            f, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+            speed_scale,
+        )  # fmt: skip
 
 
-def _make_observe_nearest(size: int):
-    """``observe_nearest`` for lists of ``size`` entries (CUDA C's ``observe_nearest<K>``): the
-    nearest-``slots`` observation (``slots <= size``) with a fixed-size list that NVVM can
-    unroll into registers; candidates are inserted branch-free (``insert_nearest``)."""
+def _make_nearest_list(size: int):
+    """``nearest_list_in_registers`` for lists of ``size`` entries (CUDA C's template of the
+    same name): the first ``slots <= size`` ids of a fixed-size list that NVVM can unroll into
+    registers; candidates are inserted branch-free (``insert_nearest``)."""
 
     @cuda.jit(device=True)
     def insert_nearest(d, ids, d2, j):
@@ -142,10 +162,7 @@ def _make_observe_nearest(size: int):
         ids[0] = j if take else ids[0]
 
     @cuda.jit(device=True)
-    def observe_nearest(
-        obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types, ins,
-        diagonal, speed_scale,
-    ):  # fmt: skip
+    def nearest_list_in_registers(xs, ys, ins, me, num_agents, slots, me_in, out):
         d = cuda.local.array(size, float32)
         ids = cuda.local.array(size, int32)
         for s in range(size):
@@ -158,30 +175,46 @@ def _make_observe_nearest(size: int):
                 insert_nearest(d, ids, d2, j)
         for s in range(size):
             if s < slots:
-                j = ids[s] if me_in else -1
-                observe_slot(
-                    obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction,
-                    acceleration, types, ins, diagonal, speed_scale,
-                )  # fmt: skip
+                out[s] = ids[s] if me_in else -1
 
-    return observe_nearest
+    return nearest_list_in_registers
 
 
-observe_nearest_4 = _make_observe_nearest(4)
-observe_nearest_8 = _make_observe_nearest(8)
-observe_nearest_10 = _make_observe_nearest(10)
-observe_nearest_r = _make_observe_nearest(REGISTER_OBSERVED)
+nearest_list_4 = _make_nearest_list(4)
+nearest_list_8 = _make_nearest_list(8)
+nearest_list_10 = _make_nearest_list(10)
+nearest_list_r = _make_nearest_list(REGISTER_OBSERVED)
+
+
+@cuda.jit(device=True)
+def nearest_list(xs, ys, ins, me, num_agents, slots, me_in, ids):
+    """Agent ``me``'s ``slots`` nearest agents into ``ids[:slots]``, -1 past the last one found
+    and everywhere when ``me`` is out of the game (a register list for ``slots <= 12``)."""
+    if slots <= 4:
+        nearest_list_4(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    elif slots <= 8:
+        nearest_list_8(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    elif slots <= 10:
+        nearest_list_10(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    elif slots <= REGISTER_OBSERVED:
+        nearest_list_r(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    else:
+        d2s = cuda.local.array(MAX_OBSERVED, float32)
+        found = 0
+        if me_in:
+            found = nearest_neighbors(xs, ys, ins, me, num_agents, slots, ids, d2s)
+        for s in range(found, slots):
+            ids[s] = -1
 
 
 @cuda.jit(device=True)
 def observe(
     obs, me, num_agents, slots, full, time_fraction, xs, ys, speed, direction, acceleration,
-    types, ins, grid_length, max_speed,
+    types, ins, diagonal, speed_scale,
 ):  # fmt: skip
-    """Agent ``me``'s observation (see ``dynamics.observe``) from the block's shared arrays."""
+    """Agent ``me``'s observation row (see ``dynamics.observe``), written by its own thread:
+    the path for the full observation and for lists too large to stage."""
     me_in = ins[me] != 0
-    diagonal = mul_rn(grid_length, SQRT_TWO)
-    speed_scale = float32(max_speed + EPSILON)
     if full:
         for j in range(num_agents):
             if j != me:
@@ -190,39 +223,51 @@ def observe(
                     obs, slot, slots, me, j, me_in, True, xs, ys, speed, direction,
                     acceleration, types, ins, diagonal, speed_scale,
                 )  # fmt: skip
-    elif slots <= 4:
-        observe_nearest_4(
-            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
-            ins, diagonal, speed_scale,
-        )  # fmt: skip
-    elif slots <= 8:
-        observe_nearest_8(
-            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
-            ins, diagonal, speed_scale,
-        )  # fmt: skip
-    elif slots <= 10:
-        observe_nearest_10(
-            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
-            ins, diagonal, speed_scale,
-        )  # fmt: skip
-    elif slots <= REGISTER_OBSERVED:
-        observe_nearest_r(
-            obs, me, num_agents, slots, me_in, xs, ys, speed, direction, acceleration, types,
-            ins, diagonal, speed_scale,
-        )  # fmt: skip
     else:
         ids = cuda.local.array(MAX_OBSERVED, int32)
-        d2s = cuda.local.array(MAX_OBSERVED, float32)
-        found = 0
-        if me_in:
-            found = nearest_neighbors(xs, ys, ins, me, num_agents, slots, ids, d2s)
+        nearest_list(xs, ys, ins, me, num_agents, slots, me_in, ids)
         for s in range(slots):
-            j = ids[s] if s < found else -1
             observe_slot(
-                obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction, acceleration,
-                types, ins, diagonal, speed_scale,
+                obs, s, slots, me, ids[s], me_in, ids[s] >= 0, xs, ys, speed, direction,
+                acceleration, types, ins, diagonal, speed_scale,
             )  # fmt: skip
     obs[NUM_FEATURES * slots] = time_fraction if me_in else ZERO
+
+
+@cuda.jit(device=True)
+def write_observations(
+    obs_taggers, obs_runners, num_agents, num_taggers, slots, time_fraction, xs, ys, speed,
+    direction, acceleration, types, ins, neighbors, columns, diagonal, speed_scale,
+):  # fmt: skip
+    """Every observation row of this environment, written by the whole block in address order
+    (coalesced): column ``c`` holds feature ``columns[c] >> 8`` of slot ``columns[c] & 255``
+    (feature 7: the time), the agents come from ``neighbors[slot * num_agents + agent]``."""
+    obs_dim = NUM_FEATURES * slots + 1
+    total = num_agents * obs_dim
+    step_agents = cuda.blockDim.x // obs_dim
+    step_columns = cuda.blockDim.x % obs_dim
+    agent = cuda.threadIdx.x // obs_dim
+    c = cuda.threadIdx.x % obs_dim
+    for _ in range(cuda.threadIdx.x, total, cuda.blockDim.x):
+        me_in = ins[agent] != 0
+        f = columns[c] >> 8
+        if f == NUM_FEATURES:
+            value = time_fraction if me_in else ZERO
+        else:
+            j = neighbors[(columns[c] & 255) * num_agents + agent]
+            value = observed_feature(
+                f, agent, j, me_in, j >= 0, xs, ys, speed, direction, acceleration, types, ins,
+                diagonal, speed_scale,
+            )  # fmt: skip
+        if agent < num_taggers:
+            obs_taggers[agent, c] = value
+        else:
+            obs_runners[agent - num_taggers, c] = value
+        agent += step_agents
+        c += step_columns
+        if c >= obs_dim:
+            c -= obs_dim
+            agent += 1
 
 
 @cuda.jit(device=True)
@@ -284,6 +329,8 @@ def TagContinuousStep(
     ins = cuda.shared.array(MAX_AGENTS, int32)
     tag_counts = cuda.shared.array(MAX_AGENTS, int32)  # runners each tagger tagged
     tags = cuda.shared.array(1, int32)  # runners tagged this step
+    neighbors = cuda.shared.array(STAGED_NEIGHBORS, int16)  # [slot][agent]: nearest lists
+    columns = cuda.shared.array(MAX_OBS_DIM, int16)  # feature << 8 | slot of each column
     env = cuda.blockIdx.x
     me = cuda.threadIdx.x
     active = me < num_agents
@@ -292,10 +339,19 @@ def TagContinuousStep(
     x, y, sp = loc_x[env], loc_y[env], speed[env]
     dr, acc = direction[env], acceleration[env]
     t = _timestep_[env] + 1
+    slots = num_other_agents_observed
+    obs_dim = NUM_FEATURES * slots + 1
+    staged = use_full_observation == 0 and slots > 0 and num_agents * slots <= STAGED_NEIGHBORS
+    time_fraction = float32(float32(t) / float32(episode_length))
+    diagonal = mul_rn(grid_length, SQRT_TWO)
+    speed_scale = float32(max_speed + EPSILON)
     in_before = 0
     edge_penalty = ZERO
     if me == 0:
         tags[0] = 0
+    if staged:
+        for c in range(me, obs_dim, cuda.blockDim.x):
+            columns[c] = (c // slots) << 8 | (c % slots)
     if active:
         in_before = still_in_the_game[env, me]
         action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
@@ -315,13 +371,17 @@ def TagContinuousStep(
     cuda.syncthreads()
     tagger = -1
     if active:
-        obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
-        time_fraction = float32(float32(t) / float32(episode_length))
-        observe(
-            obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
-            time_fraction, xs, ys, speeds, directions, accelerations, types, ins, grid_length,
-            max_speed,
-        )  # fmt: skip
+        if staged:
+            ids = cuda.local.array(MAX_OBSERVED, int32)
+            nearest_list(xs, ys, ins, me, num_agents, slots, ins[me] != 0, ids)
+            for s in range(slots):
+                neighbors[s * num_agents + me] = ids[s]
+        else:
+            obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
+            observe(
+                obs, me, num_agents, slots, use_full_observation != 0, time_fraction, xs, ys,
+                speeds, directions, accelerations, types, ins, diagonal, speed_scale,
+            )  # fmt: skip
         tagger = tag_runners(xs, ys, ins, me, num_taggers, tagging_margin)
         tagged_by[env, me] = tagger
         if tagger >= 0:
@@ -342,6 +402,12 @@ def TagContinuousStep(
             rewards_tagger[env, row] = reward
         else:
             rewards_runner[env, row] = reward
+    if staged:
+        write_observations(
+            observations_tagger[env], observations_runner[env], num_agents, num_taggers, slots,
+            time_fraction, xs, ys, speeds, directions, accelerations, types, ins, neighbors,
+            columns, diagonal, speed_scale,
+        )  # fmt: skip
     if me == 0:
         episode_tags[env] += tags[0]
         if runner_exits_game_after_tagged != 0:

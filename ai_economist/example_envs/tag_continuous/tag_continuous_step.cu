@@ -8,8 +8,10 @@
 // Speed (a block of ~100 threads per environment is latency-bound): the moved agents are
 // staged once in shared memory (TagAgents) and every later read comes from there; the
 // nearest-N list lives in registers for N <= TAG_REGISTER_OBSERVED (branch-free insertion:
-// no local memory, no divergence); tags are counted with shared-memory integer atomics
-// (exact in any order) instead of loops over the runners; two barriers per step.
+// no local memory, no divergence); the lists are staged in shared memory and the block
+// writes the observations in address order (coalesced) after the last barrier; tags are
+// counted with shared-memory integer atomics (exact in any order) instead of loops over the
+// runners; two barriers per step.
 #ifndef AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 #define AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 
@@ -23,6 +25,10 @@
 #define TAG_MAX_OBSERVED 64
 // Nearest agents kept in registers (more use the local-memory list).
 #define TAG_REGISTER_OBSERVED 12
+// Nearest-agent ids staged in shared memory for the coalesced observation writes (more, or
+// the full observation: every thread writes its own row).
+#define TAG_STAGED_NEIGHBORS 7168
+#define TAG_MAX_OBS_DIM (TAG_NUM_FEATURES * TAG_MAX_OBSERVED + 1)
 
 // This environment's agents after the move, in shared memory.
 struct TagAgents {
@@ -125,67 +131,130 @@ __device__ __forceinline__ void nearest_neighbors_in_registers(const TagAgents& 
   }
 }
 
+// Feature `f` (0..6) of agent `j` as agent `me` observes it (see dynamics.observe); j = -1:
+// an empty slot.
+__device__ __forceinline__ float observed_feature(int f, int me, int j, bool me_in, bool seen,
+                                                  const TagAgents& a, float diagonal,
+                                                  float speed_scale) {
+  const bool rel = me_in && j >= 0;
+  switch (f) {
+    case 0:
+      return rel ? __fsub_rn(a.x[j], a.x[me]) / diagonal : 0.0f;
+    case 1:
+      return rel ? __fsub_rn(a.y[j], a.y[me]) / diagonal : 0.0f;
+    case 2:
+      return rel ? __fsub_rn(a.speed[j], a.speed[me]) / speed_scale : 0.0f;
+    case 3:
+      return rel ? __fsub_rn(a.acceleration[j], a.acceleration[me]) / speed_scale : 0.0f;
+    case 4:
+      return rel ? __fsub_rn(a.direction[j], a.direction[me]) / TAG_TWO_PI : 0.0f;
+    case 5:
+      return seen ? static_cast<float>(a.types[j]) : 0.0f;
+    default:
+      return seen ? static_cast<float>(a.still_in[j]) : 0.0f;
+  }
+}
+
 // One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature).
 __device__ __forceinline__ void observe_slot(float* obs, int slot, int slots, int me, int j,
                                              bool me_in, bool seen, const TagAgents& a,
                                              float diagonal, float speed_scale) {
-  const bool rel = me_in && j >= 0;
-  obs[0 * slots + slot] = rel ? __fsub_rn(a.x[j], a.x[me]) / diagonal : 0.0f;
-  obs[1 * slots + slot] = rel ? __fsub_rn(a.y[j], a.y[me]) / diagonal : 0.0f;
-  obs[2 * slots + slot] = rel ? __fsub_rn(a.speed[j], a.speed[me]) / speed_scale : 0.0f;
-  obs[3 * slots + slot] =
-      rel ? __fsub_rn(a.acceleration[j], a.acceleration[me]) / speed_scale : 0.0f;
-  obs[4 * slots + slot] = rel ? __fsub_rn(a.direction[j], a.direction[me]) / TAG_TWO_PI : 0.0f;
-  obs[5 * slots + slot] = seen ? static_cast<float>(a.types[j]) : 0.0f;
-  obs[6 * slots + slot] = seen ? static_cast<float>(a.still_in[j]) : 0.0f;
+#pragma unroll
+  for (int f = 0; f < TAG_NUM_FEATURES; f++) {
+    obs[f * slots + slot] = observed_feature(f, me, j, me_in, seen, a, diagonal, speed_scale);
+  }
 }
 
-// The nearest-`slots` observation with the list in registers (slots <= K).
+// The register list of K >= slots entries, its first `slots` ids copied to `out`.
 template <int K>
-__device__ void observe_nearest(float* obs, int me, int num_agents, int slots, bool me_in,
-                                const TagAgents& a, float diagonal, float speed_scale) {
+__device__ void nearest_list_in_registers(const TagAgents& a, int me, int num_agents,
+                                          int slots, bool me_in, int* out) {
   float d[K];
   int ids[K];
   nearest_neighbors_in_registers<K>(a, me, num_agents, d, ids);
 #pragma unroll
   for (int s = 0; s < K; s++) {
-    const int j = me_in ? ids[s] : -1;
-    if (s < slots) observe_slot(obs, s, slots, me, j, me_in, j >= 0, a, diagonal, speed_scale);
+    if (s < slots) out[s] = me_in ? ids[s] : -1;
   }
 }
 
-// Agent `me`'s observation (see dynamics.observe) of this environment's agents `a`.
+// Agent `me`'s `slots` nearest agents into ids[0 .. slots), -1 past the last one found and
+// everywhere when `me` is out of the game (a register list for slots <= 12).
+__device__ void nearest_list(const TagAgents& a, int me, int num_agents, int slots, bool me_in,
+                             int* ids) {
+  if (slots <= 4) {
+    nearest_list_in_registers<4>(a, me, num_agents, slots, me_in, ids);
+  } else if (slots <= 8) {
+    nearest_list_in_registers<8>(a, me, num_agents, slots, me_in, ids);
+  } else if (slots <= 10) {
+    nearest_list_in_registers<10>(a, me, num_agents, slots, me_in, ids);
+  } else if (slots <= TAG_REGISTER_OBSERVED) {
+    nearest_list_in_registers<TAG_REGISTER_OBSERVED>(a, me, num_agents, slots, me_in, ids);
+  } else {
+    float d2s[TAG_MAX_OBSERVED];
+    const int found = me_in ? nearest_neighbors(a, me, num_agents, slots, ids, d2s) : 0;
+    for (int s = found; s < slots; s++) ids[s] = -1;
+  }
+}
+
+// Agent `me`'s observation row (see dynamics.observe), written by its own thread: the path for
+// the full observation and for lists too large to stage (see write_observations).
 __device__ void observe(float* obs, int me, int num_agents, int slots, bool full,
-                        float time_fraction, const TagAgents& a, float grid_length,
-                        float max_speed) {
+                        float time_fraction, const TagAgents& a, float diagonal,
+                        float speed_scale) {
   const bool me_in = a.still_in[me] != 0;
-  const float diagonal = __fmul_rn(grid_length, TAG_SQRT_TWO);
-  const float speed_scale = __fadd_rn(max_speed, TAG_EPSILON);
   if (full) {
     for (int j = 0; j < num_agents; j++) {
       if (j == me) continue;
       observe_slot(obs, j < me ? j : j - 1, slots, me, j, me_in, true, a, diagonal,
                    speed_scale);
     }
-  } else if (slots <= 4) {
-    observe_nearest<4>(obs, me, num_agents, slots, me_in, a, diagonal, speed_scale);
-  } else if (slots <= 8) {
-    observe_nearest<8>(obs, me, num_agents, slots, me_in, a, diagonal, speed_scale);
-  } else if (slots <= 10) {
-    observe_nearest<10>(obs, me, num_agents, slots, me_in, a, diagonal, speed_scale);
-  } else if (slots <= TAG_REGISTER_OBSERVED) {
-    observe_nearest<TAG_REGISTER_OBSERVED>(obs, me, num_agents, slots, me_in, a, diagonal,
-                                           speed_scale);
   } else {
     int ids[TAG_MAX_OBSERVED];
-    float d2s[TAG_MAX_OBSERVED];
-    const int found = me_in ? nearest_neighbors(a, me, num_agents, slots, ids, d2s) : 0;
+    nearest_list(a, me, num_agents, slots, me_in, ids);
     for (int s = 0; s < slots; s++) {
-      const int j = s < found ? ids[s] : -1;
-      observe_slot(obs, s, slots, me, j, me_in, j >= 0, a, diagonal, speed_scale);
+      observe_slot(obs, s, slots, me, ids[s], me_in, ids[s] >= 0, a, diagonal, speed_scale);
     }
   }
   obs[TAG_NUM_FEATURES * slots] = me_in ? time_fraction : 0.0f;
+}
+
+// Every observation row of this environment, written by the whole block in address order
+// (coalesced): element (agent, column) of the taggers' rows, then of the runners'. Column c
+// holds feature columns[c] >> 8 of slot columns[c] & 255 (feature 7: the time); the agents
+// come from the staged nearest lists, neighbors[slot * num_agents + agent].
+__device__ void write_observations(float* obs_taggers, float* obs_runners, int num_agents,
+                                   int num_taggers, int slots, float time_fraction,
+                                   const TagAgents& a, const short* neighbors,
+                                   const short* columns, float diagonal, float speed_scale) {
+  const int obs_dim = TAG_NUM_FEATURES * slots + 1;
+  const int total = num_agents * obs_dim;
+  const int step_agents = blockDim.x / obs_dim;
+  const int step_columns = blockDim.x % obs_dim;
+  int agent = threadIdx.x / obs_dim;
+  int c = threadIdx.x % obs_dim;
+  for (int e = threadIdx.x; e < total; e += blockDim.x) {
+    const bool me_in = a.still_in[agent] != 0;
+    const int f = columns[c] >> 8;
+    float value;
+    if (f == TAG_NUM_FEATURES) {
+      value = me_in ? time_fraction : 0.0f;
+    } else {
+      const int j = neighbors[(columns[c] & 255) * num_agents + agent];
+      value = observed_feature(f, agent, j, me_in, j >= 0, a, diagonal, speed_scale);
+    }
+    if (agent < num_taggers) {
+      obs_taggers[agent * obs_dim + c] = value;
+    } else {
+      obs_runners[(agent - num_taggers) * obs_dim + c] = value;
+    }
+    agent += step_agents;
+    c += step_columns;
+    if (c >= obs_dim) {
+      c -= obs_dim;
+      agent += 1;
+    }
+  }
 }
 
 // The tagger that tags runner `me` this step, or -1 (see dynamics.tag_runners).
@@ -235,6 +304,8 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
   __shared__ int ins[TAG_MAX_AGENTS];
   __shared__ int tag_counts[TAG_MAX_AGENTS];  // runners each tagger tagged this step
   __shared__ int tags;                        // runners tagged this step
+  __shared__ short neighbors[TAG_STAGED_NEIGHBORS];  // [slot][agent]: the nearest lists
+  __shared__ short columns[TAG_MAX_OBS_DIM];         // feature << 8 | slot of each column
   const TagAgents agents = {xs, ys, speeds, directions, accelerations, types, ins};
   const int env = blockIdx.x;
   const int me = threadIdx.x;
@@ -246,9 +317,18 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
   const int obs_dim = TAG_NUM_FEATURES * num_other_agents_observed + 1;
   const size_t row = is_tagger ? static_cast<size_t>(env) * num_taggers + me
                                : static_cast<size_t>(env) * num_runners + (me - num_taggers);
+  const int slots = num_other_agents_observed;
+  const bool staged =
+      !use_full_observation && slots > 0 && num_agents * slots <= TAG_STAGED_NEIGHBORS;
+  const float time_fraction = static_cast<float>(t) / static_cast<float>(episode_length);
+  const float diagonal = __fmul_rn(grid_length, TAG_SQRT_TWO);
+  const float speed_scale = __fadd_rn(max_speed, TAG_EPSILON);
   int in_before = 0;
   float edge_penalty = 0.0f;
   if (me == 0) tags = 0;
+  if (staged) {
+    for (int c = me; c < obs_dim; c += blockDim.x) columns[c] = (c / slots) << 8 | (c % slots);
+  }
   if (active) {
     in_before = still_in_the_game[offset];
     const int action = is_tagger ? sampled_actions_tagger[row] : sampled_actions_runner[row];
@@ -269,11 +349,15 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
   __syncthreads();
   int tagger = -1;
   if (active) {
-    float* obs = (is_tagger ? observations_tagger : observations_runner) + row * obs_dim;
-    const float time_fraction =
-        static_cast<float>(t) / static_cast<float>(episode_length);
-    observe(obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
-            time_fraction, agents, grid_length, max_speed);
+    if (staged) {
+      int ids[TAG_MAX_OBSERVED];
+      nearest_list(agents, me, num_agents, slots, ins[me] != 0, ids);
+      for (int s = 0; s < slots; s++) neighbors[s * num_agents + me] = ids[s];
+    } else {
+      float* obs = (is_tagger ? observations_tagger : observations_runner) + row * obs_dim;
+      observe(obs, me, num_agents, slots, use_full_observation != 0, time_fraction, agents,
+              diagonal, speed_scale);
+    }
     tagger = tag_runners(agents, me, num_taggers, tagging_margin);
     tagged_by[offset] = tagger;
     if (tagger >= 0) {
@@ -292,6 +376,12 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
       reward = __fadd_rn(reward, end_of_game_reward_for_runner);
     }
     (is_tagger ? rewards_tagger : rewards_runner)[row] = reward;
+  }
+  if (staged) {
+    write_observations(observations_tagger + static_cast<size_t>(env) * num_taggers * obs_dim,
+                       observations_runner + static_cast<size_t>(env) * num_runners * obs_dim,
+                       num_agents, num_taggers, slots, time_fraction, agents, neighbors,
+                       columns, diagonal, speed_scale);
   }
   if (me == 0) {
     episode_tags[env] += tags;
