@@ -236,12 +236,14 @@ def observe(
 
 @cuda.jit(device=True)
 def write_observations(
-    obs_taggers, obs_runners, num_agents, num_taggers, slots, time_fraction, xs, ys, speed,
-    direction, acceleration, types, ins, neighbors, columns, diagonal, speed_scale,
+    obs_taggers, obs_runners, num_agents, num_taggers, slots, time_fraction, moved, types, ins,
+    neighbors, columns, diagonal, speed_scale,
 ):  # fmt: skip
     """Every observation row of this environment, written by the whole block in address order
     (coalesced): column ``c`` holds feature ``columns[c] >> 8`` of slot ``columns[c] & 255``
-    (feature 7: the time), the agents come from ``neighbors[slot * num_agents + agent]``."""
+    (feature 7: the time), the agents come from ``neighbors[slot * num_agents + agent]``.
+    ``observed_feature`` without branches on the feature: relative features read row ``f`` of
+    ``moved`` (x, y, speed, acceleration, direction), divided by their own scale."""
     obs_dim = NUM_FEATURES * slots + 1
     total = num_agents * obs_dim
     step_agents = cuda.blockDim.x // obs_dim
@@ -251,14 +253,19 @@ def write_observations(
     for _ in range(cuda.threadIdx.x, total, cuda.blockDim.x):
         me_in = ins[agent] != 0
         f = columns[c] >> 8
+        j = neighbors[(columns[c] & 255) * num_agents + agent] if f < NUM_FEATURES else -1
+        k = j if j >= 0 else agent  # a valid index for the loads
+        row = moved[min(f, 4)]
+        scale = diagonal if f < 2 else (speed_scale if f < 4 else TWO_PI)
+        relative = float32(row[k] - row[agent]) / scale
+        flag = float32(types[k] if f == 5 else ins[k])
+        rel = me_in and j >= 0
         if f == NUM_FEATURES:
             value = time_fraction if me_in else ZERO
+        elif f < 5:
+            value = relative if rel else ZERO
         else:
-            j = neighbors[(columns[c] & 255) * num_agents + agent]
-            value = observed_feature(
-                f, agent, j, me_in, j >= 0, xs, ys, speed, direction, acceleration, types, ins,
-                diagonal, speed_scale,
-            )  # fmt: skip
+            value = flag if j >= 0 else ZERO
         if agent < num_taggers:
             obs_taggers[agent, c] = value
         else:
@@ -320,11 +327,8 @@ def TagContinuousStep(
     observations_runner, sampled_actions_runner, rewards_runner, _timestep_, _done_,
 ):  # fmt: skip
     """One step of every environment (block = environment, thread = agent)."""
-    xs = cuda.shared.array(MAX_AGENTS, float32)
-    ys = cuda.shared.array(MAX_AGENTS, float32)
-    speeds = cuda.shared.array(MAX_AGENTS, float32)
-    directions = cuda.shared.array(MAX_AGENTS, float32)
-    accelerations = cuda.shared.array(MAX_AGENTS, float32)
+    moved = cuda.shared.array((5, MAX_AGENTS), float32)  # x, y, speed, acceleration, direction
+    xs, ys, speeds, accelerations, directions = moved[0], moved[1], moved[2], moved[3], moved[4]
     types = cuda.shared.array(MAX_AGENTS, int32)
     ins = cuda.shared.array(MAX_AGENTS, int32)
     tag_counts = cuda.shared.array(MAX_AGENTS, int32)  # runners each tagger tagged
@@ -405,8 +409,7 @@ def TagContinuousStep(
     if staged:
         write_observations(
             observations_tagger[env], observations_runner[env], num_agents, num_taggers, slots,
-            time_fraction, xs, ys, speeds, directions, accelerations, types, ins, neighbors,
-            columns, diagonal, speed_scale,
+            time_fraction, moved, types, ins, neighbors, columns, diagonal, speed_scale,
         )  # fmt: skip
     if me == 0:
         episode_tags[env] += tags[0]

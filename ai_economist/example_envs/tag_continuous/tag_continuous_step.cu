@@ -30,13 +30,15 @@
 #define TAG_STAGED_NEIGHBORS 7168
 #define TAG_MAX_OBS_DIM (TAG_NUM_FEATURES * TAG_MAX_OBSERVED + 1)
 
-// This environment's agents after the move, in shared memory.
+// This environment's agents after the move, in shared memory: `moved` holds the rows of the
+// relative features 0..4 (x, y, speed, acceleration, direction), TAG_MAX_AGENTS apart.
 struct TagAgents {
+  const float* moved;
   const float* x;
   const float* y;
   const float* speed;
-  const float* direction;
   const float* acceleration;
+  const float* direction;
   const int* types;
   const int* still_in;
 };
@@ -234,15 +236,20 @@ __device__ void write_observations(float* obs_taggers, float* obs_runners, int n
   int agent = threadIdx.x / obs_dim;
   int c = threadIdx.x % obs_dim;
   for (int e = threadIdx.x; e < total; e += blockDim.x) {
+    // observed_feature without branches on f (the threads of a warp write different
+    // features): relative features read row f of a.moved, divided by their own scale
     const bool me_in = a.still_in[agent] != 0;
     const int f = columns[c] >> 8;
-    float value;
-    if (f == TAG_NUM_FEATURES) {
-      value = me_in ? time_fraction : 0.0f;
-    } else {
-      const int j = neighbors[(columns[c] & 255) * num_agents + agent];
-      value = observed_feature(f, agent, j, me_in, j >= 0, a, diagonal, speed_scale);
-    }
+    const int j = f < TAG_NUM_FEATURES ? neighbors[(columns[c] & 255) * num_agents + agent] : -1;
+    const int k = j >= 0 ? j : agent;  // a valid index for the loads
+    const float* row = a.moved + min(f, 4) * TAG_MAX_AGENTS;
+    const float scale = f < 2 ? diagonal : (f < 4 ? speed_scale : TAG_TWO_PI);
+    const float relative = __fsub_rn(row[k], row[agent]) / scale;
+    const float flag = static_cast<float>(f == 5 ? a.types[k] : a.still_in[k]);
+    const bool rel = me_in && j >= 0;
+    const float value = f == TAG_NUM_FEATURES ? (me_in ? time_fraction : 0.0f)
+                        : f < 5               ? (rel ? relative : 0.0f)
+                                              : (j >= 0 ? flag : 0.0f);
     if (agent < num_taggers) {
       obs_taggers[agent * obs_dim + c] = value;
     } else {
@@ -295,18 +302,19 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
     int* last_episode_tags, int* completed_episodes, float* observations_tagger,
     int* sampled_actions_tagger, float* rewards_tagger, float* observations_runner,
     int* sampled_actions_runner, float* rewards_runner, int* _timestep_, int* _done_) {
-  __shared__ float xs[TAG_MAX_AGENTS];
-  __shared__ float ys[TAG_MAX_AGENTS];
-  __shared__ float speeds[TAG_MAX_AGENTS];
-  __shared__ float directions[TAG_MAX_AGENTS];
-  __shared__ float accelerations[TAG_MAX_AGENTS];
+  __shared__ float moved[5 * TAG_MAX_AGENTS];  // x, y, speed, acceleration, direction
+  float* xs = moved;
+  float* ys = moved + TAG_MAX_AGENTS;
+  float* speeds = moved + 2 * TAG_MAX_AGENTS;
+  float* accelerations = moved + 3 * TAG_MAX_AGENTS;
+  float* directions = moved + 4 * TAG_MAX_AGENTS;
   __shared__ int types[TAG_MAX_AGENTS];
   __shared__ int ins[TAG_MAX_AGENTS];
   __shared__ int tag_counts[TAG_MAX_AGENTS];  // runners each tagger tagged this step
   __shared__ int tags;                        // runners tagged this step
   __shared__ short neighbors[TAG_STAGED_NEIGHBORS];  // [slot][agent]: the nearest lists
   __shared__ short columns[TAG_MAX_OBS_DIM];         // feature << 8 | slot of each column
-  const TagAgents agents = {xs, ys, speeds, directions, accelerations, types, ins};
+  const TagAgents agents = {moved, xs, ys, speeds, accelerations, directions, types, ins};
   const int env = blockIdx.x;
   const int me = threadIdx.x;
   const int num_runners = num_agents - num_taggers;
