@@ -9,7 +9,10 @@ constructor arguments (e.g. ``num_runners=990``). For each backend and number of
 ``EnvWrapper``, draws one random allowed action per agent (kept for the whole run), warms up
 (compilation, caches), then times ``--steps`` consecutive ``step_all_envs`` +
 ``reset_only_done_envs`` calls, as a training loop makes them (``torch.cuda.synchronize``
-before and after). Prints env-steps/s and agent-steps/s with the hardware, the state memory
+before and after); on the kernel backends that is two launches a step (the step kernel and
+the one-launch reset of ``fused_reset``), no host synchronisation. rl-warp-drive's env-only
+loop calls the same two methods (its ``step_all_envs`` launches the step kernel, its
+``reset_only_done_envs`` one reset kernel per array). Prints env-steps/s and agent-steps/s with the hardware, the state memory
 per env (declared arrays and their reset snapshots; on a GPU also what torch allocated for the
 run, per env) and, with ``--peer``, the ratio to the peer's env-steps/s.
 
@@ -117,7 +120,8 @@ def describe(result: dict, peer: float | None) -> str:
         f"{result['env']} {result['backend']:>6} {result['num_envs']:>7,} envs x "
         f"{result['num_agents']} agents on {result['hardware']}: "
         f"{result['env_steps_per_s']:.3e} env-steps/s ({result['agent_steps_per_s']:.3e} "
-        f"agent-steps/s), state {result['state_bytes_per_env'] / 1024:.1f} KiB per env"
+        f"agent-steps/s, {result['seconds'] / result['steps'] * 1e6:.1f} us a step of all envs), "
+        f"state {result['state_bytes_per_env'] / 1024:.1f} KiB per env"
     )
     if result["device_bytes_per_env"]:
         text += (

@@ -318,6 +318,12 @@ class NumbaFunctionManager:
         self.configured(name, grid, block)(*self.prepare_args(*args))
 
     def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
-        """A zero-argument launcher with converted arguments, for the lowest per-step overhead."""
-        launcher, args = self.configured(name, grid, block), self.prepare_args(*args)
-        return lambda: launcher(*args)
+        """A zero-argument launcher with converted arguments, for the lowest per-step overhead:
+        the kernel parameters are packed once (``numba_launch.bind_numba_launch``, one driver
+        call a launch; Numba's own launcher under ``NUMBA_ENABLE_CUDASIM=1``)."""
+        from ai_economist.warp_drive.numba_launch import bind_numba_launch
+
+        grid = self.grid if grid is None else grid
+        block = self.block if block is None else block
+        _check_block(block, MAX_THREADS_PER_BLOCK)
+        return bind_numba_launch(self.get_function(name), self.prepare_args(*args), grid, block)

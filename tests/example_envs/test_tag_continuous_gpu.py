@@ -33,6 +33,31 @@ def test_kernels_match_the_reference_with_resets(backend, full):
     assert result, result.message
 
 
+@pytest.mark.parametrize("backend", ["pycuda", "numba"])
+@pytest.mark.parametrize("k", [4, 7, 10, 12, 13], ids=lambda k: f"nearest-{k}")
+def test_nearest_lists_of_every_size_match_the_reference(backend, k):
+    # k <= 12: the register lists (sizes 4, 8, 10, 12); 13: the local-memory list
+    env = TagContinuous(**{**SMALL, "num_runners": 18, "num_other_agents_observed": k})
+    result = check_parity(env, backend, num_envs=8, num_steps=30, seed=k)
+    assert result, result.message
+
+
+@pytest.mark.parametrize("backend", ["pycuda", "numba"])
+def test_lists_too_large_to_stage_match_the_reference(backend):
+    # 120 agents x 64 slots > TAG_STAGED_NEIGHBORS: every thread writes its own row
+    env = TagContinuous(**{**SMALL, "num_runners": 118, "num_other_agents_observed": 64})
+    result = check_parity(env, backend, num_envs=4, num_steps=12, seed=5)
+    assert result, result.message
+
+
+def test_pycuda_is_bit_exact_at_the_published_observation_size():
+    env = TagContinuous(**{**SMALL, "num_turn_levels": 0, "num_runners": 30,
+                           "num_other_agents_observed": 10},
+                        starting_directions=[0.0] * 32)  # fmt: skip
+    result = check_parity(env, "pycuda", num_envs=16, num_steps=40, seed=3, rtol=0.0, atol=0.0)
+    assert result, result.message
+
+
 def test_pycuda_is_bit_exact_when_trigonometry_is_exact():
     # headings stay 0 (no turn levels): cos = 1 and sin = 0 exactly, everything else is IEEE
     env = TagContinuous(**{**SMALL, "num_turn_levels": 0, "num_runners": 14},

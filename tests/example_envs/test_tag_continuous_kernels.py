@@ -62,6 +62,38 @@ def test_numba_matches_the_reference_step_by_step(kwargs):
 
 
 @needs_sim
+@pytest.mark.parametrize("staged", [True, False], ids=["block-writes", "thread-writes"])
+@pytest.mark.parametrize("k", [4, 7, 10, 12, 13], ids=lambda k: f"nearest-{k}")
+def test_numba_nearest_lists_of_every_size_match_the_reference_with_ties(k, staged, monkeypatch):
+    # k <= 4, 8, 10, 12 use the fixed-size (register) lists, 13 the local-memory list; agents
+    # start on a coarse lattice (many equal distances) and do not move in the first step;
+    # without room to stage the lists (STAGED_NEIGHBORS = 0) every thread writes its own row
+    from ai_economist.example_envs.tag_continuous import tag_continuous_numba
+
+    if not staged:  # the simulator reads the module global at run time
+        monkeypatch.setattr(tag_continuous_numba, "STAGED_NEIGHBORS", 0)
+    n = 15
+    lattice = np.arange(n, dtype=np.float32) % 3
+    env = TagContinuous(**{**SMALL, "num_taggers": 3, "num_runners": n - 3, "grid_length": 3.0,
+                           "episode_length": 3}, starting_location_x=lattice.tolist(),
+                        starting_location_y=(lattice[::-1] % 2).tolist(),
+                        use_full_observation=False, num_other_agents_observed=k,
+                        runner_exits_game_after_tagged=False)  # fmt: skip
+    ref, sim = host_state(env, 2, seed=1), host_state(env, 2, seed=1)
+    rng = np.random.default_rng(k)
+    for step in range(2):
+        actions = rng.integers(0, env.num_actions, (2, env.num_agents)) * (step > 0)
+        set_actions(ref, actions, env.num_taggers)
+        set_actions(sim, actions, env.num_taggers)
+        env.reference_step(ref)
+        numba_step(env, sim, 2)
+        for name in ("observations_tagger", "observations_runner", "tagged_by", "rewards_runner"):
+            np.testing.assert_allclose(sim[name], ref[name], rtol=1e-6, atol=0, err_msg=name)
+    assert (ref["observations_runner"][:, :, 6 * k : 7 * k] == 1).all()  # every slot filled
+    assert (ref["tagged_by"] >= 0).any()
+
+
+@needs_sim
 def test_numba_parity_through_the_wrapper_with_resets():
     from ai_economist.warp_drive.checks.parity import check_parity
 

@@ -10,10 +10,11 @@ trigonometric functions.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
-from numba import float32, int32
+from numba import float32, int16, int32
 
 from ai_economist.example_envs.tag_continuous.arguments import MAX_OBSERVED
 from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
@@ -40,8 +41,14 @@ EPSILON = np.float32(1e-10)
 SQRT_TWO = np.float32(np.sqrt(2.0))
 ZERO = np.float32(0.0)
 NUM_FEATURES = 7
+INFINITY = np.float32(np.inf)
 MAX_AGENTS = 1024
-"""Agents per block (shared position arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
+"""Agents per block (shared arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
+REGISTER_OBSERVED = 12
+"""Nearest agents kept in a fixed-size list (``TAG_REGISTER_OBSERVED`` in CUDA C)."""
+STAGED_NEIGHBORS = 7168
+"""Nearest-agent ids staged in shared memory (``TAG_STAGED_NEIGHBORS`` in CUDA C)."""
+MAX_OBS_DIM = NUM_FEATURES * MAX_OBSERVED + 1
 
 
 @cuda.jit(device=True)
@@ -75,14 +82,14 @@ def move_agents(
 
 
 @cuda.jit(device=True)
-def nearest_neighbors(xs, ys, still_in, me, num_agents, k, ids, d2s):
+def nearest_neighbors(xs, ys, ins, me, num_agents, k, ids, d2s):
     """The ``k`` nearest other agents in the game into ``ids`` (by squared distance, then id);
-    returns how many were found."""
+    returns how many were found. The local-memory path for ``k > REGISTER_OBSERVED``."""
     found = 0
     if k <= 0:
         return 0
     for j in range(num_agents):
-        if j == me or still_in[j] == 0:
+        if j == me or ins[j] == 0:
             continue
         d2 = squared_distance(xs, ys, me, j)
         if found == k and not d2 < d2s[k - 1]:
@@ -100,61 +107,180 @@ def nearest_neighbors(xs, ys, still_in, me, num_agents, k, ids, d2s):
 
 
 @cuda.jit(device=True)
+def observed_feature(
+    f, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+    speed_scale,
+):  # fmt: skip
+    """Feature ``f`` (0..6) of agent ``j`` as agent ``me`` observes it; ``j = -1``: empty."""
+    rel = me_in and j >= 0
+    if f < 5:
+        if not rel:
+            return ZERO
+        if f == 0:
+            return float32(xs[j] - xs[me]) / diagonal
+        if f == 1:
+            return float32(ys[j] - ys[me]) / diagonal
+        if f == 2:
+            return float32(speed[j] - speed[me]) / speed_scale
+        if f == 3:
+            return float32(acceleration[j] - acceleration[me]) / speed_scale
+        return float32(direction[j] - direction[me]) / TWO_PI
+    if not seen:
+        return ZERO
+    return float32(types[j]) if f == 5 else float32(ins[j])
+
+
+@cuda.jit(device=True)
 def observe_slot(
-    obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, agent_types,
-    still_in, diagonal, speed_scale,
+    obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins,
+    diagonal, speed_scale,
 ):  # fmt: skip
     """One observed agent's 7 features in slot ``slot`` of ``obs``."""
-    rel = me_in and j >= 0
-    if rel:
-        obs[0 * slots + slot] = float32(xs[j] - xs[me]) / diagonal
-        obs[1 * slots + slot] = float32(ys[j] - ys[me]) / diagonal
-        obs[2 * slots + slot] = float32(speed[j] - speed[me]) / speed_scale
-        obs[3 * slots + slot] = float32(acceleration[j] - acceleration[me]) / speed_scale
-        obs[4 * slots + slot] = float32(direction[j] - direction[me]) / TWO_PI
+    for f in range(NUM_FEATURES):
+        obs[f * slots + slot] = observed_feature(
+            f, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+            speed_scale,
+        )  # fmt: skip
+
+
+def _make_nearest_list(size: int):
+    """``nearest_list_in_registers`` for lists of ``size`` entries (CUDA C's template of the
+    same name): the first ``slots <= size`` ids of a fixed-size list that NVVM can unroll into
+    registers; candidates are inserted branch-free (``insert_nearest``)."""
+
+    @cuda.jit(device=True)
+    def insert_nearest(d, ids, d2, j):
+        # slot s takes slot s-1's entry if the candidate precedes it, else the candidate if it
+        # precedes slot s's own entry (ties keep the earlier, lower id first)
+        for s in range(size - 1, 0, -1):
+            shift = d2 < d[s - 1]
+            take = d2 < d[s]
+            d[s] = d[s - 1] if shift else (d2 if take else d[s])
+            ids[s] = ids[s - 1] if shift else (j if take else ids[s])
+        take = d2 < d[0]
+        d[0] = d2 if take else d[0]
+        ids[0] = j if take else ids[0]
+
+    @cuda.jit(device=True)
+    def nearest_list_in_registers(xs, ys, ins, me, num_agents, slots, me_in, out):
+        d = cuda.local.array(size, float32)
+        ids = cuda.local.array(size, int32)
+        for s in range(size):
+            d[s] = INFINITY
+            ids[s] = -1
+        for j in range(num_agents):
+            valid = j != me and ins[j] != 0
+            d2 = squared_distance(xs, ys, me, j) if valid else INFINITY
+            if d2 < d[size - 1]:  # else nothing changes (a warp skips when no thread inserts)
+                insert_nearest(d, ids, d2, j)
+        for s in range(size):
+            if s < slots:
+                out[s] = ids[s] if me_in else -1
+
+    return nearest_list_in_registers
+
+
+nearest_list_4 = _make_nearest_list(4)
+nearest_list_8 = _make_nearest_list(8)
+nearest_list_10 = _make_nearest_list(10)
+nearest_list_r = _make_nearest_list(REGISTER_OBSERVED)
+
+
+@cuda.jit(device=True)
+def nearest_list(xs, ys, ins, me, num_agents, slots, me_in, ids):
+    """Agent ``me``'s ``slots`` nearest agents into ``ids[:slots]``, -1 past the last one found
+    and everywhere when ``me`` is out of the game (a register list for ``slots <= 12``)."""
+    if slots <= 4:
+        nearest_list_4(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    elif slots <= 8:
+        nearest_list_8(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    elif slots <= 10:
+        nearest_list_10(xs, ys, ins, me, num_agents, slots, me_in, ids)
+    elif slots <= REGISTER_OBSERVED:
+        nearest_list_r(xs, ys, ins, me, num_agents, slots, me_in, ids)
     else:
-        for f in range(5):
-            obs[f * slots + slot] = ZERO
-    obs[5 * slots + slot] = float32(agent_types[j]) if seen else ZERO
-    obs[6 * slots + slot] = float32(still_in[j]) if seen else ZERO
+        d2s = cuda.local.array(MAX_OBSERVED, float32)
+        found = 0
+        if me_in:
+            found = nearest_neighbors(xs, ys, ins, me, num_agents, slots, ids, d2s)
+        for s in range(found, slots):
+            ids[s] = -1
 
 
 @cuda.jit(device=True)
 def observe(
     obs, me, num_agents, slots, full, time_fraction, xs, ys, speed, direction, acceleration,
-    agent_types, still_in, grid_length, max_speed,
+    types, ins, diagonal, speed_scale,
 ):  # fmt: skip
-    """Agent ``me``'s observation (see ``dynamics.observe``)."""
-    me_in = still_in[me] != 0
-    diagonal = mul_rn(grid_length, SQRT_TWO)
-    speed_scale = float32(max_speed + EPSILON)
+    """Agent ``me``'s observation row (see ``dynamics.observe``), written by its own thread:
+    the path for the full observation and for lists too large to stage."""
+    me_in = ins[me] != 0
     if full:
         for j in range(num_agents):
             if j != me:
                 slot = j if j < me else j - 1
                 observe_slot(
                     obs, slot, slots, me, j, me_in, True, xs, ys, speed, direction,
-                    acceleration, agent_types, still_in, diagonal, speed_scale,
+                    acceleration, types, ins, diagonal, speed_scale,
                 )  # fmt: skip
     else:
         ids = cuda.local.array(MAX_OBSERVED, int32)
-        d2s = cuda.local.array(MAX_OBSERVED, float32)
-        found = 0
-        if me_in:
-            found = nearest_neighbors(xs, ys, still_in, me, num_agents, slots, ids, d2s)
+        nearest_list(xs, ys, ins, me, num_agents, slots, me_in, ids)
         for s in range(slots):
-            j = ids[s] if s < found else -1
             observe_slot(
-                obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction, acceleration,
-                agent_types, still_in, diagonal, speed_scale,
+                obs, s, slots, me, ids[s], me_in, ids[s] >= 0, xs, ys, speed, direction,
+                acceleration, types, ins, diagonal, speed_scale,
             )  # fmt: skip
     obs[NUM_FEATURES * slots] = time_fraction if me_in else ZERO
 
 
 @cuda.jit(device=True)
-def tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin):
+def write_observations(
+    obs_taggers, obs_runners, num_agents, num_taggers, slots, time_fraction, moved, types, ins,
+    neighbors, columns, diagonal, speed_scale,
+):  # fmt: skip
+    """Every observation row of this environment, written by the whole block in address order
+    (coalesced): column ``c`` holds feature ``columns[c] >> 8`` of slot ``columns[c] & 255``
+    (feature 7: the time), the agents come from ``neighbors[slot * num_agents + agent]``.
+    ``observed_feature`` without branches on the feature: relative features read row ``f`` of
+    ``moved`` (x, y, speed, acceleration, direction), divided by their own scale."""
+    obs_dim = NUM_FEATURES * slots + 1
+    total = num_agents * obs_dim
+    step_agents = cuda.blockDim.x // obs_dim
+    step_columns = cuda.blockDim.x % obs_dim
+    agent = cuda.threadIdx.x // obs_dim
+    c = cuda.threadIdx.x % obs_dim
+    for _ in range(cuda.threadIdx.x, total, cuda.blockDim.x):
+        me_in = ins[agent] != 0
+        f = columns[c] >> 8
+        j = neighbors[(columns[c] & 255) * num_agents + agent] if f < NUM_FEATURES else -1
+        k = j if j >= 0 else agent  # a valid index for the loads
+        row = moved[min(f, 4)]
+        scale = diagonal if f < 2 else (speed_scale if f < 4 else TWO_PI)
+        relative = float32(row[k] - row[agent]) / scale
+        flag = float32(types[k] if f == 5 else ins[k])
+        rel = me_in and j >= 0
+        if f == NUM_FEATURES:
+            value = time_fraction if me_in else ZERO
+        elif f < 5:
+            value = relative if rel else ZERO
+        else:
+            value = flag if j >= 0 else ZERO
+        if agent < num_taggers:
+            obs_taggers[agent, c] = value
+        else:
+            obs_runners[agent - num_taggers, c] = value
+        agent += step_agents
+        c += step_columns
+        if c >= obs_dim:
+            c -= obs_dim
+            agent += 1
+
+
+@cuda.jit(device=True)
+def tag_runners(xs, ys, ins, me, num_taggers, tagging_margin):
     """The tagger that tags runner ``me`` this step, or -1 (see ``dynamics.tag_runners``)."""
-    if me < num_taggers or still_in[me] == 0:
+    if me < num_taggers or ins[me] == 0:
         return -1
     nearest = 0
     closest = float32(math.sqrt(squared_distance(xs, ys, me, 0)))
@@ -168,23 +294,28 @@ def tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin):
 
 @cuda.jit(device=True)
 def compute_rewards(
-    in_game, edge_penalty, step_reward, tagged_by, me, num_agents, num_taggers,
-    tag_reward_for_tagger, tag_penalty_for_runner,
+    in_game, edge_penalty, step_reward, is_tagger, tagger, tag_count, tag_reward_for_tagger,
+    tag_penalty_for_runner,
 ):  # fmt: skip
-    """Agent ``me``'s reward before the end-of-game bonus (see ``dynamics.compute_rewards``)."""
+    """Agent ``me``'s reward before the end-of-game bonus (see ``dynamics.compute_rewards``):
+    a runner passes its tagger (or -1), a tagger the number of runners it tagged."""
     reward = float32(edge_penalty + step_reward) if in_game != 0 else ZERO
-    if me >= num_taggers:
-        if tagged_by[me] >= 0:
+    if not is_tagger:
+        if tagger >= 0:
             return float32(reward + tag_penalty_for_runner)
         return reward
-    count = 0
-    for j in range(num_taggers, num_agents):
-        if tagged_by[j] == me:
-            count += 1
-    return add_rn(reward, mul_rn(float32(count), tag_reward_for_tagger))
+    return add_rn(reward, mul_rn(float32(tag_count), tag_reward_for_tagger))
 
 
-@cuda.jit
+def _step_kernel_jit():
+    """``cuda.jit`` with launch bounds of ``MAX_AGENTS`` threads where Numba has them (as CUDA
+    C's ``__launch_bounds__``: at most 64 registers, so that 1,024-agent blocks launch)."""
+    if not cudasim_enabled() and "launch_bounds" in inspect.signature(cuda.jit).parameters:
+        return cuda.jit(launch_bounds=MAX_AGENTS)
+    return cuda.jit
+
+
+@_step_kernel_jit()
 def TagContinuousStep(
     agent_types, skill_levels, step_rewards, acceleration_actions, turn_actions, num_agents,
     num_taggers, episode_length, num_turn_actions, num_other_agents_observed,
@@ -196,8 +327,14 @@ def TagContinuousStep(
     observations_runner, sampled_actions_runner, rewards_runner, _timestep_, _done_,
 ):  # fmt: skip
     """One step of every environment (block = environment, thread = agent)."""
-    xs = cuda.shared.array(MAX_AGENTS, float32)
-    ys = cuda.shared.array(MAX_AGENTS, float32)
+    moved = cuda.shared.array((5, MAX_AGENTS), float32)  # x, y, speed, acceleration, direction
+    xs, ys, speeds, accelerations, directions = moved[0], moved[1], moved[2], moved[3], moved[4]
+    types = cuda.shared.array(MAX_AGENTS, int32)
+    ins = cuda.shared.array(MAX_AGENTS, int32)
+    tag_counts = cuda.shared.array(MAX_AGENTS, int32)  # runners each tagger tagged
+    tags = cuda.shared.array(1, int32)  # runners tagged this step
+    neighbors = cuda.shared.array(STAGED_NEIGHBORS, int16)  # [slot][agent]: nearest lists
+    columns = cuda.shared.array(MAX_OBS_DIM, int16)  # feature << 8 | slot of each column
     env = cuda.blockIdx.x
     me = cuda.threadIdx.x
     active = me < num_agents
@@ -205,12 +342,22 @@ def TagContinuousStep(
     row = me if is_tagger else me - num_taggers
     x, y, sp = loc_x[env], loc_y[env], speed[env]
     dr, acc = direction[env], acceleration[env]
-    still_in, tagged = still_in_the_game[env], tagged_by[env]
     t = _timestep_[env] + 1
+    slots = num_other_agents_observed
+    obs_dim = NUM_FEATURES * slots + 1
+    staged = use_full_observation == 0 and slots > 0 and num_agents * slots <= STAGED_NEIGHBORS
+    time_fraction = float32(float32(t) / float32(episode_length))
+    diagonal = mul_rn(grid_length, SQRT_TWO)
+    speed_scale = float32(max_speed + EPSILON)
     in_before = 0
     edge_penalty = ZERO
+    if me == 0:
+        tags[0] = 0
+    if staged:
+        for c in range(me, obs_dim, cuda.blockDim.x):
+            columns[c] = (c // slots) << 8 | (c % slots)
     if active:
-        in_before = still_in[me]
+        in_before = still_in_the_game[env, me]
         action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
         max_speed_i = mul_rn(max_speed, skill_levels[me])
         edge_penalty = move_agents(
@@ -219,37 +366,55 @@ def TagContinuousStep(
         )  # fmt: skip
         xs[me] = x[me]
         ys[me] = y[me]
+        speeds[me] = sp[me]
+        directions[me] = dr[me]
+        accelerations[me] = acc[me]
+        types[me] = agent_types[me]
+        ins[me] = in_before
+        tag_counts[me] = 0
     cuda.syncthreads()
+    tagger = -1
     if active:
-        obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
-        time_fraction = float32(float32(t) / float32(episode_length))
-        observe(
-            obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
-            time_fraction, xs, ys, sp, dr, acc, agent_types, still_in, grid_length, max_speed,
-        )  # fmt: skip
-        tagged[me] = tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin)
+        if staged:
+            ids = cuda.local.array(MAX_OBSERVED, int32)
+            nearest_list(xs, ys, ins, me, num_agents, slots, ins[me] != 0, ids)
+            for s in range(slots):
+                neighbors[s * num_agents + me] = ids[s]
+        else:
+            obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
+            observe(
+                obs, me, num_agents, slots, use_full_observation != 0, time_fraction, xs, ys,
+                speeds, directions, accelerations, types, ins, diagonal, speed_scale,
+            )  # fmt: skip
+        tagger = tag_runners(xs, ys, ins, me, num_taggers, tagging_margin)
+        tagged_by[env, me] = tagger
+        if tagger >= 0:
+            cuda.atomic.add(tag_counts, tagger, 1)
+            cuda.atomic.add(tags, 0, 1)
     cuda.syncthreads()
     if active:
         reward = compute_rewards(
-            in_before, edge_penalty, step_rewards[me], tagged, me, num_agents, num_taggers,
+            in_before, edge_penalty, step_rewards[me], is_tagger, tagger, tag_counts[me],
             tag_reward_for_tagger, tag_penalty_for_runner,
         )  # fmt: skip
-        if tagged[me] >= 0 and runner_exits_game_after_tagged != 0:
-            still_in[me] = 0
-        if not is_tagger and t == episode_length and still_in[me] != 0:
+        still_in = in_before != 0 and not (tagger >= 0 and runner_exits_game_after_tagged != 0)
+        if in_before != 0 and not still_in:
+            still_in_the_game[env, me] = 0
+        if not is_tagger and t == episode_length and still_in:
             reward = float32(reward + end_of_game_reward_for_runner)
         if is_tagger:
             rewards_tagger[env, row] = reward
         else:
             rewards_runner[env, row] = reward
+    if staged:
+        write_observations(
+            observations_tagger[env], observations_runner[env], num_agents, num_taggers, slots,
+            time_fraction, moved, types, ins, neighbors, columns, diagonal, speed_scale,
+        )  # fmt: skip
     if me == 0:
-        tags = 0
-        for j in range(num_taggers, num_agents):
-            if tagged[j] >= 0:
-                tags += 1
-        episode_tags[env] += tags
+        episode_tags[env] += tags[0]
         if runner_exits_game_after_tagged != 0:
-            runners_left[env] -= tags
+            runners_left[env] -= tags[0]
         if t == episode_length or runners_left[env] == 0:
             last_episode_tags[env] = episode_tags[env]
             completed_episodes[env] += 1

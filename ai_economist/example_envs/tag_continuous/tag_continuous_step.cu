@@ -4,16 +4,44 @@
 // names). Products that numpy rounds separately are written with __fmul_rn / __fadd_rn so
 // that nvcc does not fuse them into FMAs. The parameters are the kernel_arg fields of
 // declaration.py in declaration order (tests check it).
+//
+// Speed (a block of ~100 threads per environment is latency-bound): the moved agents are
+// staged once in shared memory (TagAgents) and every later read comes from there; the
+// nearest-N list lives in registers for N <= TAG_REGISTER_OBSERVED (branch-free insertion:
+// no local memory, no divergence); the lists are staged in shared memory and the block
+// writes the observations in address order (coalesced) after the last barrier; tags are
+// counted with shared-memory integer atomics (exact in any order) instead of loops over the
+// runners; two barriers per step.
 #ifndef AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 #define AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 
 #define TAG_TWO_PI 6.28318530717958647692f
 #define TAG_EPSILON 1e-10f
 #define TAG_SQRT_TWO 1.41421356237309504880f
+#define TAG_INFINITY __int_as_float(0x7f800000)
 #define TAG_NUM_FEATURES 7
-// Agents per block (shared position arrays) and nearest agents kept per thread.
+// Agents per block (shared arrays) and nearest agents kept per thread.
 #define TAG_MAX_AGENTS 1024
 #define TAG_MAX_OBSERVED 64
+// Nearest agents kept in registers (more use the local-memory list).
+#define TAG_REGISTER_OBSERVED 12
+// Nearest-agent ids staged in shared memory for the coalesced observation writes (more, or
+// the full observation: every thread writes its own row).
+#define TAG_STAGED_NEIGHBORS 7168
+#define TAG_MAX_OBS_DIM (TAG_NUM_FEATURES * TAG_MAX_OBSERVED + 1)
+
+// This environment's agents after the move, in shared memory: `moved` holds the rows of the
+// relative features 0..4 (x, y, speed, acceleration, direction), TAG_MAX_AGENTS apart.
+struct TagAgents {
+  const float* moved;
+  const float* x;
+  const float* y;
+  const float* speed;
+  const float* acceleration;
+  const float* direction;
+  const int* types;
+  const int* still_in;
+};
 
 // (x_b - x_a)^2 + (y_b - y_a)^2 without FMA contraction.
 __device__ float squared_distance(const float* xs, const float* ys, int a, int b) {
@@ -44,14 +72,15 @@ __device__ float move_agents(float* loc_x, float* loc_y, float* speed, float* di
 }
 
 // The k nearest other agents in the game, ordered by (squared distance, id); returns how
-// many were found (<= k). Insertion into a sorted list while scanning ids upwards.
-__device__ int nearest_neighbors(const float* xs, const float* ys, const int* still_in, int me,
-                                 int num_agents, int k, int* ids, float* d2s) {
+// many were found (<= k). Insertion into a sorted list (local memory) while scanning ids
+// upwards: the path for k > TAG_REGISTER_OBSERVED.
+__device__ int nearest_neighbors(const TagAgents& a, int me, int num_agents, int k, int* ids,
+                                 float* d2s) {
   int found = 0;
   if (k <= 0) return 0;
   for (int j = 0; j < num_agents; j++) {
-    if (j == me || !still_in[j]) continue;
-    const float d2 = squared_distance(xs, ys, me, j);
+    if (j == me || !a.still_in[j]) continue;
+    const float d2 = squared_distance(a.x, a.y, me, j);
     if (found == k && !(d2 < d2s[k - 1])) continue;
     int pos = found < k ? found : k - 1;
     while (pos > 0 && d2 < d2s[pos - 1]) {
@@ -66,59 +95,182 @@ __device__ int nearest_neighbors(const float* xs, const float* ys, const int* st
   return found;
 }
 
-// One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature).
-__device__ void observe_slot(float* obs, int slot, int slots, int me, int j, bool me_in,
-                             bool seen, const float* xs, const float* ys, const float* speed,
-                             const float* direction, const float* acceleration,
-                             const int* agent_types, const int* still_in, float diagonal,
-                             float speed_scale) {
-  const bool rel = me_in && j >= 0;
-  obs[0 * slots + slot] = rel ? __fsub_rn(xs[j], xs[me]) / diagonal : 0.0f;
-  obs[1 * slots + slot] = rel ? __fsub_rn(ys[j], ys[me]) / diagonal : 0.0f;
-  obs[2 * slots + slot] = rel ? __fsub_rn(speed[j], speed[me]) / speed_scale : 0.0f;
-  obs[3 * slots + slot] = rel ? __fsub_rn(acceleration[j], acceleration[me]) / speed_scale : 0.0f;
-  obs[4 * slots + slot] = rel ? __fsub_rn(direction[j], direction[me]) / TAG_TWO_PI : 0.0f;
-  obs[5 * slots + slot] = seen ? static_cast<float>(agent_types[j]) : 0.0f;
-  obs[6 * slots + slot] = seen ? static_cast<float>(still_in[j]) : 0.0f;
+// Candidate (d2, j) into the sorted list (d, ids) of K entries (ascending d; equal d keep the
+// earlier, lower id first), dropping the last. Branch-free and fully unrolled, so the list
+// stays in registers and the threads of a warp never diverge: slot s takes slot s-1's entry
+// if the candidate precedes it, else the candidate if it precedes slot s's own entry.
+template <int K>
+__device__ __forceinline__ void insert_nearest(float (&d)[K], int (&ids)[K], float d2, int j) {
+#pragma unroll
+  for (int s = K - 1; s > 0; s--) {
+    const bool shift = d2 < d[s - 1];
+    const bool take = d2 < d[s];
+    d[s] = shift ? d[s - 1] : (take ? d2 : d[s]);
+    ids[s] = shift ? ids[s - 1] : (take ? j : ids[s]);
+  }
+  const bool take = d2 < d[0];
+  d[0] = take ? d2 : d[0];
+  ids[0] = take ? j : ids[0];
 }
 
-// Agent `me`'s observation (see dynamics.observe); arrays are this environment's.
+// The K nearest other agents in the game in registers (ids -1 past the last one found): the
+// same list as nearest_neighbors. Agents out of the game or `me` count as infinitely far. A
+// candidate not nearer than the last entry changes nothing: a warp skips the insertion when
+// none of its threads has such a candidate (frequent with many agents per environment).
+template <int K>
+__device__ __forceinline__ void nearest_neighbors_in_registers(const TagAgents& a, int me,
+                                                               int num_agents, float (&d)[K],
+                                                               int (&ids)[K]) {
+#pragma unroll
+  for (int s = 0; s < K; s++) {
+    d[s] = TAG_INFINITY;
+    ids[s] = -1;
+  }
+  for (int j = 0; j < num_agents; j++) {
+    const bool valid = j != me && a.still_in[j] != 0;
+    const float d2 = valid ? squared_distance(a.x, a.y, me, j) : TAG_INFINITY;
+    if (d2 < d[K - 1]) insert_nearest<K>(d, ids, d2, j);
+  }
+}
+
+// Feature `f` (0..6) of agent `j` as agent `me` observes it (see dynamics.observe); j = -1:
+// an empty slot.
+__device__ __forceinline__ float observed_feature(int f, int me, int j, bool me_in, bool seen,
+                                                  const TagAgents& a, float diagonal,
+                                                  float speed_scale) {
+  const bool rel = me_in && j >= 0;
+  switch (f) {
+    case 0:
+      return rel ? __fsub_rn(a.x[j], a.x[me]) / diagonal : 0.0f;
+    case 1:
+      return rel ? __fsub_rn(a.y[j], a.y[me]) / diagonal : 0.0f;
+    case 2:
+      return rel ? __fsub_rn(a.speed[j], a.speed[me]) / speed_scale : 0.0f;
+    case 3:
+      return rel ? __fsub_rn(a.acceleration[j], a.acceleration[me]) / speed_scale : 0.0f;
+    case 4:
+      return rel ? __fsub_rn(a.direction[j], a.direction[me]) / TAG_TWO_PI : 0.0f;
+    case 5:
+      return seen ? static_cast<float>(a.types[j]) : 0.0f;
+    default:
+      return seen ? static_cast<float>(a.still_in[j]) : 0.0f;
+  }
+}
+
+// One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature).
+__device__ __forceinline__ void observe_slot(float* obs, int slot, int slots, int me, int j,
+                                             bool me_in, bool seen, const TagAgents& a,
+                                             float diagonal, float speed_scale) {
+#pragma unroll
+  for (int f = 0; f < TAG_NUM_FEATURES; f++) {
+    obs[f * slots + slot] = observed_feature(f, me, j, me_in, seen, a, diagonal, speed_scale);
+  }
+}
+
+// The register list of K >= slots entries, its first `slots` ids copied to `out`.
+template <int K>
+__device__ void nearest_list_in_registers(const TagAgents& a, int me, int num_agents,
+                                          int slots, bool me_in, int* out) {
+  float d[K];
+  int ids[K];
+  nearest_neighbors_in_registers<K>(a, me, num_agents, d, ids);
+#pragma unroll
+  for (int s = 0; s < K; s++) {
+    if (s < slots) out[s] = me_in ? ids[s] : -1;
+  }
+}
+
+// Agent `me`'s `slots` nearest agents into ids[0 .. slots), -1 past the last one found and
+// everywhere when `me` is out of the game (a register list for slots <= 12).
+__device__ void nearest_list(const TagAgents& a, int me, int num_agents, int slots, bool me_in,
+                             int* ids) {
+  if (slots <= 4) {
+    nearest_list_in_registers<4>(a, me, num_agents, slots, me_in, ids);
+  } else if (slots <= 8) {
+    nearest_list_in_registers<8>(a, me, num_agents, slots, me_in, ids);
+  } else if (slots <= 10) {
+    nearest_list_in_registers<10>(a, me, num_agents, slots, me_in, ids);
+  } else if (slots <= TAG_REGISTER_OBSERVED) {
+    nearest_list_in_registers<TAG_REGISTER_OBSERVED>(a, me, num_agents, slots, me_in, ids);
+  } else {
+    float d2s[TAG_MAX_OBSERVED];
+    const int found = me_in ? nearest_neighbors(a, me, num_agents, slots, ids, d2s) : 0;
+    for (int s = found; s < slots; s++) ids[s] = -1;
+  }
+}
+
+// Agent `me`'s observation row (see dynamics.observe), written by its own thread: the path for
+// the full observation and for lists too large to stage (see write_observations).
 __device__ void observe(float* obs, int me, int num_agents, int slots, bool full,
-                        float time_fraction, const float* xs, const float* ys,
-                        const float* speed, const float* direction, const float* acceleration,
-                        const int* agent_types, const int* still_in, float grid_length,
-                        float max_speed) {
-  const bool me_in = still_in[me] != 0;
-  const float diagonal = __fmul_rn(grid_length, TAG_SQRT_TWO);
-  const float speed_scale = __fadd_rn(max_speed, TAG_EPSILON);
+                        float time_fraction, const TagAgents& a, float diagonal,
+                        float speed_scale) {
+  const bool me_in = a.still_in[me] != 0;
   if (full) {
     for (int j = 0; j < num_agents; j++) {
       if (j == me) continue;
-      observe_slot(obs, j < me ? j : j - 1, slots, me, j, me_in, true, xs, ys, speed,
-                   direction, acceleration, agent_types, still_in, diagonal, speed_scale);
+      observe_slot(obs, j < me ? j : j - 1, slots, me, j, me_in, true, a, diagonal,
+                   speed_scale);
     }
   } else {
     int ids[TAG_MAX_OBSERVED];
-    float d2s[TAG_MAX_OBSERVED];
-    const int found =
-        me_in ? nearest_neighbors(xs, ys, still_in, me, num_agents, slots, ids, d2s) : 0;
+    nearest_list(a, me, num_agents, slots, me_in, ids);
     for (int s = 0; s < slots; s++) {
-      const int j = s < found ? ids[s] : -1;
-      observe_slot(obs, s, slots, me, j, me_in, j >= 0, xs, ys, speed, direction,
-                   acceleration, agent_types, still_in, diagonal, speed_scale);
+      observe_slot(obs, s, slots, me, ids[s], me_in, ids[s] >= 0, a, diagonal, speed_scale);
     }
   }
   obs[TAG_NUM_FEATURES * slots] = me_in ? time_fraction : 0.0f;
 }
 
+// Every observation row of this environment, written by the whole block in address order
+// (coalesced): element (agent, column) of the taggers' rows, then of the runners'. Column c
+// holds feature columns[c] >> 8 of slot columns[c] & 255 (feature 7: the time); the agents
+// come from the staged nearest lists, neighbors[slot * num_agents + agent].
+__device__ void write_observations(float* obs_taggers, float* obs_runners, int num_agents,
+                                   int num_taggers, int slots, float time_fraction,
+                                   const TagAgents& a, const short* neighbors,
+                                   const short* columns, float diagonal, float speed_scale) {
+  const int obs_dim = TAG_NUM_FEATURES * slots + 1;
+  const int total = num_agents * obs_dim;
+  const int step_agents = blockDim.x / obs_dim;
+  const int step_columns = blockDim.x % obs_dim;
+  int agent = threadIdx.x / obs_dim;
+  int c = threadIdx.x % obs_dim;
+  for (int e = threadIdx.x; e < total; e += blockDim.x) {
+    // observed_feature without branches on f (the threads of a warp write different
+    // features): relative features read row f of a.moved, divided by their own scale
+    const bool me_in = a.still_in[agent] != 0;
+    const int f = columns[c] >> 8;
+    const int j = f < TAG_NUM_FEATURES ? neighbors[(columns[c] & 255) * num_agents + agent] : -1;
+    const int k = j >= 0 ? j : agent;  // a valid index for the loads
+    const float* row = a.moved + min(f, 4) * TAG_MAX_AGENTS;
+    const float scale = f < 2 ? diagonal : (f < 4 ? speed_scale : TAG_TWO_PI);
+    const float relative = __fsub_rn(row[k], row[agent]) / scale;
+    const float flag = static_cast<float>(f == 5 ? a.types[k] : a.still_in[k]);
+    const bool rel = me_in && j >= 0;
+    const float value = f == TAG_NUM_FEATURES ? (me_in ? time_fraction : 0.0f)
+                        : f < 5               ? (rel ? relative : 0.0f)
+                                              : (j >= 0 ? flag : 0.0f);
+    if (agent < num_taggers) {
+      obs_taggers[agent * obs_dim + c] = value;
+    } else {
+      obs_runners[(agent - num_taggers) * obs_dim + c] = value;
+    }
+    agent += step_agents;
+    c += step_columns;
+    if (c >= obs_dim) {
+      c -= obs_dim;
+      agent += 1;
+    }
+  }
+}
+
 // The tagger that tags runner `me` this step, or -1 (see dynamics.tag_runners).
-__device__ int tag_runners(const float* xs, const float* ys, const int* still_in, int me,
-                           int num_taggers, float tagging_margin) {
-  if (me < num_taggers || !still_in[me]) return -1;
+__device__ int tag_runners(const TagAgents& a, int me, int num_taggers, float tagging_margin) {
+  if (me < num_taggers || !a.still_in[me]) return -1;
   int nearest = 0;
-  float closest = sqrtf(squared_distance(xs, ys, me, 0));
+  float closest = sqrtf(squared_distance(a.x, a.y, me, 0));
   for (int k = 1; k < num_taggers; k++) {
-    const float dist = sqrtf(squared_distance(xs, ys, me, k));
+    const float dist = sqrtf(squared_distance(a.x, a.y, me, k));
     if (dist < closest) {
       closest = dist;
       nearest = k;
@@ -127,20 +279,17 @@ __device__ int tag_runners(const float* xs, const float* ys, const int* still_in
   return closest < tagging_margin ? nearest : -1;
 }
 
-// Agent `me`'s reward before the end-of-game bonus (see dynamics.compute_rewards).
+// Agent `me`'s reward before the end-of-game bonus (see dynamics.compute_rewards): a runner
+// passes its tagger (or -1), a tagger the number of runners it tagged (`tag_count`).
 __device__ float compute_rewards(int in_game, float edge_penalty, float step_reward,
-                                 const int* tagged_by, int me, int num_agents, int num_taggers,
+                                 bool is_tagger, int tagger, int tag_count,
                                  float tag_reward_for_tagger, float tag_penalty_for_runner) {
-  float reward = in_game ? __fadd_rn(edge_penalty, step_reward) : 0.0f;
-  if (me >= num_taggers) {
-    return tagged_by[me] >= 0 ? __fadd_rn(reward, tag_penalty_for_runner) : reward;
-  }
-  int count = 0;
-  for (int j = num_taggers; j < num_agents; j++) count += tagged_by[j] == me;
-  return __fadd_rn(reward, __fmul_rn(static_cast<float>(count), tag_reward_for_tagger));
+  const float reward = in_game ? __fadd_rn(edge_penalty, step_reward) : 0.0f;
+  if (!is_tagger) return tagger >= 0 ? __fadd_rn(reward, tag_penalty_for_runner) : reward;
+  return __fadd_rn(reward, __fmul_rn(static_cast<float>(tag_count), tag_reward_for_tagger));
 }
 
-extern "C" __global__ void TagContinuousStep(
+extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
     const int* agent_types, const float* skill_levels, const float* step_rewards,
     const float* acceleration_actions, const float* turn_actions, const int num_agents,
     const int num_taggers, const int episode_length, const int num_turn_actions,
@@ -153,61 +302,96 @@ extern "C" __global__ void TagContinuousStep(
     int* last_episode_tags, int* completed_episodes, float* observations_tagger,
     int* sampled_actions_tagger, float* rewards_tagger, float* observations_runner,
     int* sampled_actions_runner, float* rewards_runner, int* _timestep_, int* _done_) {
-  __shared__ float xs[TAG_MAX_AGENTS];
-  __shared__ float ys[TAG_MAX_AGENTS];
+  __shared__ float moved[5 * TAG_MAX_AGENTS];  // x, y, speed, acceleration, direction
+  float* xs = moved;
+  float* ys = moved + TAG_MAX_AGENTS;
+  float* speeds = moved + 2 * TAG_MAX_AGENTS;
+  float* accelerations = moved + 3 * TAG_MAX_AGENTS;
+  float* directions = moved + 4 * TAG_MAX_AGENTS;
+  __shared__ int types[TAG_MAX_AGENTS];
+  __shared__ int ins[TAG_MAX_AGENTS];
+  __shared__ int tag_counts[TAG_MAX_AGENTS];  // runners each tagger tagged this step
+  __shared__ int tags;                        // runners tagged this step
+  __shared__ short neighbors[TAG_STAGED_NEIGHBORS];  // [slot][agent]: the nearest lists
+  __shared__ short columns[TAG_MAX_OBS_DIM];         // feature << 8 | slot of each column
+  const TagAgents agents = {moved, xs, ys, speeds, accelerations, directions, types, ins};
   const int env = blockIdx.x;
   const int me = threadIdx.x;
   const int num_runners = num_agents - num_taggers;
   const bool active = me < num_agents;
   const bool is_tagger = me < num_taggers;
-  const size_t offset = static_cast<size_t>(env) * num_agents;
-  float* x = loc_x + offset;
-  float* y = loc_y + offset;
-  float* sp = speed + offset;
-  float* dir = direction + offset;
-  float* acc = acceleration + offset;
-  int* still_in = still_in_the_game + offset;
-  int* tagged = tagged_by + offset;
+  const size_t offset = static_cast<size_t>(env) * num_agents + me;
   const int t = _timestep_[env] + 1;
   const int obs_dim = TAG_NUM_FEATURES * num_other_agents_observed + 1;
   const size_t row = is_tagger ? static_cast<size_t>(env) * num_taggers + me
                                : static_cast<size_t>(env) * num_runners + (me - num_taggers);
+  const int slots = num_other_agents_observed;
+  const bool staged =
+      !use_full_observation && slots > 0 && num_agents * slots <= TAG_STAGED_NEIGHBORS;
+  const float time_fraction = static_cast<float>(t) / static_cast<float>(episode_length);
+  const float diagonal = __fmul_rn(grid_length, TAG_SQRT_TWO);
+  const float speed_scale = __fadd_rn(max_speed, TAG_EPSILON);
   int in_before = 0;
   float edge_penalty = 0.0f;
+  if (me == 0) tags = 0;
+  if (staged) {
+    for (int c = me; c < obs_dim; c += blockDim.x) columns[c] = (c / slots) << 8 | (c % slots);
+  }
   if (active) {
-    in_before = still_in[me];
+    in_before = still_in_the_game[offset];
     const int action = is_tagger ? sampled_actions_tagger[row] : sampled_actions_runner[row];
     const float max_speed_i = __fmul_rn(max_speed, skill_levels[me]);
     edge_penalty = move_agents(
-        x + me, y + me, sp + me, dir + me, acc + me, in_before,
-        acceleration_actions[action / num_turn_actions],
+        loc_x + offset, loc_y + offset, speed + offset, direction + offset,
+        acceleration + offset, in_before, acceleration_actions[action / num_turn_actions],
         turn_actions[action % num_turn_actions], max_speed_i, grid_length, edge_hit_penalty);
-    xs[me] = x[me];
-    ys[me] = y[me];
+    xs[me] = loc_x[offset];
+    ys[me] = loc_y[offset];
+    speeds[me] = speed[offset];
+    directions[me] = direction[offset];
+    accelerations[me] = acceleration[offset];
+    types[me] = agent_types[me];
+    ins[me] = in_before;
+    tag_counts[me] = 0;
+  }
+  __syncthreads();
+  int tagger = -1;
+  if (active) {
+    if (staged) {
+      int ids[TAG_MAX_OBSERVED];
+      nearest_list(agents, me, num_agents, slots, ins[me] != 0, ids);
+      for (int s = 0; s < slots; s++) neighbors[s * num_agents + me] = ids[s];
+    } else {
+      float* obs = (is_tagger ? observations_tagger : observations_runner) + row * obs_dim;
+      observe(obs, me, num_agents, slots, use_full_observation != 0, time_fraction, agents,
+              diagonal, speed_scale);
+    }
+    tagger = tag_runners(agents, me, num_taggers, tagging_margin);
+    tagged_by[offset] = tagger;
+    if (tagger >= 0) {
+      atomicAdd(&tag_counts[tagger], 1);
+      atomicAdd(&tags, 1);
+    }
   }
   __syncthreads();
   if (active) {
-    float* obs = (is_tagger ? observations_tagger : observations_runner) + row * obs_dim;
-    const float time_fraction =
-        static_cast<float>(t) / static_cast<float>(episode_length);
-    observe(obs, me, num_agents, num_other_agents_observed, use_full_observation != 0,
-            time_fraction, xs, ys, sp, dir, acc, agent_types, still_in, grid_length, max_speed);
-    tagged[me] = tag_runners(xs, ys, still_in, me, num_taggers, tagging_margin);
-  }
-  __syncthreads();
-  if (active) {
-    float reward = compute_rewards(in_before, edge_penalty, step_rewards[me], tagged, me,
-                                   num_agents, num_taggers, tag_reward_for_tagger,
+    float reward = compute_rewards(in_before, edge_penalty, step_rewards[me], is_tagger, tagger,
+                                   tag_counts[me], tag_reward_for_tagger,
                                    tag_penalty_for_runner);
-    if (tagged[me] >= 0 && runner_exits_game_after_tagged) still_in[me] = 0;
-    if (!is_tagger && t == episode_length && still_in[me]) {
+    const bool still_in = in_before && !(tagger >= 0 && runner_exits_game_after_tagged);
+    if (!still_in && in_before) still_in_the_game[offset] = 0;
+    if (!is_tagger && t == episode_length && still_in) {
       reward = __fadd_rn(reward, end_of_game_reward_for_runner);
     }
     (is_tagger ? rewards_tagger : rewards_runner)[row] = reward;
   }
+  if (staged) {
+    write_observations(observations_tagger + static_cast<size_t>(env) * num_taggers * obs_dim,
+                       observations_runner + static_cast<size_t>(env) * num_runners * obs_dim,
+                       num_agents, num_taggers, slots, time_fraction, agents, neighbors,
+                       columns, diagonal, speed_scale);
+  }
   if (me == 0) {
-    int tags = 0;
-    for (int j = num_taggers; j < num_agents; j++) tags += tagged[j] >= 0;
     episode_tags[env] += tags;
     if (runner_exits_game_after_tagged) runners_left[env] -= tags;
     const bool done = t == episode_length || runners_left[env] == 0;

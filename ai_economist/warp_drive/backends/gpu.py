@@ -64,6 +64,9 @@ class KernelBackend(BatchedBackend):
         args = self.spec.kernel_args(self.data_manager, backend="torch")
         fm = self.function_manager
         self._launches = [fm.bind(name, *args) for name in env.kernels().step_kernels]
+        from ai_economist.warp_drive.fused_reset import fused_reset
+
+        self._fused_reset = fused_reset(self.data_manager, self.backend)
 
     # ------------------------------------------------------------ checks and setup
     def _source(self) -> Any:
@@ -117,3 +120,9 @@ class KernelBackend(BatchedBackend):
         """Launch the step kernels in order (asynchronous on a GPU)."""
         for launch in self._launches:
             launch()
+
+    def reset_done(self) -> None:
+        """Reset the done environments in one kernel launch (``fused_reset``), or with
+        ``CUDAEnvironmentReset`` where the arrays do not fit the fused kernel."""
+        if self._fused_reset is None or not self._fused_reset():
+            super().reset_done()

@@ -1,0 +1,175 @@
+"""Reset every done environment with one kernel launch (the kernel backends' ``reset_done``).
+
+``CUDAEnvironmentReset`` resets with torch ops, one or two small kernels per array (18 for
+continuous Tag); replayed from a CUDA graph they are still 18 kernels on the GPU every step.
+:class:`FusedReset` does the same in one launch of ``ResetDoneEnvs``: block ``env`` returns at
+once unless ``_done_[env]`` is set, otherwise it copies the env's row of every snapshot array
+over the live array, zeroes its row of every zero-at-reset array, then clears ``_timestep_``
+and ``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
+of pointers, its Numba twin (``reset_numba.py``) tuples of int32 views; both move 32-bit words.
+
+:func:`plan_reset` returns ``None`` (keep ``CUDAEnvironmentReset``) when an array is not a
+contiguous ``(num_envs, ...)`` tensor whose per-env row is a whole number of 32-bit words.
+Nothing is read back to the host; the launch is asynchronous on the legacy default stream.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, CUDADataManager
+
+RESET_KERNEL = "ResetDoneEnvs"
+RESET_SOURCE = Path(__file__).resolve().parent / "kernels" / "reset_done_envs.cu"
+RESET_THREADS = 128
+"""Threads of one environment's block (they stride over each array's row)."""
+
+
+@dataclass
+class ResetPlan:
+    """What one reset touches: int32 ``(num_envs, words)`` views of the arrays.
+
+    Attributes:
+        restore: (live, snapshot) pairs restored for done envs.
+        zero: arrays zeroed for done envs (``_done_`` and ``_timestep_`` excluded).
+        done, timestep: the built-in ``(num_envs,)`` int32 arrays.
+        version: ``CUDADataManager.version`` the plan was made for.
+    """
+
+    restore: list[tuple[Any, Any]]
+    zero: list[Any]
+    done: Any
+    timestep: Any
+    version: int
+
+
+def _words(tensor: Any, num_envs: int) -> Any:
+    """``tensor`` as an int32 ``(num_envs, words)`` view, or ``None`` if it is not one."""
+    import torch
+
+    if tensor.dim() == 0 or tensor.shape[0] != num_envs or not tensor.is_contiguous():
+        return None
+    if (tensor.numel() * tensor.element_size()) % (4 * num_envs) or tensor.dtype == torch.bool:
+        return None
+    try:
+        return tensor.reshape(num_envs, -1).view(torch.int32)
+    except RuntimeError:
+        return None
+
+
+def plan_reset(dm: CUDADataManager) -> ResetPlan | None:
+    """The arrays a fused reset of ``dm`` touches, or ``None`` if one does not fit it."""
+    import torch
+
+    n = dm.num_envs
+    restore, zero = [], []
+    for name in dm.reset_snapshot_names():
+        if name in (DONE, TIMESTEP):
+            continue  # cleared at the end of the reset anyway
+        live, snap = _words(dm.data_on_device_via_torch(name), n), _words(dm.snapshot(name), n)
+        if live is None or snap is None or live.shape != snap.shape:
+            return None
+        restore.append((live, snap))
+    for name in dm.reset_zero_names():
+        if name in (DONE, TIMESTEP):
+            continue
+        live = _words(dm.data_on_device_via_torch(name), n)
+        if live is None:
+            return None
+        zero.append(live)
+    done, timestep = dm.data_on_device_via_torch(DONE), dm.data_on_device_via_torch(TIMESTEP)
+    for t in (done, timestep):
+        if t.dtype != torch.int32 or tuple(t.shape) != (n,):
+            return None
+    return ResetPlan(restore, zero, done, timestep, dm.version)
+
+
+class FusedReset:
+    """``reset_done`` of a kernel backend in one launch (see the module docstring).
+
+    Args:
+        data_manager: the backend's ``CUDADataManager``.
+        backend: ``EnvBackend.PYCUDA`` (CUDA C kernel) or ``EnvBackend.NUMBA``.
+        plan: from :func:`plan_reset` (must not be ``None``).
+
+    Calling the object resets the done environments and returns ``True``; after new pushes
+    to the data manager (its ``version`` changed) the launch is rebuilt first, and if the
+    arrays no longer fit it returns ``False`` without launching (the caller resets with
+    ``CUDAEnvironmentReset``).
+    """
+
+    def __init__(self, data_manager: CUDADataManager, backend: EnvBackend, plan: ResetPlan):
+        self.data_manager = data_manager
+        self.backend = EnvBackend.parse(backend, (EnvBackend.PYCUDA, EnvBackend.NUMBA))
+        self._bind(plan)
+
+    def _bind(self, plan: ResetPlan) -> None:
+        self.plan = plan
+        if self.backend is EnvBackend.PYCUDA:
+            self._launch = self._bind_pycuda(plan)
+        else:
+            self._launch = self._bind_numba(plan)
+
+    def _bind_pycuda(self, plan: ResetPlan):
+        import torch
+
+        from ai_economist.warp_drive.function_manager import CUDAFunctionManager
+
+        rows = [(live.data_ptr(), snap.data_ptr(), live.shape[1]) for live, snap in plan.restore]
+        rows += [(live.data_ptr(), 0, live.shape[1]) for live in plan.zero]
+        flat = [v for row in rows for v in row] or [0, 0, 0]
+        self._table = torch.tensor(flat, dtype=torch.int64, device=plan.done.device)
+        fm = CUDAFunctionManager(num_agents=RESET_THREADS, num_envs=self.data_manager.num_envs)
+        fm.compile_and_load_cuda(RESET_SOURCE)
+        fm.initialize_functions([RESET_KERNEL])
+        self._function_manager = fm  # keeps the module loaded
+        return fm.bind(RESET_KERNEL, self._table, np.int32(len(rows)), plan.done, plan.timestep)
+
+    def _bind_numba(self, plan: ResetPlan):
+        import torch
+
+        from ai_economist.warp_drive import reset_numba
+        from ai_economist.warp_drive.numba_launch import bind_numba_launch
+        from ai_economist.warp_drive.state import numba_arg
+
+        n = self.data_manager.num_envs
+        # empty tuples would change the kernel's types: a private scratch row stands in
+        self._scratch = torch.zeros((n, 1), dtype=torch.int32, device=plan.done.device)
+        live = tuple(numba_arg(a) for a, _ in plan.restore) or (numba_arg(self._scratch),)
+        snap = tuple(numba_arg(s) for _, s in plan.restore) or (numba_arg(self._scratch),)
+        zero = tuple(numba_arg(a) for a in plan.zero) or (numba_arg(self._scratch),)
+        args = (live, snap, zero, numba_arg(plan.done), numba_arg(plan.timestep))
+        return bind_numba_launch(reset_numba.ResetDoneEnvs, args, n, RESET_THREADS)
+
+    def __call__(self) -> bool:
+        if self.data_manager.version != self.plan.version:
+            plan = plan_reset(self.data_manager)
+            if plan is None:
+                return False
+            self._bind(plan)
+        self._launch()
+        return True
+
+
+def fused_reset(data_manager: CUDADataManager, backend: EnvBackend) -> FusedReset | None:
+    """A :class:`FusedReset` for ``data_manager``, or ``None`` where its arrays do not fit or
+    the reset kernel cannot be built (with a warning; the torch reset is used then)."""
+    plan = plan_reset(data_manager)
+    if plan is None:
+        return None
+    try:
+        return FusedReset(data_manager, backend, plan)
+    except Exception as exc:  # noqa: BLE001 - compiler or driver specific; the torch reset works
+        warnings.warn(
+            f"one-launch reset unavailable ({type(exc).__name__}: {exc}); resetting done "
+            "environments with CUDAEnvironmentReset",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None

@@ -1,0 +1,31 @@
+"""The Numba twin of ``kernels/reset_done_envs.cu``: reset every done environment in one launch.
+
+Arrays come as tuples of int32 ``(num_envs, words)`` views (see ``fused_reset``): ``live`` with
+their ``snapshot`` rows, ``zero`` to be zeroed. Launch with grid ``num_envs``.
+"""
+
+from __future__ import annotations
+
+from ai_economist.warp_drive.errors import require_numba_cuda
+
+cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
+
+
+@cuda.jit
+def ResetDoneEnvs(live, snapshot, zero, _done_, _timestep_):
+    """Block ``env``: if ``_done_[env]``, restore its rows, zero the others, clear time/done."""
+    env = cuda.blockIdx.x
+    if _done_[env] == 0:  # the same for every thread of the block
+        return
+    for a in range(len(live)):
+        dst, src = live[a], snapshot[a]
+        for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
+            dst[env, i] = src[env, i]
+    for a in range(len(zero)):
+        dst = zero[a]
+        for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
+            dst[env, i] = 0
+    cuda.syncthreads()  # every thread has read _done_[env] before it is cleared
+    if cuda.threadIdx.x == 0:
+        _timestep_[env] = 0
+        _done_[env] = 0

@@ -1,0 +1,57 @@
+"""The one-launch reset (``fused_reset``) on a GPU: pycuda (CUDA C) and Numba equal the torch
+``CUDAEnvironmentReset``. Run on the GPU machine:
+``python -m pytest -m gpu tests/warp_drive/test_fused_reset_gpu.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ai_economist.example_envs.tag_continuous import TagContinuous
+from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
+from ai_economist.warp_drive.env_wrapper import EnvWrapper
+from ai_economist.warp_drive.fused_reset import FusedReset
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():  # pragma: no cover - CPU machines deselect gpu tests anyway
+    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
+
+ENV = dict(num_taggers=3, num_runners=40, num_other_agents_observed=10, use_full_observation=False)
+
+
+def scrambled(backend: str) -> EnvWrapper:
+    w = EnvWrapper(TagContinuous(**ENV), num_envs=64, env_backend=backend, device="cuda", seed=1)
+    dm = w.cuda_data_manager
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    for name in dm.reset_snapshot_names() + dm.reset_zero_names():
+        t = dm.data_on_device_via_torch(name)
+        t.copy_(torch.randint(1, 9, t.shape, generator=gen, device="cuda").to(t.dtype))
+    done = torch.randint(0, 2, (64,), generator=gen, device="cuda").to(torch.int32)
+    dm.data_on_device_via_torch("_done_").copy_(done)
+    dm.data_on_device_via_torch("_timestep_").fill_(7)
+    return w
+
+
+def state(w: EnvWrapper) -> dict[str, np.ndarray]:
+    dm = w.cuda_data_manager
+    names = dm.reset_snapshot_names() + dm.reset_zero_names() + ["_done_", "_timestep_"]
+    return {n: w.pull(n) for n in names}
+
+
+@pytest.mark.parametrize("backend", ["pycuda", "numba"])
+def test_fused_reset_equals_the_torch_reset(backend):
+    fused, ref = scrambled(backend), scrambled(backend)
+    assert isinstance(fused.backend._fused_reset, FusedReset)
+    done = fused.done().clone()
+    assert 0 < int(done.sum()) < 64
+    for _ in range(2):  # the second call finds nothing done
+        fused.reset_only_done_envs()
+    CUDAEnvironmentReset(ref.cuda_data_manager, use_cuda_graph=False).reset_when_done()
+    torch.cuda.synchronize()
+    got, want = state(fused), state(ref)
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    timestep = got["_timestep_"]
+    assert (timestep[done.cpu().numpy() == 1] == 0).all()
+    assert (timestep[done.cpu().numpy() == 0] == 7).all()
