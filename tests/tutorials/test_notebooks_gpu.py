@@ -23,8 +23,8 @@ def test_notebook_runs_on_the_gpu(name, tmp_path):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU visible to torch")
-    env = dict(os.environ, AI_ECONOMIST_TUTORIAL_SCALE="ci", MPLBACKEND="Agg",
-               PYTHONPATH=str(REPO_ROOT))  # fmt: skip
+    path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, AI_ECONOMIST_TUTORIAL_SCALE="ci", MPLBACKEND="Agg", PYTHONPATH=path)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     cmd = [sys.executable, "tutorials/run_notebook.py", f"tutorials/{name}", "--out", str(tmp_path)]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
