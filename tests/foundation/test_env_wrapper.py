@@ -135,4 +135,6 @@ def test_custom_registrar_kernel_source_takes_priority():
             make(episode_length=5), num_envs=1, env_backend="numba", env_registrar=registrar
         )
     default = FoundationEnvWrapper(make(episode_length=5), num_envs=1, env_backend="numba")
-    assert default.backend.source == "ai_economist.foundation.scenarios.covid19.covid19_numba"
+    assert (
+        default.backend.source == "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
+    )

@@ -20,6 +20,11 @@ from ai_economist.foundation.base.base_component import BaseComponent
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
 from ai_economist.foundation.base.observations import filled
 from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
+from ai_economist.foundation.scenarios.covid19.components import (  # registers the components
+    ControlUSStateOpenCloseStatus,
+    FederalGovernmentSubsidy,
+    VaccinationCampaign,
+)
 from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
     check_components,
     check_fraction,
@@ -357,12 +362,6 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     def _make_fast_observation_plan(self):
         """(sources, open/close component, subsidy component), or False for the base path."""
-        from ai_economist.foundation.components.covid19_components import (
-            ControlUSStateOpenCloseStatus,
-            FederalGovernmentSubsidy,
-            VaccinationCampaign,
-        )
-
         kinds = (ControlUSStateOpenCloseStatus, FederalGovernmentSubsidy, VaccinationCampaign)
         components = self._components
         cls = type(self)
@@ -428,7 +427,7 @@ def _register_kernel_sources() -> None:
     name = CovidAndEconomyEnvironment.name
     default_registrar.add_cuda_env_src_path(name, BUILD_SOURCE, "pycuda")
     default_registrar.add_cuda_env_src_path(
-        name, "ai_economist.foundation.scenarios.covid19.covid19_numba", "numba"
+        name, "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba", "numba"
     )
 
 

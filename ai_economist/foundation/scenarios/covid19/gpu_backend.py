@@ -35,7 +35,7 @@ RESET_KERNEL = gpu_state.RESET_KERNEL
 ALIASES = {"history": "stringency_history", "timestep": "_timestep_", "done": "_done_"}
 
 
-NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.covid19_numba"
+NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
 """Module of the Numba kernels (``make_numba_kernels(constants)``)."""
 
 

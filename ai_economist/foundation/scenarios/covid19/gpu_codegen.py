@@ -22,7 +22,8 @@ import numpy as np
 from ai_economist.warp_drive.state import StateSpec
 
 HEADER_NAME = "covid19_generated.h"
-SOURCE_DIR = Path(__file__).resolve().parent
+SOURCE_DIR = Path(__file__).resolve().parent / "kernels"
+COMPONENTS_DIR = Path(__file__).resolve().parent / "components"
 BUILD_SOURCE = SOURCE_DIR / "covid19_build.cu"
 
 
