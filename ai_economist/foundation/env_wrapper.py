@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.collation import as_integer_actions
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import check_header, check_keys
 
-BACKENDS = ("cpu", "numpy", "pycuda", "numba")
-GPU_BACKENDS = ("pycuda", "numba")
+BACKENDS: tuple[EnvBackend, ...] = tuple(EnvBackend)
 
 
 def _box_space(value: Any):
@@ -96,7 +96,7 @@ class FoundationEnvWrapper:
         env_registrar=None,
         event_messenger=None,
         process_id: int = 0,
-        env_backend: str | None = None,
+        env_backend: str | EnvBackend | None = None,
         device=None,
         fused_step: bool = True,
     ) -> None:
@@ -106,15 +106,15 @@ class FoundationEnvWrapper:
             or num_envs < 1
         ):
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        backend = env_backend or ("pycuda" if use_cuda else "cpu")
-        if backend not in BACKENDS:
-            raise ValueError(f"env_backend must be one of {BACKENDS}, got {backend!r}")
+        backend = EnvBackend.parse(
+            env_backend or (EnvBackend.PYCUDA if use_cuda else EnvBackend.CPU)
+        )
         self.env = (
             env_obj
             if env_obj is not None
             else self._build_env(env_name, env_config, env_registrar, backend)
         )
-        self.env_backend, self.use_cuda = backend, backend in GPU_BACKENDS
+        self.env_backend, self.use_cuda = backend, backend.is_gpu
         self.num_envs, self.process_id = int(num_envs), process_id
         self.n_agents = self.env.num_agents  # mobile agents + planner (52 for COVID-19)
         self.episode_length = self.env.episode_length
@@ -135,7 +135,7 @@ class FoundationEnvWrapper:
     def _build_env(env_name, env_config, env_registrar, backend):
         if env_name is None or env_registrar is None:
             raise ValueError("give either env_obj, or env_name with env_config and env_registrar")
-        return env_registrar.get(env_name, use_cuda=backend in GPU_BACKENDS)(**(env_config or {}))
+        return env_registrar.get(env_name, use_cuda=backend.is_gpu)(**(env_config or {}))
 
     def _action_spaces(self) -> dict:
         from gymnasium import spaces
@@ -150,47 +150,25 @@ class FoundationEnvWrapper:
         return out
 
     def _build_backend(self, device):
-        env = self.env
-        if self.env_backend == "cpu":
-            from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidPythonBackend
+        """The scenario's own backend (``env.batched_backend``): the wrapper names no scenario.
+        GPU backends get the kernel source registered for ``env.name`` (custom first)."""
+        source = None
+        if self.env_backend.is_gpu:
+            from ai_economist.warp_drive.registrar import default_registrar
 
-            return CovidPythonBackend(env, self.num_envs)
-        if not hasattr(env, "component_params"):
-            raise ValueError(
-                f"env_backend={self.env_backend!r} is implemented for the COVID-19 scenario only; "
-                f"use env_backend='cpu' for {type(env).__name__}"
-            )
-        kwargs = dict(
-            use_real_world_policies=env.use_real_world_policies,
-            real_world_subsidy_levels=env.world.simulation.real_subsidy_levels,
-        )
-        if env.use_real_world_data:
-            raise ValueError(
-                "use_real_world_data runs on env_backend='cpu' only (it replays data, no simulation)"
-            )
-        if self.env_backend == "numpy":
-            from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidNumpyBackend
-
-            return CovidNumpyBackend(env.params, env.component_params(), self.num_envs, **kwargs)
-        from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
-        from ai_economist.warp_drive.registrar import default_registrar
-
-        if device is None and self.process_id:
-            device = f"cuda:{self.process_id}"  # one GPU per process
-        registrar = self.env_registrar or default_registrar
-        try:  # custom registrations come first, then the built-in kernels
-            source = registrar.get_cuda_env_src_path(env.name, self.env_backend)
-        except KeyError:
-            source = None
-        return CovidGpuBackend(
-            env.params,
-            env.component_params(),
+            if device is None and self.process_id:
+                device = f"cuda:{self.process_id}"  # one GPU per process
+            registrar = self.env_registrar or default_registrar
+            try:  # custom registrations come first, then the built-in kernels
+                source = registrar.get_cuda_env_src_path(self.env.name, self.env_backend.value)
+            except KeyError:
+                source = None
+        return self.env.batched_backend(
+            self.env_backend,
             self.num_envs,
-            backend=self.env_backend,
             device=device,
             fused_step=self.fused_step,
             source=source,
-            **kwargs,
         )
 
     # --------------------------------------------------------- WarpDrive API
@@ -213,7 +191,7 @@ class FoundationEnvWrapper:
         self._steps_in_episode = 0
         if first:
             return self._first_obs
-        if self.env_backend == "cpu":
+        if self.env_backend is EnvBackend.CPU:
             return split_collated(self.backend.last_obs[0], self.env.n_agents)
         return {}
 
@@ -238,7 +216,7 @@ class FoundationEnvWrapper:
         """
         if (
             actions is not None
-            and self.env_backend == "cpu"
+            and self.env_backend is EnvBackend.CPU
             and any(key not in ("a", "p") for key in actions)
         ):
             return self._legacy_cpu_step(actions)
@@ -356,7 +334,7 @@ class FoundationEnvWrapper:
     def _state_header(self) -> dict[str, Any]:
         return {
             "format_version": self.STATE_FORMAT,
-            "backend": self.env_backend,
+            "backend": self.env_backend.value,
             "num_envs": self.num_envs,
             "num_agents": self.env.n_agents,
             "episode_length": self.episode_length,

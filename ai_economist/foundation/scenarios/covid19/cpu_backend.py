@@ -18,8 +18,13 @@ import copy
 
 import numpy as np
 
+from ai_economist.foundation.scenarios.covid19.metrics import (
+    EPISODE_METRIC_NAMES,
+    episode_metric_values,
+)
 from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, ObservationLayout
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_state import check_keys, checked_array
 
 
@@ -70,7 +75,7 @@ class _HostBuffers:
 class CovidNumpyBackend:
     """All envs in one :class:`CovidSimulation` (numpy, float64)."""
 
-    name = "numpy"
+    name = EnvBackend.NUMPY
 
     def __init__(
         self,
@@ -188,14 +193,16 @@ class CovidNumpyBackend:
                 target[rows] = value
 
     def _remember_episode(self, done: np.ndarray) -> None:
-        sim, p = self.sim, self.sim.params
+        sim = self.sim
+        values = episode_metric_values(
+            sim.deaths[done],
+            sim.vaccinated[done],
+            sim.planner_health_index[done],
+            sim.planner_economic_index[done],
+            sim.params.us_population,
+        )
         self.last_episode = {
-            "usa/deaths (thousands)": float(sim.deaths[done].sum(axis=-1).mean()) / 1e3,
-            "usa/vaccinated (% of population)": float(sim.vaccinated[done].sum(axis=-1).mean())
-            / p.us_population
-            * 100,
-            "usa/health_index_at_end_of_episode": float(sim.planner_health_index[done].mean()),
-            "usa/economic_index_at_end_of_episode": float(sim.planner_economic_index[done].mean()),
+            name: float(np.mean(v)) for name, v in zip(EPISODE_METRIC_NAMES, values)
         }
 
     def episode_metrics(self) -> dict[str, float]:
@@ -222,7 +229,7 @@ def fields_from_collated_obs(obs: dict) -> dict[str, np.ndarray]:
 class CovidPythonBackend:
     """``num_envs`` deep copies of the Foundation env, stepped one by one (the original CPU path)."""
 
-    name = "cpu"
+    name = EnvBackend.CPU
 
     def __init__(self, env, num_envs: int) -> None:
         self.envs = [env] + [copy.deepcopy(env) for _ in range(num_envs - 1)]

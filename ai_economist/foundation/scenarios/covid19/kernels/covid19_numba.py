@@ -30,6 +30,7 @@ Under ``NUMBA_ENABLE_CUDASIM=1`` the same code runs in Numba's CUDA simulator on
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -52,38 +53,8 @@ from ai_economist.warp_drive.errors import cudasim_enabled, require_numba_cuda
 cuda = require_numba_cuda()  # a module global: the simulator swaps it inside kernels
 
 
-# Arrays each kernel body uses (by declared name); the kernels pass them through.
-_BODY_ARGS = {
-    "open_close_kernel_body": "stringency_level, cooldown_until, sampled_actions_a, "
-    "real_policy_stringency, observations_a, observations_p, action_mask_a",
-    "subsidy_kernel_body": "subsidy_level, sampled_actions_p, real_subsidy_levels, "
-    "max_daily_subsidy_per_state, subsidy, observations_a, observations_p, action_mask_p",
-    "vaccination_kernel_body": "vaccines_available, num_vaccines_per_delivery, observations_a, "
-    "observations_p",
-    "scenario_kernel_body": "susceptible, infected, recovered, vaccinated, deaths, new_deaths, "
-    "unemployed, productivity, postsubsidy_productivity, subsidy, vaccines_available, "
-    "stringency_level, stringency_history, filter_state, beta_intercept_modulation, "
-    "beta_slope_modulation, unemployment_modulation, population, beta_intercepts, beta_slopes, "
-    "filter_weights, filter_decay, window_decay, unemployment_bias, maximum_productivity, "
-    "observations_a, observations_p",
-    "reward_kernel_body": "new_deaths, postsubsidy_productivity, subsidy, health_index, "
-    "economic_index, rewards_a, rewards_p, planner_health_index, planner_economic_index, "
-    "agents_health_norm, agents_economic_norm, min_agent_health, max_agent_health, "
-    "min_agent_economic, max_agent_economic, agent_health_weightage",
-    "commit_timestep": "_done_, _timestep_",
-    # covid19_numba_fused.py (tests check every list against the body's signature)
-    "fused_step_body": "stringency_level, cooldown_until, sampled_actions_a, "
-    "real_policy_stringency, subsidy_level, sampled_actions_p, real_subsidy_levels, "
-    "max_daily_subsidy_per_state, subsidy, vaccines_available, num_vaccines_per_delivery, "
-    "susceptible, infected, recovered, vaccinated, deaths, new_deaths, unemployed, productivity, "
-    "postsubsidy_productivity, stringency_history, filter_state, beta_intercept_modulation, "
-    "beta_slope_modulation, unemployment_modulation, population, beta_intercepts, beta_slopes, "
-    "filter_weights, filter_decay, window_decay, unemployment_bias, maximum_productivity, "
-    "health_index, economic_index, rewards_a, rewards_p, planner_health_index, "
-    "planner_economic_index, agents_health_norm, agents_economic_norm, min_agent_health, "
-    "max_agent_health, min_agent_economic, max_agent_economic, agent_health_weightage, "
-    "observations_a, observations_p, action_mask_a, action_mask_p",
-}
+#: Kernel bodies each kernel calls, in order. The arrays a body takes are read from its own
+#: signature (``body_arguments``) and must be declared fields: no list kept by hand.
 _KERNEL_BODIES = {
     "CudaControlUSStateOpenCloseStatusStep": ("open_close_kernel_body",),
     "CudaFederalGovernmentSubsidyStep": ("subsidy_kernel_body",),
@@ -103,15 +74,39 @@ def parameter_names() -> list[str]:
     return [f.name for f in covid_state_fields()]
 
 
-def kernel_source(name: str) -> str:
-    """Python source of kernel ``name`` (signature generated from the declaration)."""
+def body_arguments(functions: dict) -> dict[str, tuple[str, ...]]:
+    """The declared arrays each kernel body takes, in its parameter order after ``env, tid,
+    t``, read from the body's signature; a parameter that is not a declared field is an error."""
+    declared = set(parameter_names())
+    arguments = {}
+    for body in dict.fromkeys(b for bodies in _KERNEL_BODIES.values() for b in bodies):
+        fn = functions[body]
+        names = list(inspect.signature(getattr(fn, "py_func", fn)).parameters)
+        if names[:3] != ["env", "tid", "t"]:
+            raise TypeError(
+                f"Numba kernel body {body!r} must start with (env, tid, t), has {names}"
+            )
+        unknown = [n for n in names[3:] if n not in declared]
+        if unknown:
+            raise TypeError(
+                f"Numba kernel body {body!r} takes {unknown}, which are not declared fields of "
+                "gpu_state.covid_state_fields()"
+            )
+        arguments[body] = tuple(names[3:])
+    return arguments
+
+
+def kernel_source(name: str, arguments: dict[str, tuple[str, ...]]) -> str:
+    """Python source of kernel ``name``: its signature is the declaration, its bodies get the
+    arrays ``arguments`` (``body_arguments``) names."""
     lines = [
         f"def {name}({', '.join(parameter_names())}):",
         "    env = cuda.blockIdx.x",
         "    tid = cuda.threadIdx.x",
         "    t = _timestep_[env] + 1",
     ]
-    lines += [f"    {body}(env, tid, t, {_BODY_ARGS[body]})" for body in _KERNEL_BODIES[name]]
+    for body in _KERNEL_BODIES[name]:
+        lines.append(f"    {body}(env, tid, t, {', '.join(arguments[body])})")
     return "\n".join(lines) + "\n"
 
 
@@ -119,10 +114,13 @@ def make_numba_kernels(constants: dict[str, int | float]) -> dict:
     """``{kernel name: @cuda.jit kernel}`` for these compile-time constants (cached)."""
     key = tuple(sorted(constants.items()))
     if key not in _CACHE:
-        namespace = {"cuda": cuda, **device_functions(constants)}
+        functions = device_functions(constants)
+        arguments = body_arguments(functions)
+        namespace = {"cuda": cuda, **functions}
         kernels = {}
         for name in (*STEP_KERNELS, FUSED_KERNEL):
-            exec(compile(kernel_source(name), f"<covid19_numba:{name}>", "exec"), namespace)
+            source = kernel_source(name, arguments)
+            exec(compile(source, f"<covid19_numba:{name}>", "exec"), namespace)
             kernels[name] = cuda.jit(**jit_options(name, constants))(namespace[name])
         _CACHE[key] = kernels
     return _CACHE[key]
