@@ -1,6 +1,7 @@
 """``FoundationEnvWrapper``: one Foundation scenario, ``num_envs`` copies, on a chosen backend.
 
-Backends (``env_backend``):
+Backends (``env_backend``, an ``EnvBackend`` or its name) come from the scenario itself
+(``BaseEnvironment.batched_backend``; the wrapper names no scenario). COVID-19 has all four:
 
 * ``"cpu"``: deep copies of the Python env stepped through the dict API (the original CPU path);
 * ``"numpy"``: the batched array model, all envs at once on the CPU (fast CPU training);

@@ -18,6 +18,7 @@ import copy
 
 import numpy as np
 
+from ai_economist.foundation.scenarios.covid19 import gpu_state
 from ai_economist.foundation.scenarios.covid19.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
@@ -26,23 +27,23 @@ from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, 
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
 from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_state import check_keys, checked_array
+from ai_economist.warp_drive.state import StateSpec
 
 
 def placeholder_feed(
     num_envs: int, num_agents: int, layout: ObservationLayout, n_actions_a: int, n_actions_p: int
 ):
-    """The trainer-facing buffers (name -> zero array), identical on every backend."""
-    e, a = num_envs, num_agents
-    return {
-        "observations_a": np.zeros((e, a, layout.obs_dim("a")), np.float32),
-        "observations_p": np.zeros((e, 1, layout.obs_dim("p")), np.float32),
-        "action_mask_a": np.zeros((e, a, n_actions_a), np.float32),
-        "action_mask_p": np.zeros((e, 1, n_actions_p), np.float32),
-        "sampled_actions_a": np.zeros((e, a), np.int32),
-        "sampled_actions_p": np.zeros((e, 1), np.int32),
-        "rewards_a": np.zeros((e, a), np.float32),
-        "rewards_p": np.zeros((e, 1), np.float32),
+    """The trainer-facing buffers (name -> zero array), identical on every backend: the
+    declared ``gpu_state.policy_fields`` with a leading env axis."""
+    dims = {
+        "num_agents": num_agents,
+        "obs_dim_a": layout.obs_dim("a"),
+        "obs_dim_p": layout.obs_dim("p"),
+        "num_actions_a": n_actions_a,
+        "num_actions_p": n_actions_p,
     }
+    spec = StateSpec(gpu_state.policy_fields()).resolve(dims)
+    return {f.name: np.zeros((num_envs, *f.shape), f.dtype) for f in spec}
 
 
 class _HostBuffers:

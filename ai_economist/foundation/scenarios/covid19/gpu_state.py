@@ -104,9 +104,9 @@ def model_state_fields() -> list[StateField]:
     ]
 
 
-def trainer_fields() -> list[StateField]:
-    """Per-env arrays the trainer reads or writes (observations, masks, actions, rewards) and
-    the episode bookkeeping."""
+def policy_fields() -> list[StateField]:
+    """The trainer-facing arrays of the two policies (``"a"``: the states, ``"p"``: the
+    planner): observations, action masks, sampled actions, rewards."""
     return [
         _env("observations_a", F32, (_A, "obs_dim_a"), doc="flat agent observations"),
         _env("observations_p", F32, (1, "obs_dim_p"), doc="flat planner observation"),
@@ -116,6 +116,14 @@ def trainer_fields() -> list[StateField]:
         _env("sampled_actions_p", I32, (1,), reset="none", doc="written by the trainer"),
         _env("rewards_a", F32, (_A,), reset="zeros", doc="rewards of the last step"),
         _env("rewards_p", F32, (1,), reset="zeros", doc="reward of the last step"),
+    ]
+
+
+def trainer_fields() -> list[StateField]:
+    """Per-env arrays the trainer reads or writes (``policy_fields``) and the episode
+    bookkeeping."""
+    return [
+        *policy_fields(),
         _env(
             "episode_metrics",
             F32,

@@ -76,3 +76,17 @@ def test_episode_metric_values_on_torch_tensors_match_numpy():
     )
     for r, g in zip(ref, got, strict=True):
         np.testing.assert_allclose(g.numpy(), r, rtol=1e-6)
+
+
+def test_cpu_buffers_are_the_declared_policy_fields(sim):
+    from ai_economist.foundation.scenarios.covid19.cpu_backend import placeholder_feed
+
+    layout = gpu_state.observation_layout(sim)
+    spec = gpu_state.covid_state_spec(sim.params, sim.components, layout)
+    feed = placeholder_feed(3, 51, layout, 11, 21)
+    assert list(feed) == [f.name for f in gpu_state.policy_fields()]
+    for name, value in feed.items():
+        field = spec[name]
+        assert value.shape == (3, *field.shape) and value.dtype == field.dtype, name
+        assert not value.any(), name
+    assert feed["action_mask_p"].shape == (3, 1, 21)
