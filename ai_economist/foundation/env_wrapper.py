@@ -37,8 +37,9 @@ import numpy as np
 
 from ai_economist.foundation.base.collation import as_integer_actions
 from ai_economist.warp_drive.backend_names import EnvBackend
-from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import check_header, check_keys
+from ai_economist.warp_drive.env_wrapper import PolicyArrays
+from ai_economist.warp_drive.scenario import PolicyGroup
 
 BACKENDS: tuple[EnvBackend, ...] = tuple(EnvBackend)
 
@@ -68,8 +69,13 @@ def split_collated(obs: dict, n_agents: int) -> dict:
     return out
 
 
-class FoundationEnvWrapper:
+class FoundationEnvWrapper(PolicyArrays):
     """Run ``num_envs`` copies of a Foundation env on the CPU or a GPU (see module docstring).
+
+    The trainer protocol's array side (policy specs, ``observations`` / ``action_masks`` /
+    ``actions`` / ``rewards`` / ``done``, ``episode_metrics``, ``pull``,
+    ``cuda_data_manager``) is the generic ``EnvWrapper``'s (``PolicyArrays``), for the policy
+    groups ``"a"`` (the mobile agents, threads ``0..n-1``) and ``"p"`` (the planner).
 
     Args:
         env_obj: a Foundation env instance (or give ``env_name`` + ``env_config`` + ``env_registrar``).
@@ -128,6 +134,7 @@ class FoundationEnvWrapper:
         self.action_space = self._action_spaces()
         self.fused_step = bool(fused_step)
         self.backend = self._build_backend(device)
+        self.groups = self._policy_groups()
         self._reset_on_host_done = False
         self._steps_in_episode = 0  # every env steps and ends its episodes in lockstep
 
@@ -149,6 +156,17 @@ class FoundationEnvWrapper:
             else:
                 out[str(agent.idx)] = spaces.MultiDiscrete(np.asarray(n, dtype=np.int64))
         return out
+
+    def _policy_groups(self) -> dict[str, PolicyGroup]:
+        """``"a"`` then ``"p"``, sized from the backend's trainer-facing arrays."""
+        dm = self.backend.data_manager
+        groups, first = {}, 0
+        for tag in ("a", "p"):
+            _, agents, obs_dim = dm.get_shape(f"observations_{tag}")
+            actions = dm.get_shape(f"action_mask_{tag}")[2]
+            groups[tag] = PolicyGroup(tag, first, int(agents), int(obs_dim), int(actions))
+            first += int(agents)
+        return groups
 
     def _build_backend(self, device):
         """The scenario's own backend (``env.batched_backend``): the wrapper names no scenario.
@@ -173,12 +191,6 @@ class FoundationEnvWrapper:
         )
 
     # --------------------------------------------------------- WarpDrive API
-    @property
-    def cuda_data_manager(self):
-        """The data store (torch tensors on the backend's device; CPU tensors on CPU backends,
-        numpy arrays there when torch is not installed)."""
-        return self.backend.data_manager
-
     @property
     def cuda_function_manager(self):
         return getattr(self.backend, "function_manager", None)
@@ -287,41 +299,6 @@ class FoundationEnvWrapper:
         """The torch device of the buffers (``"cpu"`` for the numpy data store, no torch)."""
         done = self.cuda_data_manager.data_on_device_via_torch("_done_")
         return "cpu" if isinstance(done, np.ndarray) else done.device
-
-    @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        dm = self.cuda_data_manager
-        specs = {}
-        for tag in ("a", "p"):
-            obs_shape = dm.get_shape(f"observations_{tag}")
-            specs[tag] = PolicySpec(
-                num_agents=obs_shape[1],
-                obs_dim=obs_shape[2],
-                num_actions=dm.get_shape(f"action_mask_{tag}")[2],
-            )
-        return specs
-
-    def observations(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"observations_{tag}")
-
-    def action_masks(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"action_mask_{tag}")
-
-    def actions(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"sampled_actions_{tag}")
-
-    def rewards(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"rewards_{tag}")
-
-    def done(self):
-        return self.cuda_data_manager.data_on_device_via_torch("_done_")
-
-    def episode_metrics(self) -> dict[str, float]:
-        return self.backend.episode_metrics()
-
-    def pull(self, name: str) -> np.ndarray:
-        """Host copy of a named array of the backend (state such as ``infected`` included)."""
-        return self.backend.pull(name)
 
     def set_parameter_modulations(
         self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None

@@ -73,3 +73,22 @@ def test_evaluate_uses_the_registered_eval_builder(monkeypatch):
     assert built == ["second_scenario"]
     covid = environments.ENVIRONMENTS["covid_and_economy_environment"]
     assert covid.build_eval is environments.build_covid_eval_env
+
+
+def test_foundation_wrapper_shares_the_generic_policy_arrays():
+    from ai_economist.warp_drive.env_wrapper import PolicyArrays
+    from ai_economist.warp_drive.errors import UnknownNameError
+
+    env = CovidAndEconomyEnvironment(**env_config(TRAINING_ENV_CONFIG, episode_length=4))
+    wrapper = FoundationEnvWrapper(env, num_envs=3, env_backend="numpy")
+    assert isinstance(wrapper, PolicyArrays)
+    a, p = wrapper.groups["a"], wrapper.groups["p"]
+    assert (a.first_agent, a.num_agents, p.first_agent, p.num_agents) == (0, 51, 51, 1)
+    assert wrapper.policy_specs["p"].num_actions == 21  # NO-OP + 20 subsidy levels
+    assert tuple(wrapper.observations("p").shape) == (3, 1, p.obs_dim)
+    assert (
+        wrapper.actions("a").data_ptr()
+        == wrapper.cuda_data_manager.data_on_device_via_torch("sampled_actions_a").data_ptr()
+    )  # the backend's own buffer, no copy
+    with pytest.raises(UnknownNameError, match="'q'"):
+        wrapper.rewards("q")

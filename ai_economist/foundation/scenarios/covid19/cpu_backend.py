@@ -173,6 +173,10 @@ class CovidNumpyBackend:
             self.views[name][...] = value  # in place: the views share the trainer's tensors
         self.last_episode = {str(k): float(v) for k, v in state["last_episode"].items()}
 
+    def tensor(self, name: str):
+        """The live buffer of a trainer-facing array (a CPU tensor; numpy without torch)."""
+        return self.data_manager.data_on_device_via_torch(name)
+
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:
             return self.views[name].copy()
@@ -301,6 +305,10 @@ class CovidPythonBackend:
     def load_state_dict(self, state: dict) -> None:
         """Not supported (see :meth:`state_dict`)."""
         self.state_dict()
+
+    def tensor(self, name: str):
+        """The live buffer of a trainer-facing array (a CPU tensor; numpy without torch)."""
+        return self.data_manager.data_on_device_via_torch(name)
 
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:

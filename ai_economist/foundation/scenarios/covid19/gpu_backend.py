@@ -34,7 +34,11 @@ from ai_economist.warp_drive.errors import cudasim_enabled
 
 STEP_KERNELS, FUSED_KERNEL = gpu_state.STEP_KERNELS, gpu_state.FUSED_KERNEL
 RESET_KERNEL = gpu_state.RESET_KERNEL
-ALIASES = {"history": "stringency_history", "timestep": "_timestep_", "done": "_done_"}
+#: Simulator attribute names (``CovidSimulation``) accepted for the declared fields.
+ALIASES = {
+    **{attr: name for name, attr in gpu_state.SIMULATION_ATTRIBUTES.items()},
+    "done": "_done_",
+}
 
 
 NUMBA_SOURCE = gpu_codegen.NUMBA_SOURCE
