@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from ai_economist.warp_drive.backend_names import EnvBackend
 
 ARRAYS = (
     "observations_a",
@@ -106,7 +110,7 @@ def _compare(report, ref, cand, step, rtol, atol, names=ARRAYS) -> None:
 
 def check_consistency(
     make_env,
-    backend: str = "numba",
+    backend: str | EnvBackend = EnvBackend.NUMBA,
     num_envs: int = 3,
     num_episodes: int = 2,
     rtol: float = 1e-3,
@@ -126,9 +130,10 @@ def check_consistency(
     """
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
 
-    ref = FoundationEnvWrapper(make_env(), num_envs=num_envs, env_backend="cpu")
+    backend = EnvBackend.parse(backend)
+    ref = FoundationEnvWrapper(make_env(), num_envs=num_envs, env_backend=EnvBackend.CPU)
     cand = FoundationEnvWrapper(make_env(), num_envs=num_envs, env_backend=backend, device=device)
-    report = ConsistencyReport(backend, num_envs)
+    report = ConsistencyReport(backend.value, num_envs)
     rng = np.random.default_rng(seed)
     ref.reset_all_envs()
     cand.reset_all_envs()
@@ -154,26 +159,61 @@ def check_consistency(
     return report
 
 
-def main(argv=None) -> int:
-    from ai_economist import foundation
-    from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config
+def foundation_env_factory(
+    env_name: str, config: str | None = None, episode_length: int | None = None
+) -> Callable[[], Any]:
+    """A zero-argument factory of the Foundation env registered for training as ``env_name``
+    (``training.environments``), configured by the ``env`` block of its run config (``config``,
+    default ``run_configs/<env_name>.yaml``), with ``episode_length`` overriding that block's.
 
+    Raises:
+        UnknownNameError: ``env_name`` is not registered (with close matches).
+        ValueError: the registered environment is not a Foundation scenario.
+    """
+    from ai_economist.foundation.base.base_env import BaseEnvironment
+    from ai_economist.training.config import default_config_path, find_run_config, load_yaml
+    from ai_economist.training.environments import ENVIRONMENTS
+
+    entry = ENVIRONMENTS[env_name]
+    env_class = entry.env_class() if entry.env_class else None
+    if not (isinstance(env_class, type) and issubclass(env_class, BaseEnvironment)):
+        raise ValueError(
+            f"--env {env_name!r} is not a Foundation scenario; the consistency checker compares "
+            "FoundationEnvWrapper backends (use ai_economist.warp_drive.checks.check_parity for "
+            "GpuEnvironment classes)"
+        )
+    path = find_run_config(config) if config else default_config_path(env_name)
+    block = dict(load_yaml(path)["env"])
+    if episode_length is not None:
+        block["episode_length"] = int(episode_length)
+    return lambda: env_class(**block)
+
+
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default="numba", choices=["numpy", "numba", "pycuda"])
+    parser.add_argument(
+        "--env",
+        default="covid_and_economy_environment",
+        help="a Foundation environment registered for training (training_script --env)",
+    )
+    parser.add_argument("--config", help="run config for the env block (default: the env's)")
+    candidates = [b.value for b in EnvBackend if b is not EnvBackend.CPU]
+    parser.add_argument("--backend", default=EnvBackend.NUMBA.value, choices=candidates)
     parser.add_argument("--num_envs", type=int, default=3)
     parser.add_argument("--num_episodes", type=int, default=2)
-    parser.add_argument("--episode_length", type=int, default=540)
+    parser.add_argument("--episode_length", type=int, help="overrides the config's")
+    parser.add_argument("--max_steps", type=int, help="stop after this many steps in total")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-5)
     args = parser.parse_args(argv)
-    config = env_config(TRAINING_ENV_CONFIG, episode_length=args.episode_length)
     report = check_consistency(
-        lambda: foundation.make_env_instance("CovidAndEconomySimulation", **config),
+        foundation_env_factory(args.env, args.config, args.episode_length),
         args.backend,
         args.num_envs,
         args.num_episodes,
         args.rtol,
         args.atol,
+        max_steps=args.max_steps,
     )
     print(report)
     return 0 if report.ok else 1

@@ -1,6 +1,7 @@
 """``FoundationEnvWrapper``: one Foundation scenario, ``num_envs`` copies, on a chosen backend.
 
-Backends (``env_backend``):
+Backends (``env_backend``, an ``EnvBackend`` or its name) come from the scenario itself
+(``BaseEnvironment.batched_backend``; the wrapper names no scenario). COVID-19 has all four:
 
 * ``"cpu"``: deep copies of the Python env stepped through the dict API (the original CPU path);
 * ``"numpy"``: the batched array model, all envs at once on the CPU (fast CPU training);
@@ -35,11 +36,12 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.collation import as_integer_actions
-from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_state import check_header, check_keys
+from ai_economist.warp_drive.env_wrapper import PolicyArrays
+from ai_economist.warp_drive.scenario import PolicyGroup
 
-BACKENDS = ("cpu", "numpy", "pycuda", "numba")
-GPU_BACKENDS = ("pycuda", "numba")
+BACKENDS: tuple[EnvBackend, ...] = tuple(EnvBackend)
 
 
 def _box_space(value: Any):
@@ -67,8 +69,13 @@ def split_collated(obs: dict, n_agents: int) -> dict:
     return out
 
 
-class FoundationEnvWrapper:
+class FoundationEnvWrapper(PolicyArrays):
     """Run ``num_envs`` copies of a Foundation env on the CPU or a GPU (see module docstring).
+
+    The trainer protocol's array side (policy specs, ``observations`` / ``action_masks`` /
+    ``actions`` / ``rewards`` / ``done``, ``episode_metrics``, ``pull``,
+    ``cuda_data_manager``) is the generic ``EnvWrapper``'s (``PolicyArrays``), for the policy
+    groups ``"a"`` (the mobile agents, threads ``0..n-1``) and ``"p"`` (the planner).
 
     Args:
         env_obj: a Foundation env instance (or give ``env_name`` + ``env_config`` + ``env_registrar``).
@@ -96,7 +103,7 @@ class FoundationEnvWrapper:
         env_registrar=None,
         event_messenger=None,
         process_id: int = 0,
-        env_backend: str | None = None,
+        env_backend: str | EnvBackend | None = None,
         device=None,
         fused_step: bool = True,
     ) -> None:
@@ -106,15 +113,15 @@ class FoundationEnvWrapper:
             or num_envs < 1
         ):
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        backend = env_backend or ("pycuda" if use_cuda else "cpu")
-        if backend not in BACKENDS:
-            raise ValueError(f"env_backend must be one of {BACKENDS}, got {backend!r}")
+        backend = EnvBackend.parse(
+            env_backend or (EnvBackend.PYCUDA if use_cuda else EnvBackend.CPU)
+        )
         self.env = (
             env_obj
             if env_obj is not None
             else self._build_env(env_name, env_config, env_registrar, backend)
         )
-        self.env_backend, self.use_cuda = backend, backend in GPU_BACKENDS
+        self.env_backend, self.use_cuda = backend, backend.is_gpu
         self.num_envs, self.process_id = int(num_envs), process_id
         self.n_agents = self.env.num_agents  # mobile agents + planner (52 for COVID-19)
         self.episode_length = self.env.episode_length
@@ -127,6 +134,7 @@ class FoundationEnvWrapper:
         self.action_space = self._action_spaces()
         self.fused_step = bool(fused_step)
         self.backend = self._build_backend(device)
+        self.groups = self._policy_groups()
         self._reset_on_host_done = False
         self._steps_in_episode = 0  # every env steps and ends its episodes in lockstep
 
@@ -135,7 +143,7 @@ class FoundationEnvWrapper:
     def _build_env(env_name, env_config, env_registrar, backend):
         if env_name is None or env_registrar is None:
             raise ValueError("give either env_obj, or env_name with env_config and env_registrar")
-        return env_registrar.get(env_name, use_cuda=backend in GPU_BACKENDS)(**(env_config or {}))
+        return env_registrar.get(env_name, use_cuda=backend.is_gpu)(**(env_config or {}))
 
     def _action_spaces(self) -> dict:
         from gymnasium import spaces
@@ -149,57 +157,40 @@ class FoundationEnvWrapper:
                 out[str(agent.idx)] = spaces.MultiDiscrete(np.asarray(n, dtype=np.int64))
         return out
 
+    def _policy_groups(self) -> dict[str, PolicyGroup]:
+        """``"a"`` then ``"p"``, sized from the backend's trainer-facing arrays."""
+        dm = self.backend.data_manager
+        groups, first = {}, 0
+        for tag in ("a", "p"):
+            _, agents, obs_dim = dm.get_shape(f"observations_{tag}")
+            actions = dm.get_shape(f"action_mask_{tag}")[2]
+            groups[tag] = PolicyGroup(tag, first, int(agents), int(obs_dim), int(actions))
+            first += int(agents)
+        return groups
+
     def _build_backend(self, device):
-        env = self.env
-        if self.env_backend == "cpu":
-            from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidPythonBackend
+        """The scenario's own backend (``env.batched_backend``): the wrapper names no scenario.
+        GPU backends get the kernel source registered for ``env.name`` (custom first)."""
+        source = None
+        if self.env_backend.is_gpu:
+            from ai_economist.warp_drive.registrar import default_registrar
 
-            return CovidPythonBackend(env, self.num_envs)
-        if not hasattr(env, "component_params"):
-            raise ValueError(
-                f"env_backend={self.env_backend!r} is implemented for the COVID-19 scenario only; "
-                f"use env_backend='cpu' for {type(env).__name__}"
-            )
-        kwargs = dict(
-            use_real_world_policies=env.use_real_world_policies,
-            real_world_subsidy_levels=env.world.simulation.real_subsidy_levels,
-        )
-        if env.use_real_world_data:
-            raise ValueError(
-                "use_real_world_data runs on env_backend='cpu' only (it replays data, no simulation)"
-            )
-        if self.env_backend == "numpy":
-            from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidNumpyBackend
-
-            return CovidNumpyBackend(env.params, env.component_params(), self.num_envs, **kwargs)
-        from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
-        from ai_economist.warp_drive.registrar import default_registrar
-
-        if device is None and self.process_id:
-            device = f"cuda:{self.process_id}"  # one GPU per process
-        registrar = self.env_registrar or default_registrar
-        try:  # custom registrations come first, then the built-in kernels
-            source = registrar.get_cuda_env_src_path(env.name, self.env_backend)
-        except KeyError:
-            source = None
-        return CovidGpuBackend(
-            env.params,
-            env.component_params(),
+            if device is None and self.process_id:
+                device = f"cuda:{self.process_id}"  # one GPU per process
+            registrar = self.env_registrar or default_registrar
+            try:  # custom registrations come first, then the built-in kernels
+                source = registrar.get_cuda_env_src_path(self.env.name, self.env_backend.value)
+            except KeyError:
+                source = None
+        return self.env.batched_backend(
+            self.env_backend,
             self.num_envs,
-            backend=self.env_backend,
             device=device,
             fused_step=self.fused_step,
             source=source,
-            **kwargs,
         )
 
     # --------------------------------------------------------- WarpDrive API
-    @property
-    def cuda_data_manager(self):
-        """The data store (torch tensors on the backend's device; CPU tensors on CPU backends,
-        numpy arrays there when torch is not installed)."""
-        return self.backend.data_manager
-
     @property
     def cuda_function_manager(self):
         return getattr(self.backend, "function_manager", None)
@@ -213,7 +204,7 @@ class FoundationEnvWrapper:
         self._steps_in_episode = 0
         if first:
             return self._first_obs
-        if self.env_backend == "cpu":
+        if self.env_backend is EnvBackend.CPU:
             return split_collated(self.backend.last_obs[0], self.env.n_agents)
         return {}
 
@@ -238,7 +229,7 @@ class FoundationEnvWrapper:
         """
         if (
             actions is not None
-            and self.env_backend == "cpu"
+            and self.env_backend is EnvBackend.CPU
             and any(key not in ("a", "p") for key in actions)
         ):
             return self._legacy_cpu_step(actions)
@@ -309,41 +300,6 @@ class FoundationEnvWrapper:
         done = self.cuda_data_manager.data_on_device_via_torch("_done_")
         return "cpu" if isinstance(done, np.ndarray) else done.device
 
-    @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        dm = self.cuda_data_manager
-        specs = {}
-        for tag in ("a", "p"):
-            obs_shape = dm.get_shape(f"observations_{tag}")
-            specs[tag] = PolicySpec(
-                num_agents=obs_shape[1],
-                obs_dim=obs_shape[2],
-                num_actions=dm.get_shape(f"action_mask_{tag}")[2],
-            )
-        return specs
-
-    def observations(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"observations_{tag}")
-
-    def action_masks(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"action_mask_{tag}")
-
-    def actions(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"sampled_actions_{tag}")
-
-    def rewards(self, tag: str):
-        return self.cuda_data_manager.data_on_device_via_torch(f"rewards_{tag}")
-
-    def done(self):
-        return self.cuda_data_manager.data_on_device_via_torch("_done_")
-
-    def episode_metrics(self) -> dict[str, float]:
-        return self.backend.episode_metrics()
-
-    def pull(self, name: str) -> np.ndarray:
-        """Host copy of a named array of the backend (state such as ``infected`` included)."""
-        return self.backend.pull(name)
-
     def set_parameter_modulations(
         self, beta_intercept=None, beta_slope=None, unemployment=None, env_ids=None
     ):
@@ -356,7 +312,7 @@ class FoundationEnvWrapper:
     def _state_header(self) -> dict[str, Any]:
         return {
             "format_version": self.STATE_FORMAT,
-            "backend": self.env_backend,
+            "backend": self.env_backend.value,
             "num_envs": self.num_envs,
             "num_agents": self.env.n_agents,
             "episode_length": self.episode_length,

@@ -67,17 +67,22 @@ class _Tally:
         self.subsidy += sim.subsidy.sum(axis=1)
 
     def outcomes(self, sim, days: int) -> dict[str, np.ndarray]:
+        from ai_economist.foundation.scenarios.covid19.metrics import episode_metric_values
+
         us = float(sim.params.us_population)
+        deaths, vaccinated, health, economic = episode_metric_values(
+            sim.deaths, sim.vaccinated, sim.planner_health_index, sim.planner_economic_index, us
+        )
         return {
             "planner_reward": self.planner,
             "states_reward": self.states,
-            "deaths_thousands": sim.deaths.sum(axis=1) / 1e3,
+            "deaths_thousands": deaths,
             "mean_unemployment_rate_pct": self.unemployed / days / us * 100,
             "peak_unemployment_rate_pct": self.peak / us * 100,
-            "vaccinated_pct": sim.vaccinated.sum(axis=1) / us * 100,
+            "vaccinated_pct": vaccinated,
             "subsidy_trillions": self.subsidy / 1e12,
-            "health_index": np.array(sim.planner_health_index, copy=True),
-            "economic_index": np.array(sim.planner_economic_index, copy=True),
+            "health_index": np.array(health, copy=True),
+            "economic_index": np.array(economic, copy=True),
         }
 
 

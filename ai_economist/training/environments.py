@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.data_manager import close_matches_message
 from ai_economist.warp_drive.errors import UnknownNameError
 
@@ -33,6 +34,8 @@ class EnvEntry:
     obs_dim_corresponding_to_num_agents: str = "last"
     env_class: Callable[[], Callable] | None = None  # for checking the env block's keys
     build_one: Callable[[dict], Any] | None = None  # one env on the CPU, to check the values
+    # one env on the CPU for ``evaluate``: (batched env, scenario object with a dense log)
+    build_eval: Callable[[dict], tuple[Any, Any]] | None = None
 
 
 def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
@@ -49,7 +52,7 @@ def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = N
     if env_backend is None:
         env_backend = run_config["trainer"].get("env_backend", "auto")
     if env_backend == "auto":
-        env_backend = "pycuda" if on_gpu else "numpy"
+        env_backend = EnvBackend.PYCUDA if on_gpu else EnvBackend.NUMPY
     env = CovidAndEconomyEnvironment(**run_config["env"])
     kwargs = {"device": device} if on_gpu else {}
     return FoundationEnvWrapper(
@@ -82,6 +85,16 @@ def _covid_env_class() -> Callable:
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
 
     return CovidAndEconomyEnvironment
+
+
+def build_covid_eval_env(config: dict) -> tuple[Any, Any]:
+    """One COVID-19 env on the ``cpu`` backend (Python env), dense-logging every episode."""
+    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+
+    kwargs = dict(config["env"])
+    kwargs.setdefault("dense_log_frequency", 1)
+    env = _covid_env_class()(**kwargs)
+    return FoundationEnvWrapper(env, num_envs=1, env_backend=EnvBackend.CPU), env
 
 
 def _one_covid_env(env_block: dict) -> Any:
@@ -117,21 +130,22 @@ def build_gpu_env(
     on_gpu = device.type == "cuda"
     backend = env_backend or run_config["trainer"].get("env_backend", "auto")
     if backend == "auto":
-        backend = "pycuda" if on_gpu else "numpy"
-    if backend == "cpu":
-        backend = "numpy"
-    simulated = backend == "numba" and cudasim_enabled()
-    if backend in ("pycuda", "numba") and not on_gpu and not simulated:
+        backend = EnvBackend.PYCUDA if on_gpu else EnvBackend.NUMPY
+    backend = EnvBackend.parse(backend)
+    if backend is EnvBackend.CPU:
+        backend = EnvBackend.NUMPY
+    simulated = backend is EnvBackend.NUMBA and cudasim_enabled()
+    if backend.is_gpu and not on_gpu and not simulated:
         raise ValueError(
-            f"trainer.env_backend={backend!r} needs --device cuda (or NUMBA_ENABLE_CUDASIM=1 "
-            "for numba); use 'numpy' on the CPU"
+            f"trainer.env_backend={backend.value!r} needs --device cuda (or "
+            "NUMBA_ENABLE_CUDASIM=1 for numba); use 'numpy' on the CPU"
         )
     env = env_class(**run_config["env"])
     return EnvWrapper(
         env,
         num_envs=run_config["trainer"]["num_envs"],
         env_backend=backend,
-        device=device if backend != "numpy" else None,
+        device=device if backend is not EnvBackend.NUMPY else None,
         seed=int(run_config["trainer"].get("seed", 0)) + (device.index or 0),
     )
 
@@ -185,7 +199,7 @@ def _default_providers() -> tuple[str, ...]:
 ENVIRONMENTS = TrainingEnvironments(_default_providers())
 ENVIRONMENTS.register(
     "covid_and_economy_environment",
-    EnvEntry(build_env_wrapper, "last", _covid_env_class, _one_covid_env),
+    EnvEntry(build_env_wrapper, "last", _covid_env_class, _one_covid_env, build_covid_eval_env),
 )
 ENVIRONMENTS.register("toy", EnvEntry(build_toy_env, "first", _toy_env_class, _one_toy_env))
 
@@ -196,14 +210,16 @@ def register_training_env(
     env_class: Callable[[], Callable] | None = None,
     obs_dim_corresponding_to_num_agents: str = "first",
     build_one: Callable[[dict], Any] | None = None,
+    build_eval: Callable[[dict], tuple[Any, Any]] | None = None,
 ) -> None:
     """Make ``name`` trainable: ``build(run_config, device, env_backend)`` returns a
     ``BatchedPolicyEnv``; ``env_class()`` (optional) returns the constructor whose arguments
     the config's ``env`` block is checked against; ``build_one(env_block)`` (optional) builds
-    one environment cheaply on the CPU so that its own value checks run before any work."""
-    ENVIRONMENTS.register(
-        name, EnvEntry(build, obs_dim_corresponding_to_num_agents, env_class, build_one)
-    )
+    one environment cheaply on the CPU so that its own value checks run before any work;
+    ``build_eval(run_config)`` (optional) returns ``(one env on the CPU, the scenario object
+    whose dense log ``evaluate`` writes)``, by default ``build`` with one env and no log."""
+    entry = EnvEntry(build, obs_dim_corresponding_to_num_agents, env_class, build_one, build_eval)
+    ENVIRONMENTS.register(name, entry)
 
 
 def register_gpu_training_env(env_class: type, name: str | None = None) -> None:

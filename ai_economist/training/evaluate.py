@@ -29,7 +29,11 @@ from typing import Any
 
 import torch
 
+from ai_economist.training.environments import (  # noqa: F401  (re-exported)
+    build_covid_eval_env,
+)
 from ai_economist.training.training_script import ENVIRONMENTS
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.training.checkpoint import (
     CheckpointError,
     find_checkpoint,
@@ -39,25 +43,16 @@ from ai_economist.warp_drive.training.checkpoint import (
 from ai_economist.warp_drive.training.models import build_policy_model, greedy_masked, sample_masked
 
 
-def build_covid_eval_env(config: dict) -> tuple[Any, Any]:
-    """One COVID-19 env on the CPU backend, dense-logging every episode (untested until the
-    scenario and its wrapper exist)."""
-    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-
-    kwargs = dict(config["env"])
-    kwargs.setdefault("dense_log_frequency", 1)
-    env = CovidAndEconomyEnvironment(**kwargs)
-    return FoundationEnvWrapper(env, num_envs=1, env_backend="cpu"), env
-
-
 def build_eval_env(config: dict) -> tuple[Any, Any]:
-    """``(batched env with one replica on the CPU, underlying scenario object or None)``."""
-    if config["name"] == "covid_and_economy_environment":
-        return build_covid_eval_env(config)
+    """``(batched env with one replica on the CPU, underlying scenario object or None)``: the
+    registered environment's own ``build_eval`` when it has one, else its ``build`` with one
+    env on the ``cpu`` backend."""
+    entry = ENVIRONMENTS[config["name"]]
+    if entry.build_eval is not None:
+        return entry.build_eval(config)
     one = copy.deepcopy(config)
     one["trainer"]["num_envs"] = 1
-    return ENVIRONMENTS[config["name"]].build(one, torch.device("cpu"), "cpu"), None
+    return entry.build(one, torch.device("cpu"), EnvBackend.CPU.value), None
 
 
 def scenario_dense_log(scenario: Any) -> Any:

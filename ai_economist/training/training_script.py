@@ -40,6 +40,7 @@ from ai_economist.training.environments import (  # noqa: F401  (re-exported)
     build_toy_env,
 )
 from ai_economist.training.preflight import check_env_block, check_model_files, check_output_dir
+from ai_economist.warp_drive.backend_names import GPU_BACKENDS
 from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
@@ -123,7 +124,7 @@ def check_before_work(
     trainer["device"] = resolve_device(trainer["device"])
     if trainer["num_gpus"] > 1 and trainer["device"] != "cuda":
         raise ConfigError("--num_gpus > 1 needs --device cuda")
-    if trainer["env_backend"] in ("pycuda", "numba") and trainer["device"] != "cuda":
+    if trainer["env_backend"] in {b.value for b in GPU_BACKENDS} and trainer["device"] != "cuda":
         raise ConfigError(
             f"run config {source}: 'trainer.env_backend' = {trainer['env_backend']!r} steps the "
             f"env on the GPU and needs trainer.device cuda, got {trainer['device']!r}; on the "

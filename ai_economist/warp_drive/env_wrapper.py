@@ -34,10 +34,68 @@ from ai_economist.warp_drive.scenario import (
     REWARDS,
     SAMPLED_ACTIONS,
     GpuEnvironment,
+    PolicyGroup,
 )
 
 
-class EnvWrapper:
+class PolicyArrays:
+    """The trainer protocol's array side, shared by ``EnvWrapper`` and Foundation's
+    ``FoundationEnvWrapper``: policy specs and the per-policy tensors, found by the naming
+    convention of ``PolicyGroup`` in ``self.backend`` (which has ``tensor(name)``,
+    ``pull(name)``, ``episode_metrics()`` and ``data_manager``), for ``self.groups``.
+    """
+
+    groups: dict[str, PolicyGroup]
+    backend: Any
+
+    @property
+    def policy_specs(self) -> dict[str, PolicySpec]:
+        """Policy tag -> (agents, observation size, actions)."""
+        return {
+            tag: PolicySpec(g.num_agents, g.obs_dim, g.num_actions)
+            for tag, g in self.groups.items()
+        }
+
+    def _field(self, pattern: str, tag: str):
+        if tag not in self.groups:
+            raise UnknownNameError(close_matches_message(tag, self.groups, "policy tag"))
+        return self.backend.tensor(self.groups[tag].field_name(pattern))
+
+    def observations(self, tag: str):
+        """float32 ``(num_envs, agents, obs_dim)`` of policy ``tag``."""
+        return self._field(OBSERVATIONS, tag)
+
+    def action_masks(self, tag: str):
+        """float32 ``(num_envs, agents, num_actions)``, 1 = allowed."""
+        return self._field(ACTION_MASK, tag)
+
+    def actions(self, tag: str):
+        """int32 ``(num_envs, agents)``: the trainer writes the sampled actions here."""
+        return self._field(SAMPLED_ACTIONS, tag)
+
+    def rewards(self, tag: str):
+        """float32 ``(num_envs, agents)``: the last step's rewards."""
+        return self._field(REWARDS, tag)
+
+    def done(self):
+        """int32 ``(num_envs,)``: 1 where the episode ended."""
+        return self.backend.tensor(DONE)
+
+    def episode_metrics(self) -> dict[str, float]:
+        """The environment's metrics of completed episodes (host floats)."""
+        return self.backend.episode_metrics()
+
+    @property
+    def cuda_data_manager(self):
+        """The ``CUDADataManager`` holding every declared array."""
+        return self.backend.data_manager
+
+    def pull(self, name: str) -> np.ndarray:
+        """A host copy of a declared field."""
+        return self.backend.pull(name)
+
+
+class EnvWrapper(PolicyArrays):
     """``num_envs`` copies of a ``GpuEnvironment`` stepped together on one backend.
 
     Args:
@@ -80,10 +138,6 @@ class EnvWrapper:
                     source = None
         self.backend = make_backend(env, self.num_envs, self.env_backend, seed, device, source)
         self.groups = dict(env.policies())
-        self._specs = {
-            tag: PolicySpec(g.num_agents, g.obs_dim, g.num_actions)
-            for tag, g in self.groups.items()
-        }
 
     @classmethod
     def from_registry(
@@ -117,39 +171,9 @@ class EnvWrapper:
         return self.backend.device
 
     @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        """Policy tag -> (agents, observation size, actions)."""
-        return dict(self._specs)
-
-    @property
     def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:
         """Policy tag -> agent ids (thread indices as strings, WarpDrive style)."""
         return {tag: g.agent_ids for tag, g in self.groups.items()}
-
-    def _field(self, pattern: str, tag: str):
-        if tag not in self.groups:
-            raise UnknownNameError(close_matches_message(tag, self.groups, "policy tag"))
-        return self.backend.tensor(self.groups[tag].field_name(pattern))
-
-    def observations(self, tag: str):
-        """float32 ``(num_envs, agents, obs_dim)`` of policy ``tag``."""
-        return self._field(OBSERVATIONS, tag)
-
-    def action_masks(self, tag: str):
-        """float32 ``(num_envs, agents, num_actions)``, 1 = allowed."""
-        return self._field(ACTION_MASK, tag)
-
-    def actions(self, tag: str):
-        """int32 ``(num_envs, agents)``: the trainer writes the sampled actions here."""
-        return self._field(SAMPLED_ACTIONS, tag)
-
-    def rewards(self, tag: str):
-        """float32 ``(num_envs, agents)``: the last step's rewards."""
-        return self._field(REWARDS, tag)
-
-    def done(self):
-        """int32 ``(num_envs,)``: 1 where the episode ended."""
-        return self.backend.tensor(DONE)
 
     def reset_all_envs(self) -> None:
         """Every environment back to its initial state."""
@@ -192,10 +216,6 @@ class EnvWrapper:
                 )
             target.copy_(torch.from_numpy(np.ascontiguousarray(arr, dtype=np.int32)))
 
-    def episode_metrics(self) -> dict[str, float]:
-        """The environment's metrics of completed episodes (host floats)."""
-        return self.backend.episode_metrics()
-
     # ------------------------------------------------------------ state
     def state_dict(self) -> dict:
         """Everything needed to continue stepping exactly (per-env arrays, time, done flags)."""
@@ -210,15 +230,6 @@ class EnvWrapper:
 
     # ------------------------------------------------------------ WarpDrive names
     @property
-    def cuda_data_manager(self):
-        """The ``CUDADataManager`` holding every declared array."""
-        return self.backend.data_manager
-
-    @property
     def cuda_function_manager(self):
         """The function manager of the kernel backends (``None`` for numpy)."""
         return self.backend.function_manager
-
-    def pull(self, name: str) -> np.ndarray:
-        """A host copy of a declared field."""
-        return self.backend.pull(name)

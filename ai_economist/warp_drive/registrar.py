@@ -2,7 +2,7 @@
 
 * ``add_cuda_env_src_path(env_name, path, env_backend)`` records the kernel source of an
   environment: a ``.cu`` build file for ``"pycuda"``, or a dotted Python module of ``@cuda.jit``
-  kernels for ``"numba"`` (e.g. ``"ai_economist.foundation.scenarios.covid19.covid19_numba"``).
+  kernels for ``"numba"`` (e.g. ``"ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"``).
 * ``add`` / ``add_env`` register (dual-mode) environment classes per backend (``"cpu"``,
   ``"numpy"``, ``"pycuda"``, ``"numba"``: ``EnvBackend``); ``get(name, use_cuda)`` returns the
   class.

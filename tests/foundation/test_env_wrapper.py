@@ -78,7 +78,9 @@ def test_host_actions_and_errors():
         wrapper.step_all_envs({"a": np.zeros((2, 51), int), "p": np.array([21, 0])})
     with pytest.raises(KeyError, match=r"keys 'a' and 'p', got \['q'\]"):
         wrapper.step_all_envs({"a": np.zeros((2, 51), int), "q": np.zeros(2, int)})
-    with pytest.raises(ValueError, match="env_backend must be one of"):
+    with pytest.raises(
+        ValueError, match="Unknown env_backend 'cuda'; allowed: 'cpu', 'numpy', 'pycuda', 'numba'"
+    ):
         FoundationEnvWrapper(make(episode_length=10), env_backend="cuda")
     with pytest.raises(ValueError, match="num_envs"):
         FoundationEnvWrapper(make(episode_length=10), num_envs=0)
@@ -135,4 +137,6 @@ def test_custom_registrar_kernel_source_takes_priority():
             make(episode_length=5), num_envs=1, env_backend="numba", env_registrar=registrar
         )
     default = FoundationEnvWrapper(make(episode_length=5), num_envs=1, env_backend="numba")
-    assert default.backend.source == "ai_economist.foundation.scenarios.covid19.covid19_numba"
+    assert (
+        default.backend.source == "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
+    )

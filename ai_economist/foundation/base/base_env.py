@@ -416,5 +416,18 @@ class BaseEnvironment(EnvironmentViews, ABC):
         """Scenario metrics (merged into ``metrics``)."""
         return None
 
+    def batched_backend(self, env_backend: Any, num_envs: int, **options: Any) -> Any:
+        """The backend that steps ``num_envs`` copies of this scenario for
+        ``FoundationEnvWrapper`` (``env_backend``: an ``EnvBackend``; ``options``: ``device``,
+        ``fused_step``, ``source`` = a kernel source registered for the scenario or None).
+
+        Scenarios with batched backends override this; the default has none.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} provides no batched backends, so FoundationEnvWrapper cannot "
+            f"run it on env_backend={str(env_backend)!r}; override "
+            f"{type(self).__name__}.batched_backend (see scenarios/covid19/backends.py)"
+        )
+
 
 scenario_registry = Registry(BaseEnvironment)

@@ -1,7 +1,7 @@
 """Constants of the three COVID-19 components as the batched simulator takes them.
 
 ``component_params_from_config`` derives them from the component arguments exactly as the
-Foundation components do (``foundation/components/covid19_components.py``);
+Foundation components do (``scenarios/covid19/components/covid19_components.py``);
 ``real_world_subsidy_levels`` gives the real-world-policy mode's subsidy level per step.
 """
 

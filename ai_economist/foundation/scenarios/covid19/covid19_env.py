@@ -20,6 +20,11 @@ from ai_economist.foundation.base.base_component import BaseComponent
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
 from ai_economist.foundation.base.observations import filled
 from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
+from ai_economist.foundation.scenarios.covid19.components import (  # registers the components
+    ControlUSStateOpenCloseStatus,
+    FederalGovernmentSubsidy,
+    VaccinationCampaign,
+)
 from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
     check_components,
     check_fraction,
@@ -357,12 +362,6 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     def _make_fast_observation_plan(self):
         """(sources, open/close component, subsidy component), or False for the base path."""
-        from ai_economist.foundation.components.covid19_components import (
-            ControlUSStateOpenCloseStatus,
-            FederalGovernmentSubsidy,
-            VaccinationCampaign,
-        )
-
         kinds = (ControlUSStateOpenCloseStatus, FederalGovernmentSubsidy, VaccinationCampaign)
         components = self._components
         cls = type(self)
@@ -419,17 +418,22 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
     def scenario_metrics(self):
         return covid_metrics.scenario_metrics(self)
 
+    def batched_backend(self, env_backend, num_envs: int, **options):
+        """This scenario's backend for ``FoundationEnvWrapper`` (``backends.make_backend``)."""
+        from ai_economist.foundation.scenarios.covid19.backends import make_backend
+
+        return make_backend(self, env_backend, num_envs, **options)
+
 
 def _register_kernel_sources() -> None:
     """Tell WarpDrive's default registrar where this scenario's kernels are (no imports of GPU libraries)."""
-    from ai_economist.foundation.scenarios.covid19.gpu_codegen import BUILD_SOURCE
+    from ai_economist.foundation.scenarios.covid19.gpu_codegen import BUILD_SOURCE, NUMBA_SOURCE
+    from ai_economist.warp_drive.backend_names import EnvBackend
     from ai_economist.warp_drive.registrar import default_registrar
 
     name = CovidAndEconomyEnvironment.name
-    default_registrar.add_cuda_env_src_path(name, BUILD_SOURCE, "pycuda")
-    default_registrar.add_cuda_env_src_path(
-        name, "ai_economist.foundation.scenarios.covid19.covid19_numba", "numba"
-    )
+    default_registrar.add_cuda_env_src_path(name, BUILD_SOURCE, EnvBackend.PYCUDA.value)
+    default_registrar.add_cuda_env_src_path(name, NUMBA_SOURCE, EnvBackend.NUMBA.value)
 
 
 _register_kernel_sources()

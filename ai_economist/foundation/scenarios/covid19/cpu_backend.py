@@ -18,26 +18,32 @@ import copy
 
 import numpy as np
 
+from ai_economist.foundation.scenarios.covid19 import gpu_state
+from ai_economist.foundation.scenarios.covid19.metrics import (
+    EPISODE_METRIC_NAMES,
+    episode_metric_values,
+)
 from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, ObservationLayout
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_state import check_keys, checked_array
+from ai_economist.warp_drive.state import StateSpec
 
 
 def placeholder_feed(
     num_envs: int, num_agents: int, layout: ObservationLayout, n_actions_a: int, n_actions_p: int
 ):
-    """The trainer-facing buffers (name -> zero array), identical on every backend."""
-    e, a = num_envs, num_agents
-    return {
-        "observations_a": np.zeros((e, a, layout.obs_dim("a")), np.float32),
-        "observations_p": np.zeros((e, 1, layout.obs_dim("p")), np.float32),
-        "action_mask_a": np.zeros((e, a, n_actions_a), np.float32),
-        "action_mask_p": np.zeros((e, 1, n_actions_p), np.float32),
-        "sampled_actions_a": np.zeros((e, a), np.int32),
-        "sampled_actions_p": np.zeros((e, 1), np.int32),
-        "rewards_a": np.zeros((e, a), np.float32),
-        "rewards_p": np.zeros((e, 1), np.float32),
+    """The trainer-facing buffers (name -> zero array), identical on every backend: the
+    declared ``gpu_state.policy_fields`` with a leading env axis."""
+    dims = {
+        "num_agents": num_agents,
+        "obs_dim_a": layout.obs_dim("a"),
+        "obs_dim_p": layout.obs_dim("p"),
+        "num_actions_a": n_actions_a,
+        "num_actions_p": n_actions_p,
     }
+    spec = StateSpec(gpu_state.policy_fields()).resolve(dims)
+    return {f.name: np.zeros((num_envs, *f.shape), f.dtype) for f in spec}
 
 
 class _HostBuffers:
@@ -70,7 +76,7 @@ class _HostBuffers:
 class CovidNumpyBackend:
     """All envs in one :class:`CovidSimulation` (numpy, float64)."""
 
-    name = "numpy"
+    name = EnvBackend.NUMPY
 
     def __init__(
         self,
@@ -167,6 +173,10 @@ class CovidNumpyBackend:
             self.views[name][...] = value  # in place: the views share the trainer's tensors
         self.last_episode = {str(k): float(v) for k, v in state["last_episode"].items()}
 
+    def tensor(self, name: str):
+        """The live buffer of a trainer-facing array (a CPU tensor; numpy without torch)."""
+        return self.data_manager.data_on_device_via_torch(name)
+
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:
             return self.views[name].copy()
@@ -188,14 +198,16 @@ class CovidNumpyBackend:
                 target[rows] = value
 
     def _remember_episode(self, done: np.ndarray) -> None:
-        sim, p = self.sim, self.sim.params
+        sim = self.sim
+        values = episode_metric_values(
+            sim.deaths[done],
+            sim.vaccinated[done],
+            sim.planner_health_index[done],
+            sim.planner_economic_index[done],
+            sim.params.us_population,
+        )
         self.last_episode = {
-            "usa/deaths (thousands)": float(sim.deaths[done].sum(axis=-1).mean()) / 1e3,
-            "usa/vaccinated (% of population)": float(sim.vaccinated[done].sum(axis=-1).mean())
-            / p.us_population
-            * 100,
-            "usa/health_index_at_end_of_episode": float(sim.planner_health_index[done].mean()),
-            "usa/economic_index_at_end_of_episode": float(sim.planner_economic_index[done].mean()),
+            name: float(np.mean(v)) for name, v in zip(EPISODE_METRIC_NAMES, values)
         }
 
     def episode_metrics(self) -> dict[str, float]:
@@ -222,7 +234,7 @@ def fields_from_collated_obs(obs: dict) -> dict[str, np.ndarray]:
 class CovidPythonBackend:
     """``num_envs`` deep copies of the Foundation env, stepped one by one (the original CPU path)."""
 
-    name = "cpu"
+    name = EnvBackend.CPU
 
     def __init__(self, env, num_envs: int) -> None:
         self.envs = [env] + [copy.deepcopy(env) for _ in range(num_envs - 1)]
@@ -293,6 +305,10 @@ class CovidPythonBackend:
     def load_state_dict(self, state: dict) -> None:
         """Not supported (see :meth:`state_dict`)."""
         self.state_dict()
+
+    def tensor(self, name: str):
+        """The live buffer of a trainer-facing array (a CPU tensor; numpy without torch)."""
+        return self.data_manager.data_on_device_via_torch(name)
 
     def pull(self, name: str) -> np.ndarray:
         if name in self.views:

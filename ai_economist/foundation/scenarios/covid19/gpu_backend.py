@@ -21,10 +21,12 @@ import functools
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19 import gpu_codegen, gpu_state
+from ai_economist.foundation.scenarios.covid19.metrics import episode_metric_values
 from ai_economist.foundation.scenarios.covid19.simulation import (
     CovidSimulation,
     real_world_subsidy_levels,
 )
+from ai_economist.warp_drive.backend_names import GPU_BACKENDS, EnvBackend
 from ai_economist.warp_drive.data_manager import CUDADataManager
 from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
 from ai_economist.warp_drive.env_state import check_keys, checked_array
@@ -32,11 +34,14 @@ from ai_economist.warp_drive.errors import cudasim_enabled
 
 STEP_KERNELS, FUSED_KERNEL = gpu_state.STEP_KERNELS, gpu_state.FUSED_KERNEL
 RESET_KERNEL = gpu_state.RESET_KERNEL
-ALIASES = {"history": "stringency_history", "timestep": "_timestep_", "done": "_done_"}
+#: Simulator attribute names (``CovidSimulation``) accepted for the declared fields.
+ALIASES = {
+    **{attr: name for name, attr in gpu_state.SIMULATION_ATTRIBUTES.items()},
+    "done": "_done_",
+}
 
 
-NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.covid19_numba"
-"""Module of the Numba kernels (``make_numba_kernels(constants)``)."""
+NUMBA_SOURCE = gpu_codegen.NUMBA_SOURCE
 
 
 class CovidGpuBackend:
@@ -57,14 +62,14 @@ class CovidGpuBackend:
             reads ``COVID_FUSED_TARGET_WARPS`` too (launch bounds of its fused kernel).
     """
 
-    BACKENDS: tuple[str, ...] = ("pycuda", "numba")
+    BACKENDS: tuple[EnvBackend, ...] = GPU_BACKENDS
 
     def __init__(
         self,
         params,
         components,
         num_envs: int,
-        backend: str = "pycuda",
+        backend: str | EnvBackend = EnvBackend.PYCUDA,
         use_real_world_policies: bool = False,
         real_world_subsidy_levels: np.ndarray | None = None,
         device=None,
@@ -72,8 +77,11 @@ class CovidGpuBackend:
         source: str | None = None,
         kernel_defines: dict[str, int | float] | None = None,
     ) -> None:
-        if backend not in self.BACKENDS:
-            raise ValueError(f"backend must be one of {self.BACKENDS}, got {backend!r}")
+        if backend not in self.BACKENDS:  # subclasses (test emulations) may add their own
+            allowed = ", ".join(repr(str(b)) for b in self.BACKENDS)
+            raise ValueError(f"backend must be one of {allowed}, got {backend!r}")
+        if backend in GPU_BACKENDS:
+            backend = EnvBackend.parse(backend)
         if use_real_world_policies and real_world_subsidy_levels is None:
             real_world_subsidy_levels = _derived_subsidy_levels(params, components)
         self.name = self.backend = backend
@@ -94,7 +102,7 @@ class CovidGpuBackend:
         )
         self.spec = gpu_state.covid_state_spec(params, components, self.layout)
         if device is None:
-            device = "cpu" if backend == "numba" and cudasim_enabled() else "cuda"
+            device = "cpu" if backend is EnvBackend.NUMBA and cudasim_enabled() else "cuda"
         self.data_manager = CUDADataManager(
             num_agents=self.num_agents + 1,
             episode_length=self.episode_length,
@@ -114,7 +122,7 @@ class CovidGpuBackend:
     def _setup_kernels(self) -> None:
         """Compile/load the kernels and fill ``_launch`` (name -> zero-argument launcher),
         ``_reset_done_launch`` and ``_reset_all_launch``."""
-        if self.backend == "pycuda":
+        if self.backend is EnvBackend.PYCUDA:
             self._setup_pycuda()
         else:
             self._setup_numba()
@@ -218,16 +226,14 @@ class CovidGpuBackend:
         import torch
 
         t = self.tensor
-        us_population = float(self.constants["US_POPULATION"])
-        return torch.stack(
-            [
-                t("deaths").sum(dim=-1) / 1e3,
-                t("vaccinated").sum(dim=-1) / us_population * 100.0,
-                t("planner_health_index"),
-                t("planner_economic_index"),
-            ],
-            dim=-1,
+        values = episode_metric_values(
+            t("deaths"),
+            t("vaccinated"),
+            t("planner_health_index"),
+            t("planner_economic_index"),
+            float(self.constants["US_POPULATION"]),
         )
+        return torch.stack(values, dim=-1)
 
     # ------------------------------------------------------------------ data access
     def tensor(self, name: str):

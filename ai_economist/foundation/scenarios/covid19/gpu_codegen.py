@@ -22,8 +22,11 @@ import numpy as np
 from ai_economist.warp_drive.state import StateSpec
 
 HEADER_NAME = "covid19_generated.h"
-SOURCE_DIR = Path(__file__).resolve().parent
+SOURCE_DIR = Path(__file__).resolve().parent / "kernels"
+COMPONENTS_DIR = Path(__file__).resolve().parent / "components"
 BUILD_SOURCE = SOURCE_DIR / "covid19_build.cu"
+NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
+"""Module of the Numba kernels (``make_numba_kernels(constants)``)."""
 
 
 def c_literal(value: int | float | bool) -> str:

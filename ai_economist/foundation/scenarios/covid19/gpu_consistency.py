@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19 import gpu_state
+from ai_economist.warp_drive.backend_names import GPU_BACKENDS, EnvBackend
 
 PEOPLE = ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
 #: field -> (rtol, atol); a string atol "<x> * population" scales with each state's population.
@@ -242,7 +243,9 @@ def main(argv=None) -> None:  # pragma: no cover - a manual tool for the GPU mac
     )
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--backend", default="pycuda", choices=("pycuda", "numba"))
+    parser.add_argument(
+        "--backend", default=EnvBackend.PYCUDA.value, choices=[b.value for b in GPU_BACKENDS]
+    )
     parser.add_argument("--num_envs", type=int, default=8)
     parser.add_argument("--episode_length", type=int, default=540)
     parser.add_argument(

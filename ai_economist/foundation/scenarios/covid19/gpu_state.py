@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ai_economist.foundation.scenarios.covid19.metrics import (  # noqa: F401  (re-exported)
+    EPISODE_METRIC_NAMES,
+)
 from ai_economist.foundation.scenarios.covid19.observations import ObservationLayout
 from ai_economist.foundation.scenarios.covid19.params import NUM_DAYS_IN_AN_YEAR, CovidParams
 from ai_economist.warp_drive.state import StateField, StateSpec
@@ -40,13 +43,6 @@ FUSED_KERNEL = "CudaCovidStepFused"
 RESET_KERNEL = "CudaCovidResetEnvs"
 #: Built-in per-env arrays that the ``CUDADataManager`` creates itself.
 BUILTIN_FIELDS = ("_done_", "_timestep_")
-#: Per-env end-of-episode metrics recorded by the device reset of done envs.
-EPISODE_METRIC_NAMES = (
-    "usa/deaths (thousands)",
-    "usa/vaccinated (% of population)",
-    "usa/health_index_at_end_of_episode",
-    "usa/economic_index_at_end_of_episode",
-)
 #: Observation keys -> the suffix of their ``OBS_A_*`` / ``OBS_P_*`` offset constants.
 OBS_CONSTANT_NAMES = {
     "ControlUSStateOpenCloseStatus-agent_policy_indicators": "POLICY_INDICATORS",
@@ -73,10 +69,9 @@ def _const(name, dtype, shape=(_A,), doc="") -> StateField:
     return StateField(name, dtype, shape, per_env=False, doc=doc)
 
 
-def covid_state_fields() -> list[StateField]:
-    """Every device array, in declaration (= struct = kernel argument) order; symbolic dims."""
+def model_state_fields() -> list[StateField]:
+    """The per-env model state (the simulator's state, restored from the reset snapshot)."""
     return [
-        # ---- per-env model state (restored from the reset snapshot) -------------------
         _env("susceptible", F32, doc="S_t people"),
         _env("infected", F32, doc="I_t people"),
         _env("recovered", F32, doc="R_t people (vaccinated included)"),
@@ -106,7 +101,13 @@ def covid_state_fields() -> list[StateField]:
         _env("beta_intercept_modulation", F32, (), doc="m_i; 1 at reset"),
         _env("beta_slope_modulation", F32, (), doc="m_s; 1 at reset"),
         _env("unemployment_modulation", F32, (), doc="unemployment response scale; 1 at reset"),
-        # ---- trainer placeholders ------------------------------------------------------
+    ]
+
+
+def policy_fields() -> list[StateField]:
+    """The trainer-facing arrays of the two policies (``"a"``: the states, ``"p"``: the
+    planner): observations, action masks, sampled actions, rewards."""
+    return [
         _env("observations_a", F32, (_A, "obs_dim_a"), doc="flat agent observations"),
         _env("observations_p", F32, (1, "obs_dim_p"), doc="flat planner observation"),
         _env("action_mask_a", F32, (_A, "num_actions_a"), doc="1 = allowed; NO-OP first"),
@@ -115,6 +116,14 @@ def covid_state_fields() -> list[StateField]:
         _env("sampled_actions_p", I32, (1,), reset="none", doc="written by the trainer"),
         _env("rewards_a", F32, (_A,), reset="zeros", doc="rewards of the last step"),
         _env("rewards_p", F32, (1,), reset="zeros", doc="reward of the last step"),
+    ]
+
+
+def trainer_fields() -> list[StateField]:
+    """Per-env arrays the trainer reads or writes (``policy_fields``) and the episode
+    bookkeeping."""
+    return [
+        *policy_fields(),
         _env(
             "episode_metrics",
             F32,
@@ -123,7 +132,12 @@ def covid_state_fields() -> list[StateField]:
             doc="end-of-episode metrics (EPISODE_METRIC_NAMES) of the last finished episode",
         ),
         _env("completed_episodes", I32, (), reset="none", doc="episodes finished in this env"),
-        # ---- constants (stored once) -----------------------------------------------------
+    ]
+
+
+def constant_fields() -> list[StateField]:
+    """Arrays stored once for all envs (model parameters, real-world policies)."""
+    return [
         _const("population", F32, doc="N_i"),
         _const("beta_intercepts", F32),
         _const("beta_slopes", F32),
@@ -148,10 +162,36 @@ def covid_state_fields() -> list[StateField]:
             doc="row t: the real policy applied at step t (real-world-policy mode)",
         ),
         _const("real_subsidy_levels", I32, ("episode_length + 1",), doc="real-world-policy mode"),
-        # ---- built-ins of the data manager ---------------------------------------------
+    ]
+
+
+def builtin_fields() -> list[StateField]:
+    """The per-env built-ins the ``CUDADataManager`` creates itself (``BUILTIN_FIELDS``)."""
+    return [
         _env("_done_", I32, (), reset="zeros", c_name="done"),
         _env("_timestep_", I32, (), reset="zeros", c_name="timestep"),
     ]
+
+
+def covid_state_fields() -> list[StateField]:
+    """Every device array, in declaration (= struct = kernel argument) order; symbolic dims."""
+    return [*model_state_fields(), *trainer_fields(), *constant_fields(), *builtin_fields()]
+
+
+#: Declared field -> ``CovidSimulation`` attribute, where the simulator names it differently.
+SIMULATION_ATTRIBUTES = {"stringency_history": "history", "_timestep_": "timestep"}
+
+
+def simulation_attribute(field_name: str) -> str:
+    """The ``CovidSimulation`` attribute that holds declared field ``field_name``."""
+    return SIMULATION_ATTRIBUTES.get(field_name, field_name)
+
+
+def simulation_state_attrs() -> tuple[str, ...]:
+    """The ``CovidSimulation`` attributes of per-env state (``reset_envs`` restores them, the
+    numpy backend's ``state_dict`` saves them): the step counter and the declared model state."""
+    names = ("_timestep_", *(f.name for f in model_state_fields()))
+    return tuple(simulation_attribute(name) for name in names)
 
 
 def state_dims(params: CovidParams, components, layout: ObservationLayout) -> dict[str, int]:
@@ -190,14 +230,6 @@ def _real_policy_rows(params: CovidParams) -> np.ndarray:
     return np.stack([params.real_policy_row(params.start_date_index + t - 1) for t in steps])
 
 
-_SIM_STATE_NAMES = (
-    "susceptible", "infected", "recovered", "vaccinated", "deaths", "new_deaths", "unemployed",
-    "productivity", "postsubsidy_productivity", "subsidy", "vaccines_available", "health_index",
-    "economic_index", "stringency_level", "cooldown_until", "filter_state", "subsidy_level",
-    "planner_health_index", "planner_economic_index",
-)  # fmt: skip
-
-
 def simulation_state(sim) -> dict[str, np.ndarray]:
     """Every per-env declared field of a ``CovidSimulation`` (leading axis = env), uncast.
 
@@ -208,12 +240,11 @@ def simulation_state(sim) -> dict[str, np.ndarray]:
     layout = observation_layout(sim)
     fields = sim.observation_fields()
     mask_a, mask_p = sim.action_masks()
-    values = {name: np.asarray(getattr(sim, name)) for name in _SIM_STATE_NAMES}
+    values = {}
+    for f in model_state_fields():
+        value = np.asarray(getattr(sim, simulation_attribute(f.name)))
+        values[f.name] = value.reshape(e) if f.shape == () else value
     values.update(
-        stringency_history=np.asarray(sim.history),
-        beta_intercept_modulation=np.asarray(sim.beta_intercept_modulation).reshape(e),
-        beta_slope_modulation=np.asarray(sim.beta_slope_modulation).reshape(e),
-        unemployment_modulation=np.asarray(sim.unemployment_modulation).reshape(e),
         observations_a=layout.flatten(fields, "a"),
         observations_p=layout.flatten(fields, "p"),
         action_mask_a=mask_a,
@@ -230,19 +261,15 @@ def constant_values(sim) -> dict[str, np.ndarray]:
     levels = sim.real_subsidy_levels
     if levels is None:
         levels = np.zeros(p.episode_length + 1, dtype=np.int64)
-    names = (
-        "population", "beta_intercepts", "beta_slopes", "filter_weights", "filter_decay",
-        "window_decay", "unemployment_bias", "maximum_productivity", "agents_health_norm",
-        "agents_economic_norm", "min_agent_health", "max_agent_health", "min_agent_economic",
-        "max_agent_economic", "agent_health_weightage",
-    )  # fmt: skip
-    values = {name: getattr(p, name) for name in names}
-    values.update(
-        max_daily_subsidy_per_state=c.max_daily_subsidy_per_state,
-        num_vaccines_per_delivery=c.num_vaccines_per_delivery,
-        real_policy_stringency=_real_policy_rows(p),
-        real_subsidy_levels=np.asarray(levels)[: p.episode_length + 1],
-    )
+    values = {
+        "max_daily_subsidy_per_state": c.max_daily_subsidy_per_state,
+        "num_vaccines_per_delivery": c.num_vaccines_per_delivery,
+        "real_policy_stringency": _real_policy_rows(p),
+        "real_subsidy_levels": np.asarray(levels)[: p.episode_length + 1],
+    }
+    for f in constant_fields():  # every other constant is the parameter of the same name
+        if f.name not in values:
+            values[f.name] = getattr(p, f.name)
     return values
 
 

@@ -2,7 +2,39 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+#: The per-env end-of-episode metrics, in the order of the ``episode_metrics`` device array.
+EPISODE_METRIC_NAMES = (
+    "usa/deaths (thousands)",
+    "usa/vaccinated (% of population)",
+    "usa/health_index_at_end_of_episode",
+    "usa/economic_index_at_end_of_episode",
+)
+
+
+def episode_metric_values(
+    deaths: Any,
+    vaccinated: Any,
+    planner_health_index: Any,
+    planner_economic_index: Any,
+    us_population: float,
+) -> list[Any]:
+    """The end-of-episode metrics (``EPISODE_METRIC_NAMES``) per env, from the state arrays.
+
+    ``deaths`` and ``vaccinated`` have the states on the last axis; leading (env) axes are
+    kept. Works on numpy arrays and torch tensors alike (the host definition every backend
+    uses; the device reset ``CudaCovidResetEnvs`` in ``kernels/covid19_build.cu`` mirrors it).
+    """
+    return [
+        deaths.sum(-1) / 1e3,
+        vaccinated.sum(-1) / us_population * 100.0,
+        planner_health_index,
+        planner_economic_index,
+    ]
+
 
 AGENT_TOTALS = (
     ("Total Susceptible", "susceptible"),
@@ -159,10 +191,14 @@ def scenario_metrics(env) -> dict[str, float]:
         metrics[f"{name}/health_index_at_end_of_episode"] = float(sim.health_index[0, i])
         metrics[f"{name}/economic_index_at_end_of_episode"] = float(sim.economic_index[0, i])
     us_unemployed = gs["Unemployed"][steps].astype(np.float64).sum(axis=1)
-    metrics["usa/vaccinated (% of population)"] = (
-        float(gs["Vaccinated"][t].sum()) / p.us_population * 100
+    episode = episode_metric_values(
+        gs["Deaths"][t].astype(np.float64),
+        gs["Vaccinated"][t].astype(np.float64),
+        sim.planner_health_index[0],
+        sim.planner_economic_index[0],
+        p.us_population,
     )
-    metrics["usa/deaths (thousands)"] = float(gs["Deaths"][t].astype(np.float64).sum()) / 1e3
+    metrics.update((name, float(v)) for name, v in zip(EPISODE_METRIC_NAMES, episode))
     metrics["usa/mean_unemployment_rate (%)"] = (
         float((us_unemployed / p.us_population).mean()) * 100
     )
@@ -172,6 +208,4 @@ def scenario_metrics(env) -> dict[str, float]:
     metrics["usa/total_productivity (trillion $)"] = (
         float(productivity.astype(np.float64).sum()) / 1e12
     )
-    metrics["usa/health_index_at_end_of_episode"] = float(sim.planner_health_index[0])
-    metrics["usa/economic_index_at_end_of_episode"] = float(sim.planner_economic_index[0])
     return metrics

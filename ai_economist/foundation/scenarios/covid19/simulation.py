@@ -18,6 +18,7 @@ from ai_economist.foundation.scenarios.covid19.component_params import (  # noqa
     component_params_from_config,
     real_world_subsidy_levels,
 )
+from ai_economist.foundation.scenarios.covid19.gpu_state import simulation_state_attrs
 from ai_economist.foundation.scenarios.covid19.params import CovidParams
 from ai_economist.foundation.scenarios.covid19.simulation_components import ComponentSteps
 
@@ -25,33 +26,9 @@ from ai_economist.foundation.scenarios.covid19.simulation_components import Comp
 class CovidSimulation(ComponentSteps):
     """``num_envs`` COVID-19 & economy environments with the agent axis last."""
 
-    # Every per-env state array (leading axis = env); ``reset_envs`` restores these.
-    STATE_ATTRS = (
-        "timestep",
-        "susceptible",
-        "infected",
-        "recovered",
-        "vaccinated",
-        "unemployed",
-        "deaths",
-        "new_deaths",
-        "history",
-        "filter_state",
-        "stringency_level",
-        "cooldown_until",
-        "subsidy_level",
-        "subsidy",
-        "vaccines_available",
-        "productivity",
-        "postsubsidy_productivity",
-        "health_index",
-        "economic_index",
-        "planner_health_index",
-        "planner_economic_index",
-        "beta_intercept_modulation",
-        "beta_slope_modulation",
-        "unemployment_modulation",
-    )
+    # Every per-env state array (leading axis = env); ``reset_envs`` restores these. Derived
+    # from the GPU state declaration (its model state and the step counter).
+    STATE_ATTRS = simulation_state_attrs()
 
     def __init__(
         self,

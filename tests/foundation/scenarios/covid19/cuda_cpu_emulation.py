@@ -32,7 +32,7 @@ CUDA_SOURCES = (
     gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
     gpu_codegen.SOURCE_DIR / "covid19_fused_step.cu",
     gpu_codegen.SOURCE_DIR / "covid19_common.cuh",
-    gpu_codegen.SOURCE_DIR.parents[1] / "components" / "covid19_components_step.cu",
+    gpu_codegen.COMPONENTS_DIR / "covid19_components_step.cu",
 )
 
 

@@ -23,7 +23,7 @@ SOURCES = (
     gpu_codegen.SOURCE_DIR / "covid19_build.cu",
     gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
     gpu_codegen.SOURCE_DIR / "covid19_fused_step.cu",
-    gpu_codegen.SOURCE_DIR.parents[1] / "components" / "covid19_components_step.cu",
+    gpu_codegen.COMPONENTS_DIR / "covid19_components_step.cu",
 )
 
 
@@ -107,7 +107,7 @@ def test_sources_have_include_guards_and_build_includes_both():
         guards = re.findall(r"#ifndef (\w+)\s*\n#define (\w+)", text)
         assert guards and guards[0][0] == guards[0][1], path.name
     build = SOURCES[0].read_text()
-    assert '#include "../../components/covid19_components_step.cu"' in build
+    assert '#include "../components/covid19_components_step.cu"' in build
     assert '#include "covid19_env_step.cu"' in build
 
 

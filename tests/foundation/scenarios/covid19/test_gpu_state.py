@@ -92,17 +92,19 @@ def test_pointer_table_follows_declaration_order(published):
 def test_numba_kernels_take_the_declaration_in_order(published):
     pytest.importorskip("numba")
     numba_mod = pytest.importorskip("ai_economist.foundation.scenarios.covid19.covid19_numba")
-    spec = published[4]
+    spec, constants = published[4], published[5]
+    functions = numba_mod.device_functions(constants)
+    arguments = numba_mod.body_arguments(functions)
     assert numba_mod.parameter_names() == [f.name for f in spec]
     assert gpu_codegen.numba_parameter_names(spec) == [f.name for f in spec]
     for name in (*numba_mod.STEP_KERNELS, numba_mod.FUSED_KERNEL):
-        tree = ast.parse(numba_mod.kernel_source(name))
+        tree = ast.parse(numba_mod.kernel_source(name, arguments))
         fn = tree.body[0]
         assert fn.name == name
         assert [a.arg for a in fn.args.args] == [f.name for f in spec]
         used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
         declared = set(spec.names) | {"env", "tid", "t", "cuda"}
-        bodies = set(numba_mod._BODY_ARGS)
+        bodies = set(arguments)
         assert used <= declared | bodies, used - declared - bodies
 
 

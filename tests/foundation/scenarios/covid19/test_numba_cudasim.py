@@ -11,6 +11,7 @@ Tolerances: see ``gpu_consistency`` (float32 storage, rtol 1e-4 plus per-field f
 
 from __future__ import annotations
 
+import ast
 import inspect
 
 import numpy as np
@@ -225,9 +226,9 @@ def test_numba_kernel_factory_is_cached(short_config):
     assert make_numba_kernels(constants) is make_numba_kernels(dict(constants))
 
 
-def test_kernel_body_argument_lists_match_the_bodies(short_config):
-    """The kernels call each body with the arrays listed in ``_BODY_ARGS``: same order as
-    the body's parameters (a swap of two same-typed arrays would compile and run)."""
+def test_kernels_pass_each_body_its_own_parameters(short_config):
+    """Each generated kernel calls its bodies with exactly the arrays of the body's signature,
+    in that order (a swap of two same-typed arrays would compile and run)."""
     from ai_economist.foundation.scenarios.covid19 import covid19_numba
 
     def body_parameters(fn) -> list[str]:  # after env, tid, t
@@ -238,8 +239,34 @@ def test_kernel_body_argument_lists_match_the_bodies(short_config):
     functions = covid19_numba.device_functions(
         gpu_state.compile_time_constants(params, comps, layout)
     )
-    for body, args in covid19_numba._BODY_ARGS.items():
-        assert body_parameters(functions[body]) == [a.strip() for a in args.split(",")], body
+    arguments = covid19_numba.body_arguments(functions)
+    calls = 0
+    for name in (*covid19_numba.STEP_KERNELS, covid19_numba.FUSED_KERNEL):
+        tree = ast.parse(covid19_numba.kernel_source(name, arguments))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in functions:
+                    args = [a.id for a in node.args]
+                    assert args[:3] == ["env", "tid", "t"], name
+                    assert args[3:] == body_parameters(functions[node.func.id]), name
+                    calls += 1
+    assert calls == 8  # five per-component bodies, the fused body, commit_timestep twice
+
+
+def test_a_body_taking_an_undeclared_array_is_an_error(short_config):
+    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+
+    def scenario_kernel_body(env, tid, t, susceptible, infectd):
+        pass
+
+    params, comps = short_config
+    layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
+    functions = covid19_numba.device_functions(
+        gpu_state.compile_time_constants(params, comps, layout)
+    )
+    functions["scenario_kernel_body"] = scenario_kernel_body
+    with pytest.raises(TypeError, match=r"'scenario_kernel_body' takes \['infectd'\]"):
+        covid19_numba.body_arguments(functions)
 
 
 @pytest.mark.parametrize(

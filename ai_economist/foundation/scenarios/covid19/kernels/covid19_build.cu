@@ -11,7 +11,7 @@
 #ifndef AI_ECONOMIST_COVID19_BUILD_CU_
 #define AI_ECONOMIST_COVID19_BUILD_CU_
 
-#include "../../components/covid19_components_step.cu"
+#include "../components/covid19_components_step.cu"
 #include "covid19_env_step.cu"
 #include "covid19_fused_step.cu"
 
