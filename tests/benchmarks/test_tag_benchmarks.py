@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -49,7 +50,13 @@ def test_tag_learning_benchmark_runs_and_gives_a_verdict(benchmarks, capsys, tmp
     out = capsys.readouterr().out
     assert result["iterations"] == 1  # the budget ends training after the first iteration
     for key in ("trained", "random", "untrained"):
-        assert 0 <= result[key]["fraction of runners tagged"] <= 1
+        tagged = result[key]
+        assert 0 <= tagged["fraction of runners tagged"] <= 1
+        curve = tagged["curve"]  # runners tagged by each step: never decreases, ends at the total
+        assert np.all(np.diff(curve) >= 0) and 0 <= curve[0] and curve[-1] <= 1
+        assert curve[-1] == pytest.approx(tagged["fraction of runners tagged"])
+        assert tagged["mean steps untagged"] == pytest.approx(np.sum(1 - curve))
+    assert "fraction of runners tagged by step" in out and "in the first" in out
     assert result["verdict"] in ("PASS", "FAIL") and f"verdict: {result['verdict']}" in out
     assert "random taggers vs trained runners" in out
     assert "env-steps/s end to end" in out and "x the peer (13,500)" in out
