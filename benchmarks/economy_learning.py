@@ -2,6 +2,7 @@
 
     python benchmarks/economy_learning.py --minutes 10            # CPU, a modest budget
     python benchmarks/economy_learning.py --minutes 60 --gtb_envs 8 --gtb_batch 1600
+    python benchmarks/economy_learning.py --one_step_run RUN --gtb_run RUN   # evaluate only
 
 ``--minutes`` is the training budget (wall clock, evaluation not included), split between
 three runs of the packaged run configs:
@@ -14,8 +15,9 @@ three runs of the packaged run configs:
   of the budget split by ``--phase1_share``. The phase-2 agents are then played (actions
   sampled from their policies with one fixed torch generator per schedule) on the same
   ``--gtb_seeds`` env seeds under: the free market (taxes disabled), US federal, Saez and
-  the trained planner (greedy). Printed: productivity, equality and equality x productivity
-  (the planner's objective, ``coin_eq_times_productivity``), means over the seeds.
+  the trained planner (greedy), all without tax annealing. Printed: productivity (total coin),
+  equality and equality x coin per agent (the planner's objective,
+  ``coin_eq_times_productivity``), means over the seeds.
 
 The agents were trained under the trained planner's taxes only, so the fixed schedules meet
 agents that did not adapt to them (the paper retrains the agents per schedule); the table
@@ -94,14 +96,25 @@ def train(name: str, seconds: float, results_dir: Path, overrides: list[str]) ->
 
 
 def schedule_env(env_block: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """``env_block`` with its ``PeriodicBracketTax`` settings updated by ``changes`` (no dense
-    log)."""
+    """``env_block`` with its ``PeriodicBracketTax`` settings updated by ``changes``, without
+    tax annealing (a training device: in a fresh env it caps every model's rates near 0.1)
+    and without dense log."""
     block = copy.deepcopy(env_block)
     block["dense_log_frequency"] = None
     for spec in block["components"]:
         if "PeriodicBracketTax" in spec:
-            spec["PeriodicBracketTax"].update(changes)
+            spec["PeriodicBracketTax"].update(tax_annealing_schedule=None, **changes)
     return block
+
+
+def load_run_models(run_dir: str) -> tuple[dict, dict]:
+    """(run config, CPU models) of a GTB run's newest checkpoint."""
+    from ai_economist.training.evaluate import load_policy_models
+    from ai_economist.warp_drive.training.checkpoint import load_checkpoint
+
+    state = load_checkpoint(find_checkpoint(run_dir))
+    specs = GatherTradeBuildBatch(state["config"]["env"], num_envs=1).policy_specs
+    return state["config"], load_policy_models(state, specs)
 
 
 @torch.no_grad()
@@ -142,7 +155,12 @@ def describe(name: str, run: dict[str, Any], seconds: float) -> str:
 
 
 def run_gtb(args: argparse.Namespace, seconds: float, out: Path) -> dict[str, dict[str, float]]:
-    """Phase 1, phase 2 from phase 1's agents, then every schedule on the same seeds."""
+    """Phase 1, phase 2 from phase 1's agents (or ``--gtb_run``), then every schedule on the
+    same seeds."""
+    if args.gtb_run:
+        config, models = load_run_models(args.gtb_run)
+        print(f"GTB phase 2: evaluating {args.gtb_run} (no training)")
+        return evaluate_gtb(config["env"], models, args.gtb_seeds)
     phase2_overrides = gtb_overrides(args)
     if args.phase1_share > 0:
         start = time.perf_counter()
@@ -155,9 +173,13 @@ def run_gtb(args: argparse.Namespace, seconds: float, out: Path) -> dict[str, di
     phase2 = train("gather_trade_build_phase2", seconds * (1 - args.phase1_share), out / "gtb2",
                    phase2_overrides)  # fmt: skip
     print(describe("GTB phase 2 (planner taxes)", phase2, time.perf_counter() - start))
-    env_block = phase2["config"]["env"]
+    return evaluate_gtb(phase2["config"]["env"], phase2["models"], args.gtb_seeds)
+
+
+def evaluate_gtb(env_block: dict, models: dict, seeds: int) -> dict[str, dict[str, float]]:
+    """Every schedule of :data:`GTB_SCHEDULES` with the same agents on the same seeds."""
     return {
-        name: play_gtb(schedule_env(env_block, changes), phase2["models"], args.gtb_seeds)
+        name: play_gtb(schedule_env(env_block, changes), models, seeds)
         for name, changes in GTB_SCHEDULES.items()
     }
 
@@ -165,7 +187,8 @@ def run_gtb(args: argparse.Namespace, seconds: float, out: Path) -> dict[str, di
 def print_gtb(results: dict[str, dict[str, float]], seeds: int) -> None:
     """The GTB table and whether the trained planner has the highest objective."""
     print(f"gather-trade-build, phase-2 agents, {seeds} seeds (mean):")
-    print(f"{'schedule':20s} {'productivity':>12s} {'equality':>9s} {'eq x prod':>10s}")
+    print(f"{'schedule':20s} {'productivity':>12s} {'equality':>9s} {'eq x prod':>10s}"
+          "   (eq x prod: equality x coin per agent)")  # fmt: skip
     for name, r in results.items():
         print(
             f"{name:20s} {r['productivity']:12.1f} {r['equality']:9.3f} "
@@ -202,6 +225,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--gtb_env_overrides", nargs="*", default=[],
                         help="env.* overrides of both GTB phases (e.g. env.episode_length=200)")  # fmt: skip
     parser.add_argument("--results_dir", default="", help="run folders (default: a temp dir)")
+    parser.add_argument(
+        "--one_step_run", default="", help="evaluate this one-step run, no training"
+    )
+    parser.add_argument("--gtb_run", default="", help="evaluate this GTB phase-2 run, no training")
     args = parser.parse_args(argv)
     for key in ("one_step_share", "phase1_share"):
         if not 0 <= getattr(args, key) < 1:
@@ -215,11 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     budget = args.minutes * 60
     print(f"budget {args.minutes} min on the CPU ({torch.get_num_threads()} torch threads)")
     start = time.perf_counter()
-    one_step = train("one_step_economy", budget * args.one_step_share, out / "one_step",
-                     args.one_step_overrides)  # fmt: skip
-    print(describe("one-step economy", one_step, time.perf_counter() - start))
-    rows = one_step_tax_schedules.compare_schedules(one_step["run_dir"], args.saez_episodes)
-    one_step_tax_schedules.print_table(one_step["run_dir"], rows)
+    one_step_run = args.one_step_run
+    if not one_step_run:
+        one_step = train("one_step_economy", budget * args.one_step_share, out / "one_step",
+                         args.one_step_overrides)  # fmt: skip
+        print(describe("one-step economy", one_step, time.perf_counter() - start))
+        one_step_run = one_step["run_dir"]
+    rows = one_step_tax_schedules.compare_schedules(one_step_run, args.saez_episodes)
+    one_step_tax_schedules.print_table(one_step_run, rows)
     print(one_step_verdict(rows))
     results = run_gtb(args, budget * (1 - args.one_step_share), out)
     print_gtb(results, args.gtb_seeds)

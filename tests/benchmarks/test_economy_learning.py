@@ -42,6 +42,8 @@ def test_schedule_env_changes_only_the_tax_component(learning):
     assert tax_settings(block)["disable_taxes"] is False  # the original is untouched
     saez = learning.schedule_env(block, learning.GTB_SCHEDULES["Saez"])
     assert tax_settings(saez)["tax_model"] == "saez" and saez["dense_log_frequency"] is None
+    assert tax_settings(saez)["tax_annealing_schedule"] is None  # no rate caps when comparing
+    assert tax_settings(block)["tax_annealing_schedule"] == [-100, 0.001]
     assert {k: v for k, v in saez.items() if k not in ("components", "dense_log_frequency")} == {
         k: v for k, v in block.items() if k not in ("components", "dense_log_frequency")
     }
@@ -82,3 +84,13 @@ def test_a_tiny_run_prints_both_tables(learning, tmp_path, capsys):
         assert f"\n{name:20s} " in out
     assert "one-step: the trained planner" in out and "GTB: the trained planner" in out
     assert (tmp_path / "gtb1").is_dir() and (tmp_path / "gtb2").is_dir()
+    trained_gtb = [line for line in out.splitlines() if line.startswith("trained planner  ")]
+
+    # evaluating the saved runs again (no training) prints the same tables
+    again = ["--one_step_run", str(tmp_path / "one_step"), "--gtb_run", str(tmp_path / "gtb2")]
+    assert learning.main([*again, "--results_dir", str(tmp_path / "again"), *TINY]) == 0
+    out_again = capsys.readouterr().out
+    assert "no training" in out_again and "iterations" not in out_again
+    assert [
+        ln for ln in out_again.splitlines() if ln.startswith("trained planner  ")
+    ] == trained_gtb
