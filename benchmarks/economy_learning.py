@@ -240,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     out = Path(args.results_dir or tempfile.mkdtemp(prefix="economy_learning_"))
     budget = args.minutes * 60
-    print(f"budget {args.minutes} min on the CPU ({torch.get_num_threads()} torch threads)")
+    if not (args.one_step_run and args.gtb_run):
+        print(f"budget {args.minutes} min on the CPU ({torch.get_num_threads()} torch threads)")
     start = time.perf_counter()
     one_step_run = args.one_step_run
     if not one_step_run:
