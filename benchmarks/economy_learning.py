@@ -219,7 +219,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--gtb_envs", type=int, default=4)
     parser.add_argument("--gtb_batch", type=int, default=400)
     parser.add_argument("--gtb_seeds", type=int, default=2, help="evaluation envs per schedule")
-    parser.add_argument("--saez_episodes", type=int, default=100)
+    parser.add_argument("--saez_episodes", type=int, default=300,
+                        help="episodes of the Saez model before its rates are read (100 is not enough)")  # fmt: skip
     parser.add_argument("--one_step_overrides", nargs="*", default=[],
                         help="run-config overrides of the one-step training")  # fmt: skip
     parser.add_argument("--gtb_env_overrides", nargs="*", default=[],
