@@ -43,7 +43,7 @@ def trained_policies(run_dir: str) -> tuple[dict, np.ndarray, np.ndarray]:
     return state["config"]["env"], rates, hours
 
 
-def compare_schedules(run_dir: str, saez_episodes: int = 100) -> list[tuple[str, dict]]:
+def compare_schedules(run_dir: str, saez_episodes: int = 300) -> list[tuple[str, dict]]:
     """``(name, evaluate_schedule result)`` for no taxes, US federal, Saez, the trained planner
     (best-responding workers) and the trained planner with the run's own trained workers."""
     from ai_economist.foundation.scenarios.one_step_economy.one_step_economy import OneStepEconomy
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run_dir", help="a finished training run (default: train one now)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--saez_episodes", type=int, default=100)
+    parser.add_argument("--saez_episodes", type=int, default=300)  # 100: Saez not yet settled
     parser.add_argument("overrides", nargs="*", help="run-config overrides for the training")
     args = parser.parse_args(argv)
     run_dir = args.run_dir
