@@ -43,11 +43,40 @@ def trained_policies(run_dir: str) -> tuple[dict, np.ndarray, np.ndarray]:
     return state["config"]["env"], rates, hours
 
 
+def compare_schedules(run_dir: str, saez_episodes: int = 300) -> list[tuple[str, dict]]:
+    """``(name, evaluate_schedule result)`` for no taxes, US federal, Saez, the trained planner
+    (best-responding workers) and the trained planner with the run's own trained workers."""
+    from ai_economist.foundation.scenarios.one_step_economy.one_step_economy import OneStepEconomy
+
+    env_block, rates, hours = trained_policies(run_dir)
+    params = am.OneStepParams.from_env(OneStepEconomy(**env_block))
+    saez = schedules.saez_rates(env_block, saez_episodes)
+    return [
+        ("no taxes", schedules.evaluate_schedule(params, np.zeros(params.n_brackets))),
+        ("US federal 2018", schedules.evaluate_schedule(params, US_FEDERAL_2018_RATES)),
+        ("Saez", schedules.evaluate_schedule(params, saez)),
+        ("trained planner", schedules.evaluate_schedule(params, rates)),
+        ("trained planner + trained workers", schedules.evaluate_schedule(params, rates, hours)),
+    ]
+
+
+def print_table(run_dir: str, rows: list[tuple[str, dict]]) -> None:
+    """One line per schedule: welfare, productivity, equality and the bracket rates."""
+    objective = load_checkpoint(find_checkpoint(run_dir))["config"]["env"]["planner_reward_type"]
+    print(f"run: {run_dir}   planner objective: {objective}")
+    print(f"{'schedule':36s} {'welfare':>8s} {'product.':>9s} {'equality':>8s}  rates")
+    for name, r in rows:
+        rates_txt = " ".join(f"{x:.2f}" for x in r["rates"])
+        print(
+            f"{name:36s} {r['welfare']:8.3f} {r['productivity']:9.1f} {r['equality']:8.3f}  {rates_txt}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run_dir", help="a finished training run (default: train one now)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--saez_episodes", type=int, default=100)
+    parser.add_argument("--saez_episodes", type=int, default=300)  # 100: Saez not yet settled
     parser.add_argument("overrides", nargs="*", help="run-config overrides for the training")
     args = parser.parse_args(argv)
     run_dir = args.run_dir
@@ -57,29 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                                      "--results_dir", run_dir, *args.overrides])  # fmt: skip
         if code:
             return code
-    env_block, rates, hours = trained_policies(run_dir)
-    from ai_economist.foundation.scenarios.one_step_economy.one_step_economy import OneStepEconomy
-
-    params = am.OneStepParams.from_env(OneStepEconomy(**env_block))
-    rows = [
-        ("no taxes", schedules.evaluate_schedule(params, np.zeros(params.n_brackets))),
-        ("US federal 2018", schedules.evaluate_schedule(params, US_FEDERAL_2018_RATES)),
-        (
-            "Saez",
-            schedules.evaluate_schedule(
-                params, schedules.saez_rates(env_block, args.saez_episodes)
-            ),
-        ),
-        ("trained planner", schedules.evaluate_schedule(params, rates)),
-        ("trained planner + trained workers", schedules.evaluate_schedule(params, rates, hours)),
-    ]
-    print(f"run: {run_dir}   planner objective: {params.planner_reward_type}")
-    print(f"{'schedule':36s} {'welfare':>8s} {'product.':>9s} {'equality':>8s}  rates")
-    for name, r in rows:
-        rates_txt = " ".join(f"{x:.2f}" for x in r["rates"])
-        print(
-            f"{name:36s} {r['welfare']:8.3f} {r['productivity']:9.1f} {r['equality']:8.3f}  {rates_txt}"
-        )
+    rows = compare_schedules(run_dir, args.saez_episodes)
+    print_table(run_dir, rows)
     return 0
 
 

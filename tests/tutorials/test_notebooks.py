@@ -16,6 +16,9 @@ from ai_economist.tutorial_scale import SCALE_VARIABLE
 TUTORIALS = sorted((Path(__file__).resolve().parents[2] / "tutorials").glob("*.ipynb"))
 EXPECTED = {
     "covid19_and_economic_simulation.ipynb",
+    "economic_simulation_advanced.ipynb",
+    "economic_simulation_basics.ipynb",
+    "optimal_taxation.ipynb",
     "multi_agent_gpu_training.ipynb",
     "your_own_environment_cuda_c.ipynb",
     "your_own_environment_numba.ipynb",
@@ -75,3 +78,17 @@ def test_notebook_runs_with_its_install_line(path, monkeypatch):
     if path.name == "multi_agent_gpu_training.ipynb":
         assert {"numba", "pycuda"} <= set(hidden)
         assert set(results) >= {"trained (greedy)", "closed 180 days, then open, no subsidy"}
+    if path.name == "economic_simulation_basics.ipynb":
+        assert "torch" in hidden  # `.[plot]`: the simulation needs numpy only
+        assert results["steps"] == 150  # the ci episode
+        assert results["coin"] == pytest.approx(results["productivity"])  # productivity = coin
+    if path.name == "economic_simulation_advanced.ipynb":
+        assert results["work only total_donated"] == 0 < results["work and give total_donated"]
+        assert results["work and give equality"] > results["work only equality"]
+    if path.name == "optimal_taxation.ipynb":
+        # taxes paid back as a lump sum make incomes more equal than the free market's
+        assert (
+            results["one-step US federal 2018 equality"] > results["one-step free market equality"]
+        )
+        assert results["one-step free market welfare"] == pytest.approx(1.030, abs=1e-3)
+        assert {"gtb Saez eq x prod", "gtb flat 30% equality"} <= set(results)

@@ -229,20 +229,31 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             "curr_rates": self._curr_rates_obs,
         }
         agents = self.world.agents
-        endowment = np.array([a.total_endowment("Coin") for a in agents], dtype=np.float64)
-        curr = tb.marginal_rate(
-            endowment - self.last_coin, self.bracket_cutoffs, self.curr_marginal_rates
-        )
+        curr = self._current_marginal_rates()
+        last_income, last_rate = self._last_income_list, self._last_marginal_list
         obs: dict[str, dict[str, Any]] = {self.world.planner.idx: dict(common)}
         for i, agent in enumerate(agents):
             k = str(agent.idx)
-            obs[k] = {**common, "marginal_rate": float(curr[i])}
+            obs[k] = {**common, "marginal_rate": curr[i]}
             obs["p" + k] = {
-                "last_income": float(self._last_income_obs[i]),
-                "last_marginal_rate": float(self.last_marginal_rate[i]),
-                "curr_marginal_rate": float(curr[i]),
+                "last_income": last_income[i],
+                "last_marginal_rate": last_rate[i],
+                "curr_marginal_rate": curr[i],
             }
         return obs
+
+    def _current_marginal_rates(self) -> list[float]:
+        """Each agent's marginal rate on its income since the last tax day (``marginal_rate``
+        of the live rates), recomputed only when the coin, the last tax day's coin or the
+        rates changed since the previous call (most steps change none of them)."""
+        endowment = [a.total_endowment("Coin") for a in self.world.agents]
+        rates = np.asarray(self.curr_marginal_rates, dtype=np.float64)
+        key = (tuple(endowment), self.last_coin.tobytes(), rates.tobytes())
+        if key != self._marginal_cache_key:
+            income = np.array(endowment, dtype=np.float64) - self.last_coin
+            self._marginal_cache = tb.marginal_rate(income, self.bracket_cutoffs, rates).tolist()
+            self._marginal_cache_key = key
+        return self._marginal_cache
 
     def generate_masks(self, completions: int = 0) -> dict[str, Any]:
         """Planner rate masks: all zero except on a period's first step (annealing applies)."""
@@ -263,11 +274,15 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         self._schedules: dict[str, list[float]] = {k: [] for k in self.bracket_keys}
         self._occupancy = {k: 0 for k in self.bracket_keys}
         self._curr_rates_obs = np.array(self.curr_marginal_rates)
+        self._marginal_cache_key: tuple | None = None
+        self._marginal_cache: list[float] = []
         self._refresh_income_obs()
 
     def _refresh_income_obs(self) -> None:
         self._last_income_obs = np.asarray(self.last_income, dtype=np.float64) / self.period
         self._last_income_obs_sorted = np.sort(self._last_income_obs)
+        self._last_income_list = self._last_income_obs.tolist()
+        self._last_marginal_list = np.asarray(self.last_marginal_rate, dtype=np.float64).tolist()
 
     def additional_reset_steps(self) -> None:
         """Reset the cycle and trackers; Saez starts from its running-average rates."""
