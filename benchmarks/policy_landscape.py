@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ai_economist import foundation  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
+from ai_economist.simulate.errors import UnknownPolicyError  # noqa: E402
+from ai_economist.simulate.policies import parse_fixed_schedule  # noqa: E402
 from ai_economist.training.config import default_config_path, load_yaml  # noqa: E402
 from ai_economist.training.fixed_policies import FIXED_POLICIES, schedule_returns  # noqa: E402
 
@@ -47,17 +49,10 @@ BASELINES = FIXED_POLICIES  # the learning check's fixed policies, declared in t
 
 def parse_schedule(text: str) -> tuple[int, int, int, int]:
     """``"close,days,open,subsidy"`` -> a schedule tuple (clear error for bad input)."""
-    parts = text.split(",")
-    if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
-        raise SystemExit(
-            f"--schedules: {text!r} is not CLOSE,DAYS,OPEN,SUBSIDY (four integers >= 0)"
-        )
-    close, days, open_, subsidy = (int(p) for p in parts)
-    if close > 10 or open_ > 10 or subsidy > 20:
-        raise SystemExit(
-            f"--schedules: {text!r}: levels are 0 (NO-OP) to 10, subsidy levels 0 to 20"
-        )
-    return close, days, open_, subsidy
+    try:
+        return parse_fixed_schedule(text, "--schedules")
+    except UnknownPolicyError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 evaluate = schedule_returns  # planner and mean state sums of (close, days, open, subsidy) rows

@@ -1,5 +1,5 @@
-"""Shared fixtures: the golden trajectory (a fixture in this repository) and the optional
-source data of the calibration beside the checkout."""
+"""Shared fixtures: the golden trajectory (a fixture in this repository), the optional
+source data of the calibration beside the checkout, and nvcc for the compile tests."""
 
 from __future__ import annotations
 
@@ -44,3 +44,14 @@ def shared_data_dir() -> Path:
 def golden_path() -> Path:
     """The original release's tutorial trajectory (see tests/fixtures/golden/README.md)."""
     return FIXTURES / "golden" / "covid19_tutorial_real_world_policies.npz"
+
+
+@pytest.fixture(scope="session")
+def nvcc() -> Path:
+    """The nvcc executable (``find_nvcc``); skips the test, with the reason, without one."""
+    from ai_economist.warp_drive.errors import find_nvcc
+
+    try:
+        return find_nvcc()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))

@@ -6,25 +6,13 @@ nothing.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ai_economist.plotting import pyplot
 from ai_economist.simulate.table import SweepTable
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=3)
-        return None
-    return plt
 
 
 def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -75,7 +63,7 @@ def welfare_plot(plt: Any, table: SweepTable, path: Path) -> Path:
 
 def write_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
     """``frontier.png`` and ``welfare.png`` in ``out_dir``; [] without matplotlib."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None or len(table) == 0:
         return []
     out = Path(out_dir)

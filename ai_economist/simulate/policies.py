@@ -71,16 +71,20 @@ def fixed_schedule(
     return np.repeat(level[:, None], num_agents, axis=1), np.full(episode_length, subsidy)
 
 
-def _parse_fixed(name: str) -> tuple[int, int, int, int]:
-    parts = name[len("fixed:") :].split(",")
+def parse_fixed_schedule(
+    text: str, context: str, form: str = "CLOSE,DAYS,OPEN,SUBSIDY"
+) -> tuple[int, int, int, int]:
+    """``"CLOSE,DAYS,OPEN,SUBSIDY"`` -> four ints: stringency level ``CLOSE`` (0 = keep, up to
+    10) for the first ``DAYS`` days, then ``OPEN``; one subsidy level (0 to 20) throughout.
+    Bad input is an :class:`UnknownPolicyError` that starts with ``context`` and names the
+    expected ``form``."""
+    parts = text.split(",")
     if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
-        raise UnknownPolicyError(
-            f"policy {name!r}: expected fixed:CLOSE,DAYS,OPEN,SUBSIDY (four integers >= 0)"
-        )
+        raise UnknownPolicyError(f"{context}: expected {form} (four integers >= 0), got {text!r}")
     close, days, open_, subsidy = (int(p) for p in parts)
     if close > 10 or open_ > 10 or subsidy > 20:
         raise UnknownPolicyError(
-            f"policy {name!r}: stringency levels are 0 (keep) to 10, subsidy levels 0 to 20"
+            f"{context}: stringency levels are 0 (keep) to 10, subsidy levels 0 to 20, got {text!r}"
         )
     return close, days, open_, subsidy
 
@@ -103,7 +107,13 @@ def resolve_policy(name: str, episode_length: int, state_names: list[str]) -> Po
             name[len("schedule:") :], episode_length, state_names
         )
         return Policy(name, "schedule", stringency, subsidy)
-    close, days, open_, subsidy = FIXED[name] if name in FIXED else _parse_fixed(name)
+    close, days, open_, subsidy = (
+        FIXED[name]
+        if name in FIXED
+        else parse_fixed_schedule(
+            name[len("fixed:") :], f"policy {name!r}", "fixed:CLOSE,DAYS,OPEN,SUBSIDY"
+        )
+    )
     days = episode_length if days is None else days
     stringency, subsidies = fixed_schedule(close, days, open_, subsidy, episode_length, num_agents)
     return Policy(name, "schedule", stringency, subsidies)

@@ -21,7 +21,6 @@ import argparse
 import copy
 import json
 import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import torch
 
+from ai_economist.plotting import pyplot
 from ai_economist.training.environments import (  # noqa: F401  (re-exported)
     build_covid_eval_env,
 )
@@ -40,7 +40,11 @@ from ai_economist.warp_drive.training.checkpoint import (
     load_checkpoint,
     run_dir_of,
 )
-from ai_economist.warp_drive.training.models import build_policy_model, greedy_masked, sample_masked
+from ai_economist.warp_drive.training.models import (  # noqa: F401  (load_policy_models re-exported)
+    greedy_masked,
+    load_policy_models,
+    sample_masked,
+)
 
 
 def build_eval_env(config: dict) -> tuple[Any, Any]:
@@ -73,19 +77,6 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
     raise TypeError(type(value).__name__)
-
-
-def load_policy_models(state: dict, policy_specs: dict) -> dict[str, torch.nn.Module]:
-    """The policy models of a loaded checkpoint, on the CPU, in eval mode."""
-    config = state["config"]
-    models = {}
-    for tag, spec in policy_specs.items():
-        pcfg = copy.deepcopy(config["policy"][tag])
-        pcfg["model"]["model_ckpt_filepath"] = ""
-        model = build_policy_model(tag, pcfg, spec, torch.device("cpu"))
-        model.load_state_dict(state["policies"][tag]["model"])
-        models[tag] = model.eval()
-    return models
 
 
 @torch.no_grad()
@@ -134,26 +125,13 @@ class LevelPlot:
     title: str = ""
 
 
-def _pyplot() -> Any:
-    """``matplotlib.pyplot`` on the Agg backend, or None (one warning) without the extra."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=3)
-        return None
-    return plt
-
-
 def write_plots(log: dict, out_dir: Path, levels: dict[str, LevelPlot] | None = None) -> list[Path]:
     """Reward curves and one plot per policy; skipped if matplotlib is missing.
 
     A policy with an entry in ``levels`` is plotted as that level (the COVID-19 states'
     stringency level 1..10, the planner's subsidy level 0..20); others as action indices.
     """
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return []
     steps = log["steps"]
@@ -264,7 +242,7 @@ def write_scenario_plots(state: dict | None, out_dir: Path) -> list[Path]:
     episode just played.  Nothing for other envs or without matplotlib."""
     if state is None:
         return []
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return []
     import numpy as np

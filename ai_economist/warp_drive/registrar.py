@@ -5,7 +5,8 @@
   kernels for ``"numba"`` (e.g. ``"ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"``).
 * ``add`` / ``add_env`` register (dual-mode) environment classes per backend (``"cpu"``,
   ``"numpy"``, ``"pycuda"``, ``"numba"``: ``EnvBackend``); ``get(name, use_cuda)`` returns the
-  class.
+  class; ``register_gpu_environment(cls)`` registers a ``GpuEnvironment`` for every backend
+  its kernels support and for training.
 
 ``default_registrar`` (module level) is where built-in environments register. A new
 ``EnvironmentRegistrar()`` looks up its own (custom) registrations first and falls back to the
@@ -225,6 +226,30 @@ class EnvironmentRegistrar:
 
 default_registrar = EnvironmentRegistrar(use_defaults=False)
 """Built-in environments register here; custom registrars fall back to it."""
+
+
+def register_gpu_environment(
+    cls: type, registrar: EnvironmentRegistrar | None = None, training: bool = True
+) -> type:
+    """Register the ``GpuEnvironment`` class ``cls`` under its ``name``: with ``registrar``
+    (default ``default_registrar``) for ``"numpy"`` and for each GPU backend its
+    ``kernels()`` name a source for (``cuda_source``: ``"pycuda"``, ``numba_module``:
+    ``"numba"``), and, with ``training``, for ``--env NAME`` training
+    (``register_gpu_training_env``). ``cls()`` must build with its default arguments.
+    """
+    registrar = default_registrar if registrar is None else registrar
+    kernels = cls().kernels()
+    kernel_sources = (
+        (EnvBackend.PYCUDA, kernels.cuda_source),
+        (EnvBackend.NUMBA, kernels.numba_module),
+    )
+    sources = {backend.value: src for backend, src in kernel_sources if src is not None}
+    registrar.add_env(cls, (EnvBackend.NUMPY.value, *sources), cuda_env_src_path=sources)
+    if training:
+        from ai_economist.training.environments import register_gpu_training_env
+
+        register_gpu_training_env(cls)
+    return cls
 
 
 def _add_example_providers() -> None:

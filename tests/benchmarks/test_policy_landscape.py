@@ -37,3 +37,14 @@ def test_full_subsidy_costs_the_planner_under_random_states(landscape):
     module, env = landscape
     cost = module.random_states_subsidy_cost(env, num_envs=3)
     assert cost.shape == (3,) and np.all(cost > 10.0) and np.all(cost < 12.5)
+
+
+def test_schedules_option_parses_like_fixed_policies(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import policy_landscape
+
+    assert policy_landscape.parse_schedule("6,540,6,20") == (6, 540, 6, 20)
+    with pytest.raises(SystemExit, match=r"--schedules: expected CLOSE,DAYS,OPEN,SUBSIDY"):
+        policy_landscape.parse_schedule("6,540,6")
+    with pytest.raises(SystemExit, match=r"subsidy levels 0 to 20, got '6,540,6,21'"):
+        policy_landscape.parse_schedule("6,540,6,21")

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_helpers import require_gpu
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines deselect gpu tests anyway
-    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
+torch = require_gpu()
 
 from ai_economist.example_envs.tag_continuous import TagContinuous  # noqa: E402
 from ai_economist.warp_drive.checks.parity import check_parity  # noqa: E402

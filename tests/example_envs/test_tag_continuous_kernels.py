@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from ai_economist.example_envs.tag_continuous.env import MAX_OBSERVED, STEP_KERN
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.checks.declaration import check_cuda_kernels
-from ai_economist.warp_drive.errors import cudasim_enabled, find_nvcc
+from ai_economist.warp_drive.errors import cudasim_enabled
 from ai_economist.warp_drive.state import parse_kernel_parameters
 
 SMALL = dict(
@@ -118,14 +117,6 @@ def test_device_functions_mirror_numpy_names():
         assert re.search(rf"__device__[^;{{]*\b{name}\(", source), name
         assert re.search(rf"@cuda.jit\(device=True\)\ndef {name}\(", numba_source), name
     assert f"#define TAG_MAX_OBSERVED {MAX_OBSERVED}" in source
-
-
-@pytest.fixture(scope="module")
-def nvcc() -> Path:
-    try:
-        return find_nvcc()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
 
 
 def test_cuda_step_compiles_for_sm90_without_spills(nvcc, tmp_path):

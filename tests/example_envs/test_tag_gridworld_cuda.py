@@ -8,25 +8,14 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from ai_economist.example_envs.tag_gridworld import TagGridWorld
 from ai_economist.example_envs.tag_gridworld.env import STEP_KERNEL
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.checks.declaration import check_cuda_kernels, check_numba_kernels
-from ai_economist.warp_drive.errors import find_nvcc
 
 ENV = TagGridWorld(num_taggers=999, grid_length=100, use_full_observation=False)
 SOURCE = ENV.kernels().cuda_source
-
-
-@pytest.fixture(scope="module")
-def nvcc() -> Path:
-    try:
-        return find_nvcc()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
 
 
 def header_dir(tmp_path: Path) -> Path:

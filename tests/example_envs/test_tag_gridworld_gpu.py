@@ -10,23 +10,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from gpu_helpers import GPU_BACKENDS, require_gpu
 
 from ai_economist.example_envs.tag_gridworld import TagGridWorld
 from ai_economist.training import training_script
 from ai_economist.warp_drive.checks.parity import check_parity
-from ai_economist.warp_drive.errors import cudasim_enabled
 
 pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
+torch = require_gpu()
 
-BACKENDS = [
-    "pycuda",
-    pytest.param(
-        "numba", marks=pytest.mark.skipif(cudasim_enabled(), reason="unset NUMBA_ENABLE_CUDASIM")
-    ),
-]
 CASES = [
     pytest.param(dict(num_taggers=3, grid_length=2, episode_length=5), 64, id="4-agents-full"),
     pytest.param(dict(num_taggers=3, grid_length=2, episode_length=5, use_full_observation=False),
@@ -43,7 +35,7 @@ CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
 @pytest.mark.parametrize("kwargs, num_envs", CASES)
 def test_kernels_match_the_reference_bit_for_bit(backend, kwargs, num_envs):
     env = TagGridWorld(seed=0, **kwargs)

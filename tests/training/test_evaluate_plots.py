@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from ai_economist.plotting import pyplot
 from ai_economist.training import evaluate
 from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
 
@@ -40,7 +41,7 @@ def test_covid_level_plots_hold_levels_not_actions(covid_episode):
 
 def test_plot_axes_are_labelled_with_the_levels(covid_episode):
     pytest.importorskip("matplotlib")
-    plt = evaluate._pyplot()
+    plt = pyplot()
     scenario, state = covid_episode
     plots = evaluate.covid_level_plots(scenario, state)
     fig = evaluate._level_plot(plt, plots["a"], plots["a"].title)

@@ -12,7 +12,6 @@ from ai_economist.example_envs.ring_chase import RingChase
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.checks.declaration import check_cuda_kernels
-from ai_economist.warp_drive.errors import find_nvcc
 from ai_economist.warp_drive.state import StateField, StateSpec
 
 
@@ -63,11 +62,7 @@ def test_ring_chase_kernel_matches_its_declaration(tmp_path):
     assert "#define NUM_AGENTS 7\n" in text and "#define NUM_RUNNERS 4\n" in text
 
 
-def test_nvcc_compiles_the_ring_chase_kernel(tmp_path):
-    try:
-        nvcc = find_nvcc()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+def test_nvcc_compiles_the_ring_chase_kernel(nvcc, tmp_path):
     env = RingChase()
     folder = codegen.write_header(env.name, header_for(env, env.state_spec()), tmp_path)
     out = tmp_path / "ring_chase.o"

@@ -13,7 +13,7 @@ import torch
 from ai_economist.example_envs.tag_continuous import TagContinuous
 from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
-from ai_economist.warp_drive.errors import cudasim_enabled, find_nvcc
+from ai_economist.warp_drive.errors import cudasim_enabled
 from ai_economist.warp_drive.fused_reset import (
     RESET_KERNEL,
     RESET_SOURCE,
@@ -95,11 +95,7 @@ def test_wrapper_episodes_with_fused_resets_match_the_reference():
     assert result, result.message
 
 
-def test_reset_kernel_compiles_for_sm90(tmp_path):
-    try:
-        nvcc = find_nvcc()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+def test_reset_kernel_compiles_for_sm90(nvcc, tmp_path):
     cubin = tmp_path / "reset.cubin"
     cmd = [str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(RESET_SOURCE),
            "-Werror", "all-warnings"]  # fmt: skip

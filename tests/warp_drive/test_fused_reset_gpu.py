@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_helpers import require_gpu
 
 from ai_economist.example_envs.tag_continuous import TagContinuous
 from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
@@ -13,9 +14,7 @@ from ai_economist.warp_drive.env_wrapper import EnvWrapper
 from ai_economist.warp_drive.fused_reset import FusedReset
 
 pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines deselect gpu tests anyway
-    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
+torch = require_gpu()
 
 ENV = dict(num_taggers=3, num_runners=40, num_other_agents_observed=10, use_full_observation=False)
 

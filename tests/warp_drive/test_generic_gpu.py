@@ -7,40 +7,31 @@ Run on the GPU machine: ``python -m pytest -m gpu tests/warp_drive/test_generic_
 from __future__ import annotations
 
 import pytest
+from gpu_helpers import GPU_BACKENDS, require_gpu
 
 from ai_economist.example_envs.ring_chase import RingChase
 from ai_economist.warp_drive.checks.parity import check_parity
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
-from ai_economist.warp_drive.errors import cudasim_enabled
 
 pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
-
-BACKENDS = [
-    "pycuda",
-    pytest.param(
-        "numba", marks=pytest.mark.skipif(cudasim_enabled(), reason="unset NUMBA_ENABLE_CUDASIM")
-    ),
-]
+torch = require_gpu()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_kernels_match_the_reference_on_the_device(backend):
     env = RingChase(num_chasers=4, num_runners=12, ring_size=32, episode_length=15)
     result = check_parity(env, backend, num_envs=64, num_steps=40, seed=5)
     assert result.ok, result.message
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_1024_agents_per_environment_match_the_reference(backend):
     env = RingChase(num_chasers=24, num_runners=1000, ring_size=4096, episode_length=6)
     result = check_parity(env, backend, num_envs=3, num_steps=8, seed=1)
     assert result.ok, result.message
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_tensors_live_on_the_device_and_are_the_kernels_memory(backend):
     w = EnvWrapper(RingChase(), num_envs=8, env_backend=backend)
     assert w.device.type == "cuda" and w.cuda_function_manager is not None

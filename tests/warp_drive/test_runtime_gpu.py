@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_helpers import require_gpu
 
 pytestmark = pytest.mark.gpu
 
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines deselect gpu tests anyway
-    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
+torch = require_gpu()
 
 from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, CUDADataManager, DataFeed  # noqa: E402
 from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset  # noqa: E402

@@ -3,6 +3,7 @@ script on the CPU (numpy backend), resumes exactly and evaluates."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -10,7 +11,11 @@ import pytest
 from ai_economist.example_envs.ring_chase import RingChase
 from ai_economist.training import environments, evaluate, training_script
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
-from ai_economist.warp_drive.registrar import EnvironmentRegistrar, default_registrar
+from ai_economist.warp_drive.registrar import (
+    EnvironmentRegistrar,
+    default_registrar,
+    register_gpu_environment,
+)
 
 TINY = ["trainer.num_envs=4", "trainer.train_batch_size=20", "saving.tensorboard=false",
         "trainer.progress_bar=false", "env.episode_length=5", "policy.chaser.model.fc_dims=[16]",
@@ -84,3 +89,22 @@ def test_custom_registrations_win(monkeypatch):
     registrar.add_env(Mine, env_backend="numpy", name="ring_chase")
     assert registrar.get("ring_chase", env_backend="numpy") is Mine
     assert default_registrar.get("ring_chase", env_backend="numpy") is RingChase
+
+
+def test_register_gpu_environment_follows_the_kernels(monkeypatch):
+    monkeypatch.setattr(environments, "ENVIRONMENTS", environments.TrainingEnvironments())
+
+    class NumbaOnly(RingChase):
+        name = "numba_only"
+
+        def kernels(self):
+            return dataclasses.replace(super().kernels(), cuda_source=None)
+
+    registrar = EnvironmentRegistrar(use_defaults=False)
+    assert register_gpu_environment(NumbaOnly, registrar) is NumbaOnly
+    assert registrar.env_names("numpy") == registrar.env_names("numba") == ["numba_only"]
+    assert registrar.env_names("pycuda") == [] and not registrar.has_env("numba_only", "cpu")
+    assert registrar.get_cuda_env_src_path("numba_only", "numba").endswith("ring_chase_numba")
+    assert environments.get_training_env("numba_only").env_class() is NumbaOnly
+    register_gpu_environment(RingChase, EnvironmentRegistrar(use_defaults=False), training=False)
+    assert "ring_chase" not in environments.training_env_names()

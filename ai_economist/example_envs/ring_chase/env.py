@@ -198,16 +198,3 @@ class RingChase(GpuEnvironment):
         if not completed.any():
             return {}
         return {"tags per episode": float(pull("last_episode_tags")[completed].mean())}
-
-
-def register(registrar=None) -> None:
-    """Register ``RingChase`` for the numpy, pycuda and numba backends (default registrar)."""
-    from ai_economist.warp_drive.registrar import default_registrar
-
-    registrar = default_registrar if registrar is None else registrar
-    kernels = RingChase().kernels()
-    registrar.add_env(
-        RingChase,
-        env_backend=("numpy", "pycuda", "numba"),
-        cuda_env_src_path={"pycuda": kernels.cuda_source, "numba": kernels.numba_module},
-    )

@@ -310,16 +310,3 @@ class TagGridWorld(GpuEnvironment):
             "episode length": float(np.mean(np.asarray(pull("last_episode_length"))[seen])),
             "episodes completed": float(completed.sum()),
         }
-
-
-def register(registrar=None) -> None:
-    """Register ``TagGridWorld`` for the numpy, pycuda and numba backends (default registrar)."""
-    from ai_economist.warp_drive.registrar import default_registrar
-
-    registrar = default_registrar if registrar is None else registrar
-    kernels = TagGridWorld().kernels()
-    registrar.add_env(
-        TagGridWorld,
-        env_backend=("numpy", "pycuda", "numba"),
-        cuda_env_src_path={"pycuda": kernels.cuda_source, "numba": kernels.numba_module},
-    )

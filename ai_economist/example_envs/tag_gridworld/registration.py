@@ -1,7 +1,6 @@
 """Registers grid-world Tag with the kernel registry and the training registry (on import)."""
 
-from ai_economist.example_envs.tag_gridworld.env import TagGridWorld, register
-from ai_economist.training.environments import register_gpu_training_env
+from ai_economist.example_envs.tag_gridworld.env import TagGridWorld
+from ai_economist.warp_drive.registrar import register_gpu_environment
 
-register()
-register_gpu_training_env(TagGridWorld)
+register_gpu_environment(TagGridWorld)

@@ -19,13 +19,15 @@ import numpy as np
 
 from ai_economist.foundation.base.observations import (
     PUT_IN_BOTH,
+    FlatSlot,
     ObservationMerger,
     PackagerCache,
     filled,
+    write_slot,
 )
 
 # A planned write: (start, stop, single) of a flat slot, or a kept field's name.
-Slot = tuple[int, int, bool] | str
+Slot = FlatSlot | str
 
 
 class FusedFlattener:
@@ -52,7 +54,7 @@ class FusedFlattener:
             packager = packagers.get(key)
             if packager is None or packager.n_agents is not None:
                 return
-            flat_slots = {name: (a, b, single) for name, a, b, single in packager._slots}
+            flat_slots = dict(packager._slots)
             time_slots[key] = flat_slots["time"][0] if "time" in flat_slots else None
             slots_of[key] = {**flat_slots, **{name: name for name in packager.keep_keys}}
             sizes[key] = packager._flat_size
@@ -103,16 +105,7 @@ class FusedFlattener:
                         if type(slot) is str:
                             out[slot] = value
                             continue
-                        start, stop, single = slot
-                        kind = type(value)
-                        if single:
-                            if kind is float or kind is int:
-                                flat[start] = value
-                            else:
-                                flat[start:stop] = value
-                        elif (kind is np.ndarray and value.ndim == 1) or np.ndim(value) == 1:
-                            flat[start:stop] = value
-                        else:
+                        if not write_slot(flat, slot, value):
                             return None
         except (KeyError, ValueError, TypeError):
             return None

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 PUT_IN_BOTH = ("time",)
+FlatSlot = tuple[int, int, bool]
+"""Where a field goes in ``"flat"``: ``(start, stop, single)``, ``single`` for one value."""
 
 
 def filled(n: int, value: float) -> np.ndarray:
@@ -152,12 +154,12 @@ class Packager:
                 self.keep_keys.append(key)
         self._n_fields = len(example)
         # Individual agents: each flat field's slice of "flat" (sizes from the example).
-        self._slots: list[tuple[str, int, int, bool]] = []
+        self._slots: list[tuple[str, FlatSlot]] = []
         start = 0
         if n_agents is None:
             for key in self.flat_keys:
                 size = int(np.asarray(example[key]).size)
-                self._slots.append((key, start, start + size, size == 1))
+                self._slots.append((key, (start, start + size, size == 1)))
                 start += size
         self._flat_size = start
 
@@ -205,28 +207,37 @@ class Packager:
         """One agent's ``flat``: each field written into its slice (float32, same values as
         concatenating the float32-cast fields)."""
         flat = np.empty(self._flat_size, dtype=np.float32)
-        key, start, stop = "", 0, 0
+        key, slot = "", (0, 0, False)
         try:
-            for key, start, stop, single in self._slots:
-                value = o[key]
-                kind = type(value)
-                if single:
-                    if kind is float or kind is int:
-                        flat[start] = value
-                    else:
-                        flat[start:stop] = value
-                elif (kind is np.ndarray and value.ndim == 1) or np.ndim(value) == 1:
-                    flat[start:stop] = value
-                else:
-                    raise ValueError(key)  # a scalar would broadcast over the slice
+            for key, slot in self._slots:
+                if not write_slot(flat, slot, o[key]):
+                    raise ValueError(key)
         except KeyError as err:
             raise ValueError(f"Observation field {err} disappeared after the first step") from None
         except ValueError:
             raise ValueError(
                 f"Observation field {key!r} changed size after the first step: expected "
-                f"{stop - start} values, got shape {np.shape(o[key])}"
+                f"{slot[1] - slot[0]} values, got shape {np.shape(o[key])}"
             ) from None
         return flat
+
+
+def write_slot(flat: np.ndarray, slot: FlatSlot, value: Any) -> bool:
+    """Write one field's ``value`` into its ``slot`` ``(start, stop, single)`` of ``flat``
+    (``single``: a one-value slot); False, writing nothing, where a vector slot gets no 1-d
+    value (a scalar would broadcast over the slice)."""
+    start, stop, single = slot
+    kind = type(value)
+    if single:
+        if kind is float or kind is int:
+            flat[start] = value
+        else:
+            flat[start:stop] = value
+    elif (kind is np.ndarray and value.ndim == 1) or np.ndim(value) == 1:
+        flat[start:stop] = value
+    else:
+        return False
+    return True
 
 
 class PackagerCache:

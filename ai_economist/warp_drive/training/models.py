@@ -7,6 +7,7 @@ so a masked action is never drawn and carries no probability mass in the losses.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 
@@ -76,6 +77,19 @@ def build_policy_model(
             state = state["policies"][tag]["model"]
         model.load_state_dict(state)
     return model
+
+
+def load_policy_models(state: dict, policy_specs: dict) -> dict[str, nn.Module]:
+    """``{tag: model}`` of a loaded checkpoint ``state`` (``load_checkpoint``) for the policies
+    of ``policy_specs``: built from the checkpoint's config, on the CPU, in eval mode."""
+    models = {}
+    for tag, spec in policy_specs.items():
+        policy_config = copy.deepcopy(state["config"]["policy"][tag])
+        policy_config["model"]["model_ckpt_filepath"] = ""
+        model = build_policy_model(tag, policy_config, spec, torch.device("cpu"))
+        model.load_state_dict(state["policies"][tag]["model"])
+        models[tag] = model.eval()
+    return models
 
 
 def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:

@@ -19,9 +19,10 @@ import torch
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import check_keys, checked_array
+from ai_economist.warp_drive.policy_tensors import PolicyTensors
 
 
-class ToyTargetEnv:
+class ToyTargetEnv(PolicyTensors):
     """``num_envs`` copies of the target-matching game, stepped together."""
 
     name = "toy"
@@ -40,65 +41,27 @@ class ToyTargetEnv:
     ) -> None:
         self.num_envs = int(num_envs)
         self.episode_length = int(episode_length)
-        self._device = torch.device(device)
-        self._gen = torch.Generator(device=self._device)
-        self._gen.manual_seed(int(seed))
         self._mask_probability = float(mask_probability)
         self._noise = int(num_noise_features)
         counts = {"a": int(num_agents), "p": 1}
         actions = {"a": int(num_actions_agents), "p": int(num_actions_planner)}
-        self._specs = {
+        specs = {
             tag: PolicySpec(counts[tag], actions[tag] + self._noise + 1, actions[tag])
             for tag in ("a", "p")
         }
+        self._allocate_policy_tensors(specs, self.num_envs, device)
         e, dev = self.num_envs, self._device
-        self._obs = {
-            t: torch.zeros(e, s.num_agents, s.obs_dim, device=dev) for t, s in self._specs.items()
-        }
-        self._masks = {
-            t: torch.ones(e, s.num_agents, s.num_actions, device=dev)
-            for t, s in self._specs.items()
-        }
+        self._gen = torch.Generator(device=dev)
+        self._gen.manual_seed(int(seed))
         self._targets = {
             t: torch.zeros(e, s.num_agents, dtype=torch.long, device=dev)
             for t, s in self._specs.items()
         }
-        self._actions = {
-            t: torch.zeros(e, s.num_agents, dtype=torch.int32, device=dev)
-            for t, s in self._specs.items()
-        }
-        self._rewards = {
-            t: torch.zeros(e, s.num_agents, device=dev) for t, s in self._specs.items()
-        }
         self._hits = {t: torch.zeros(e, device=dev) for t in self._specs}
         self._timestep = torch.zeros(e, dtype=torch.int32, device=dev)
-        self._done = torch.zeros(e, dtype=torch.int32, device=dev)
         self._last_accuracy = {t: torch.zeros((), device=dev) for t in self._specs}
 
-    # -- protocol -------------------------------------------------------------------------
-    @property
-    def device(self) -> torch.device:
-        return self._device
-
-    @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        return dict(self._specs)
-
-    def observations(self, tag: str) -> torch.Tensor:
-        return self._obs[tag]
-
-    def action_masks(self, tag: str) -> torch.Tensor:
-        return self._masks[tag]
-
-    def actions(self, tag: str) -> torch.Tensor:
-        return self._actions[tag]
-
-    def rewards(self, tag: str) -> torch.Tensor:
-        return self._rewards[tag]
-
-    def done(self) -> torch.Tensor:
-        return self._done
-
+    # -- protocol (the array side: PolicyTensors) -----------------------------------------
     def reset_all_envs(self) -> None:
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self._device)
         self._reset(everything)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from ai_economist import foundation
+from ai_economist.foundation.base.observations import write_slot
 from ai_economist.foundation.scenarios.simple_wood_and_stone import configs
 
 
@@ -67,3 +68,11 @@ def test_a_missing_sub_space_mask_falls_back_to_the_general_error():
     trade.generate_masks = without_sell_wood
     with pytest.raises(KeyError, match="No action mask for sub-space"):
         env.step({})
+
+
+def test_write_slot_fills_its_slice_and_refuses_a_scalar_for_a_vector():
+    flat = np.zeros(4, dtype=np.float32)
+    assert write_slot(flat, (0, 1, True), 2.5) and write_slot(flat, (1, 2, True), np.ones(1))
+    assert write_slot(flat, (2, 4, False), [3, 4])
+    assert not write_slot(flat, (2, 4, False), 7.0)  # would broadcast: nothing written
+    assert flat.tolist() == [2.5, 1.0, 3.0, 4.0]

@@ -24,9 +24,10 @@ from ai_economist.foundation.scenarios.one_step_economy.one_step_economy import 
 from ai_economist.foundation.scenarios.utils import social_metrics
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import as_numpy, check_keys, checked_array
+from ai_economist.warp_drive.policy_tensors import PolicyTensors
 
 
-class OneStepEconomyBatchedEnv:
+class OneStepEconomyBatchedEnv(PolicyTensors):
     """``num_envs`` one-step economies stepped together (see the module docstring).
 
     Args:
@@ -51,43 +52,19 @@ class OneStepEconomyBatchedEnv:
             )
         self.num_envs = int(num_envs)
         self.episode_length = self.params.episode_length
-        self._device = torch.device(device)
         p = self.params
         n, b = p.n_agents, p.n_brackets
         planner_dim = (b + n + 6) + 3 * n + b
-        self._specs = {
+        specs = {
             "a": PolicySpec(n, b + n + 6, am.NUM_LABOR_HOURS + 1),
             "p": PolicySpec(b, planner_dim, len(p.disc_rates) + 1),
         }
+        self._allocate_policy_tensors(specs, self.num_envs, device)
         self._one_hot = np.eye(b, dtype=np.float32)
         self.state = am.initial_state(p, self.num_envs)
-        e, dev = self.num_envs, self._device
-        self._obs = {
-            t: torch.zeros(e, s.num_agents, s.obs_dim, device=dev) for t, s in self._specs.items()
-        }
-        self._masks = {
-            t: torch.ones(e, s.num_agents, s.num_actions, device=dev)
-            for t, s in self._specs.items()
-        }
-        self._actions = {
-            t: torch.zeros(e, s.num_agents, dtype=torch.int32, device=dev)
-            for t, s in self._specs.items()
-        }
-        self._rewards = {
-            t: torch.zeros(e, s.num_agents, device=dev) for t, s in self._specs.items()
-        }
-        self._done = torch.zeros(e, dtype=torch.int32, device=dev)
         self._last_metrics: dict[str, float] = {}
 
-    # -- protocol ---------------------------------------------------------------------------
-    @property
-    def device(self) -> torch.device:
-        return self._device
-
-    @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        return dict(self._specs)
-
+    # -- protocol (the array side: PolicyTensors) -------------------------------------------
     @property
     def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:
         """Workers ``"0".."N-1"``; the planner's bracket agents ``"p_000"``, ``"p_009"``, ..."""
@@ -96,21 +73,6 @@ class OneStepEconomyBatchedEnv:
             "a": [str(i) for i in range(self.params.n_agents)],
             "p": [f"p_{k}" for k in tax.bracket_keys],
         }
-
-    def observations(self, tag: str) -> torch.Tensor:
-        return self._obs[tag]
-
-    def action_masks(self, tag: str) -> torch.Tensor:
-        return self._masks[tag]
-
-    def actions(self, tag: str) -> torch.Tensor:
-        return self._actions[tag]
-
-    def rewards(self, tag: str) -> torch.Tensor:
-        return self._rewards[tag]
-
-    def done(self) -> torch.Tensor:
-        return self._done
 
     def reset_all_envs(self) -> None:
         am.reset_envs(self.state, self.params, np.ones(self.num_envs, dtype=bool))

@@ -27,14 +27,6 @@ SOURCES = (
 )
 
 
-@pytest.fixture(scope="module")
-def nvcc() -> Path:
-    try:
-        return find_nvcc()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-
-
 def configuration(observe_rate=False, eta=2.0, delivery_interval=1, real=False):
     params = build_params(
         load_calibration(),
