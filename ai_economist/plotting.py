@@ -1,8 +1,10 @@
-"""Optional matplotlib: the one place that imports it for the package's plots."""
+"""Optional matplotlib (the one place that imports it for the package's plots) and what
+scenarios hand to the generic plots."""
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -18,3 +20,16 @@ def pyplot() -> Any:
         warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=3)
         return None
     return plt
+
+
+@dataclass(frozen=True)
+class LevelPlot:
+    """What the plot of one policy shows instead of its action indices: the level in effect
+    each day (``values``, days x agents), what it is, and its range."""
+
+    values: Any
+    label: str
+    low: int
+    high: int
+    agent_names: list[str] | None = None
+    title: str = ""

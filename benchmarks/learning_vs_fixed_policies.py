@@ -31,8 +31,9 @@ import torch
 
 from ai_economist import foundation
 from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+from ai_economist.foundation.scenarios.covid19.registration import build_env_wrapper
 from ai_economist.training.config import default_config_path, load_run_config
-from ai_economist.training.training_script import build_env_wrapper, policy_tag_to_agent_id_map
+from ai_economist.training.training_script import policy_tag_to_agent_id_map
 from ai_economist.warp_drive.training.models import build_model, greedy_masked
 from ai_economist.warp_drive.training.trainer import Trainer
 

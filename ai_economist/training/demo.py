@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from ai_economist.foundation.scenarios.covid19.registration import build_env_wrapper
 from ai_economist.training import training_script
 from ai_economist.training.config import ConfigError, find_run_config, load_run_config
 from ai_economist.training.evaluate import load_policy_models, run_episode
@@ -45,7 +46,7 @@ def greedy_returns(state: dict) -> tuple[float, float]:
     policies, on one env of the CPU backend (the Python env)."""
     config = copy.deepcopy(state["config"])
     config["trainer"]["num_envs"] = 1
-    env = training_script.build_env_wrapper(config, torch.device("cpu"), "cpu")
+    env = build_env_wrapper(config, torch.device("cpu"), "cpu")
     log = run_episode(env, load_policy_models(state, env.policy_specs), greedy=True)
     returns = log["episode_returns"]
     return returns["p"][0], sum(returns["a"]) / len(returns["a"])

@@ -1,8 +1,9 @@
 """The one registry of trainable environments: ``--env NAME`` looks names up here.
 
-Built in: the COVID-19 and economy environment (``FoundationEnvWrapper``), the toy env, and
-the example environments of ``ai_economist.example_envs`` (registered lazily, on the first
-lookup, from ``example_envs.REGISTRATION_MODULES``). Any ``GpuEnvironment`` class trains on
+Built in: the toy env here; the Foundation scenarios (COVID-19, the one-step economy,
+gather-trade-build) and the example environments of ``ai_economist.example_envs`` register
+themselves from their own packages, imported lazily on the first lookup
+(``SCENARIO_REGISTRATION_MODULES``, ``example_envs.REGISTRATION_MODULES``). Any ``GpuEnvironment`` class trains on
 the generic path with one line::
 
     register_gpu_training_env(MyEnv)            # then: training_script --env my_env
@@ -38,28 +39,6 @@ class EnvEntry:
     build_eval: Callable[[dict], tuple[Any, Any]] | None = None
 
 
-def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper``.
-
-    ``env_backend`` (else ``trainer.env_backend``; ``auto``) is ``"pycuda"`` on a CUDA device
-    and ``"numpy"`` (all envs batched in arrays) on the CPU; ``"cpu"`` steps Python copies of
-    the env (the original, slower CPU path), ``"numba"`` the Numba kernels.
-    """
-    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-
-    on_gpu = str(device).startswith("cuda")
-    if env_backend is None:
-        env_backend = run_config["trainer"].get("env_backend", "auto")
-    if env_backend == "auto":
-        env_backend = EnvBackend.PYCUDA if on_gpu else EnvBackend.NUMPY
-    env = CovidAndEconomyEnvironment(**run_config["env"])
-    kwargs = {"device": device} if on_gpu else {}
-    return FoundationEnvWrapper(
-        env, num_envs=run_config["trainer"]["num_envs"], env_backend=env_backend, **kwargs
-    )
-
-
 def build_toy_env(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
     """The toy target-matching environment (any torch device; GPU ``i`` adds ``i`` to the seed)."""
     import torch
@@ -79,39 +58,6 @@ def _toy_env_class() -> Callable:
 
 def _one_toy_env(env_block: dict) -> Any:
     return _toy_env_class()(num_envs=1, device="cpu", **env_block)
-
-
-def _covid_env_class() -> Callable:
-    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-
-    return CovidAndEconomyEnvironment
-
-
-def build_covid_eval_env(config: dict) -> tuple[Any, Any]:
-    """One COVID-19 env on the ``cpu`` backend (Python env), dense-logging every episode."""
-    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-
-    kwargs = dict(config["env"])
-    kwargs.setdefault("dense_log_frequency", 1)
-    env = _covid_env_class()(**kwargs)
-    return FoundationEnvWrapper(env, num_envs=1, env_backend=EnvBackend.CPU), env
-
-
-def _one_covid_env(env_block: dict) -> Any:
-    """One COVID-19 env (about 20 ms): runs every argument check of the scenario."""
-    from ai_economist.datasets.covid19.loader import load_calibration
-    from ai_economist.training.preflight import ENV_ERRORS
-    from ai_economist.warp_drive.training.schema import ConfigError
-
-    path = env_block.get("path_to_data_and_fitted_params", "")
-    try:
-        load_calibration(path)
-    except ENV_ERRORS as exc:  # CalibrationError, or what a damaged file raises
-        raise ConfigError(
-            f"'env.path_to_data_and_fitted_params' = {path!r}: {exc} (expected \"\" for the "
-            "packaged calibration, a calibration directory or a covid19_calibration.npz file)"
-        ) from exc
-    return _covid_env_class()(**env_block)
 
 
 def build_gpu_env(
@@ -156,17 +102,25 @@ class TrainingEnvironments(Mapping):
     def __init__(self, providers: tuple[str, ...] = ()) -> None:
         self._entries: dict[str, EnvEntry] = {}
         self._providers = list(providers)
+        self._loading_defaults = False
 
     def _load(self) -> None:
-        while self._providers:
-            importlib.import_module(self._providers.pop(0))
+        self._loading_defaults = True
+        try:
+            while self._providers:
+                importlib.import_module(self._providers.pop(0))
+        finally:
+            self._loading_defaults = False
 
     def register(self, name: str, entry: EnvEntry) -> None:
-        """Add (or replace: custom registrations win) the entry ``name``."""
+        """Add (or replace) the entry ``name``; the built-in registration modules never
+        replace an entry registered before they were imported (custom entries win)."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"environment names must be non-empty strings, got {name!r}")
         if not isinstance(entry, EnvEntry):
             raise TypeError(f"register expects an EnvEntry, got {type(entry).__name__}")
+        if self._loading_defaults and name in self._entries:
+            return
         self._entries[name] = entry
 
     def __getitem__(self, name: str) -> EnvEntry:
@@ -188,19 +142,21 @@ class TrainingEnvironments(Mapping):
         return len(self._entries)
 
 
+SCENARIO_REGISTRATION_MODULES: tuple[str, ...] = (
+    "ai_economist.foundation.scenarios.covid19.registration",
+    "ai_economist.foundation.scenarios.one_step_economy.registration",
+    "ai_economist.foundation.scenarios.simple_wood_and_stone.registration",
+)
+"""Modules that register the Foundation scenarios' training entries (imported lazily)."""
+
+
 def _default_providers() -> tuple[str, ...]:
     from ai_economist import example_envs
 
-    return tuple(getattr(example_envs, "REGISTRATION_MODULES", ())) + (
-        "ai_economist.foundation.scenarios.simple_wood_and_stone.registration",
-    )
+    return SCENARIO_REGISTRATION_MODULES + tuple(getattr(example_envs, "REGISTRATION_MODULES", ()))
 
 
 ENVIRONMENTS = TrainingEnvironments(_default_providers())
-ENVIRONMENTS.register(
-    "covid_and_economy_environment",
-    EnvEntry(build_env_wrapper, "last", _covid_env_class, _one_covid_env, build_covid_eval_env),
-)
 ENVIRONMENTS.register("toy", EnvEntry(build_toy_env, "first", _toy_env_class, _one_toy_env))
 
 
@@ -243,44 +199,3 @@ def get_training_env(name: str) -> EnvEntry:
 def training_env_names() -> list[str]:
     """Every registered name, sorted."""
     return sorted(ENVIRONMENTS)
-
-
-def build_one_step_economy(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The one-step economy: the batched numpy array model behind ``BatchedPolicyEnv``
-    (tensors on ``device``; GPU ``i`` adds ``i`` to ``env.seed``)."""
-    import torch
-
-    from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
-        OneStepEconomyBatchedEnv,
-    )
-
-    backend = env_backend or run_config["trainer"].get("env_backend", "auto")
-    if backend not in ("auto", "numpy", "cpu"):
-        raise ValueError(
-            f"trainer.env_backend={backend!r}: the one-step economy runs on the batched numpy "
-            "model; use 'auto', 'numpy' or 'cpu'"
-        )
-    env_block = dict(run_config["env"])
-    env_block["seed"] = env_block.get("seed", 0) + (torch.device(device).index or 0)
-    return OneStepEconomyBatchedEnv(
-        num_envs=run_config["trainer"]["num_envs"], device=device, **env_block
-    )
-
-
-def _one_step_class() -> Callable:
-    from ai_economist.foundation.scenarios.one_step_economy.one_step_economy import OneStepEconomy
-
-    return OneStepEconomy
-
-
-def _one_one_step(env_block: dict) -> Any:
-    from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
-        OneStepEconomyBatchedEnv,
-    )
-
-    return OneStepEconomyBatchedEnv(num_envs=1, device="cpu", **env_block)
-
-
-register_training_env(
-    "one_step_economy", build_one_step_economy, _one_step_class, "first", _one_one_step
-)

@@ -5,11 +5,11 @@ Example::
     python -m ai_economist.training.evaluate --run_dir runs/toy/default/<run> --greedy
 
 Writes ``<run_dir>/eval/<checkpoint>/dense_log.json`` (per step: every agent's action and
-reward, plus the episode's metrics and, for the COVID-19 scenario, the scenario's own dense
-log and all its metrics) and ``rewards.png``, ``actions_<tag>.png`` (matplotlib, the ``plot``
-extra; for COVID-19 the stringency level 1..10 of every state and the subsidy level 0..20
-in effect each day, not the action indices: a state's action 0 keeps its level) and
-``covid_state.png`` (infections, deaths, unemployment, vaccinations, stringency, subsidies).
+reward, plus the episode's metrics and, for scenarios that keep them, the scenario's own dense
+log and metrics) and ``rewards.png``, ``actions_<tag>.png`` (matplotlib, the ``plot`` extra:
+action indices, or the levels a scenario's ``evaluation_level_plots`` hook offers instead,
+e.g. COVID-19's stringency level 1..10 of every state and subsidy level 0..20 each day) and
+the scenario's own plots (its ``write_evaluation_plots`` hook; COVID-19: ``covid_state.png``).
 
 The episode runs through the same ``BatchedPolicyEnv`` interface as training (one env, CPU
 backend), so the observations the policy sees have exactly the layout it was trained on.
@@ -22,16 +22,12 @@ import copy
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ai_economist.plotting import pyplot
-from ai_economist.training.environments import (  # noqa: F401  (re-exported)
-    build_covid_eval_env,
-)
+from ai_economist.plotting import LevelPlot, pyplot
 from ai_economist.training.training_script import ENVIRONMENTS
 from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.training.checkpoint import (
@@ -112,23 +108,10 @@ def run_episode(env: Any, models: dict[str, torch.nn.Module], greedy: bool, seed
     return {"steps": steps, "episode_returns": returns}
 
 
-@dataclass(frozen=True)
-class LevelPlot:
-    """What the plot of one policy shows instead of its action indices: the level in effect
-    each day (``values``, days x agents), what it is, and its range."""
-
-    values: Any
-    label: str
-    low: int
-    high: int
-    agent_names: list[str] | None = None
-    title: str = ""
-
-
 def write_plots(log: dict, out_dir: Path, levels: dict[str, LevelPlot] | None = None) -> list[Path]:
     """Reward curves and one plot per policy; skipped if matplotlib is missing.
 
-    A policy with an entry in ``levels`` is plotted as that level (the COVID-19 states'
+    A policy with an entry in ``levels`` is plotted as that level (e.g. the COVID-19 states'
     stringency level 1..10, the planner's subsidy level 0..20); others as action indices.
     """
     plt = pyplot()
@@ -197,70 +180,25 @@ def _level_plot(plt: Any, plot: LevelPlot, title: str) -> Any:
     return fig
 
 
-COVID_PANELS = ("Infected", "Deaths", "Unemployed", "Vaccinated", "Stringency Level", "Subsidy")
-COVID_UNITS = {
-    "Infected": "people",
-    "Deaths": "people",
-    "Unemployed": "people",
-    "Vaccinated": "people",
-    "Stringency Level": "level (1 = open, 10 = closed)",
-    "Subsidy": "USD per day",
-}
+def scenario_snapshot(scenario: Any) -> Any:
+    """What the scenario keeps of the episode just played for its own plots (its
+    ``evaluation_snapshot()`` hook), taken before the reset starts a new episode; else None."""
+    hook = getattr(scenario, "evaluation_snapshot", None)
+    return hook() if callable(hook) else None
 
 
-def scenario_global_state(scenario: Any) -> dict | None:
-    """A copy of the COVID-19 scenario's global state (per-day arrays), if it has one."""
-    state = getattr(getattr(scenario, "world", None), "global_state", None)
-    keys = (*COVID_PANELS, "Subsidy Level")
-    if not isinstance(state, dict) or not all(k in state for k in keys):
-        return None
-    return {k: copy.deepcopy(state[k]) for k in keys}
+def scenario_level_plots(scenario: Any, snapshot: Any) -> dict[str, LevelPlot] | None:
+    """Per-policy level plots the scenario offers instead of action indices (its
+    ``evaluation_level_plots(snapshot)`` hook), or None."""
+    hook = getattr(scenario, "evaluation_level_plots", None)
+    return hook(snapshot) if callable(hook) and snapshot is not None else None
 
 
-def covid_level_plots(scenario: Any, state: dict | None) -> dict[str, LevelPlot] | None:
-    """The states' stringency level and the planner's subsidy level in effect each day (day 0
-    is the reset), with their ranges, for :func:`write_plots`; None for other envs."""
-    if state is None:
-        return None
-    import numpy as np
-
-    levels = scenario.params.num_stringency_levels
-    subsidies = scenario.component_params().num_subsidy_levels
-    names = list(getattr(scenario.params, "state_names", []) or []) or None
-    return {
-        "a": LevelPlot(np.asarray(state["Stringency Level"]),
-                       f"stringency level (1 = open, {levels} = closed)", 1, levels, names,
-                       "stringency level of every state each day (policy a)"),
-        "p": LevelPlot(np.asarray(state["Subsidy Level"])[:, :1],
-                       f"subsidy level (0 = none, {subsidies} = full)", 0, subsidies,
-                       title="federal subsidy level each day (policy p)"),
-    }  # fmt: skip
-
-
-def write_scenario_plots(state: dict | None, out_dir: Path) -> list[Path]:
-    """For the COVID-19 scenario: US totals (means for levels) of its global state over the
-    episode just played.  Nothing for other envs or without matplotlib."""
-    if state is None:
-        return []
-    plt = pyplot()
-    if plt is None:
-        return []
-    import numpy as np
-
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
-    for ax, key in zip(axes.flat, COVID_PANELS, strict=True):
-        values = np.asarray(state[key], dtype=float)
-        series = values.mean(-1) if "Level" in key else values.sum(-1)
-        ax.plot(series)
-        ax.set(title=f"{key} ({'mean' if 'Level' in key else 'sum'} over states)", xlabel="day",
-               ylabel=COVID_UNITS[key])  # fmt: skip
-        if "Level" in key:
-            ax.set_ylim(0.5, 10.5)
-    fig.tight_layout()
-    path = out_dir / "covid_state.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return [path]
+def write_scenario_plots(scenario: Any, snapshot: Any, out_dir: Path) -> list[Path]:
+    """The scenario's own plots of the episode (its ``write_evaluation_plots(snapshot,
+    out_dir)`` hook); nothing for scenarios without one."""
+    hook = getattr(scenario, "write_evaluation_plots", None)
+    return hook(snapshot, out_dir) if callable(hook) and snapshot is not None else []
 
 
 def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = False,
@@ -275,7 +213,7 @@ def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = 
     log.update({"checkpoint": str(path), "iteration": state["iteration"], "greedy": greedy,
                 "env": config["name"]})  # fmt: skip
     dense = scenario_dense_log(scenario)  # before the reset below starts a new episode
-    global_state = scenario_global_state(scenario)
+    snapshot = scenario_snapshot(scenario)
     env.reset_only_done_envs()  # some backends publish an episode's metrics at its reset
     log["metrics"] = env.episode_metrics()
     if dense is not None:
@@ -286,8 +224,8 @@ def evaluate(run_dir: str | None, checkpoint: str | None = None, greedy: bool = 
     out = Path(out_dir) if out_dir else run_dir_of(path) / "eval" / path.stem
     out.mkdir(parents=True, exist_ok=True)
     (out / "dense_log.json").write_text(json.dumps(log, default=_jsonable))
-    write_plots(log, out, covid_level_plots(scenario, global_state))
-    write_scenario_plots(global_state, out)
+    write_plots(log, out, scenario_level_plots(scenario, snapshot))
+    write_scenario_plots(scenario, snapshot, out)
     return out
 
 

@@ -36,7 +36,6 @@ from ai_economist.training.config import (
 from ai_economist.training.environments import (  # noqa: F401  (re-exported)
     ENVIRONMENTS,
     EnvEntry,
-    build_env_wrapper,
     build_toy_env,
 )
 from ai_economist.training.preflight import check_env_block, check_model_files, check_output_dir

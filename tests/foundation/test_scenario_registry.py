@@ -10,6 +10,7 @@ import pytest
 from ai_economist.foundation import consistency
 from ai_economist.foundation.base.base_env import BaseEnvironment
 from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+from ai_economist.foundation.scenarios.covid19 import registration as covid_registration
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config
 from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
 from ai_economist.training import environments, evaluate
@@ -72,7 +73,7 @@ def test_evaluate_uses_the_registered_eval_builder(monkeypatch):
     assert evaluate.build_eval_env({"name": "second_scenario"}) == ("env", "scenario")
     assert built == ["second_scenario"]
     covid = environments.ENVIRONMENTS["covid_and_economy_environment"]
-    assert covid.build_eval is environments.build_covid_eval_env
+    assert covid.build_eval is covid_registration.build_covid_eval_env
 
 
 def test_foundation_wrapper_shares_the_generic_policy_arrays():

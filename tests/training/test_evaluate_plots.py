@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from ai_economist.foundation.scenarios.covid19.registration import build_covid_eval_env
 from ai_economist.plotting import pyplot
 from ai_economist.training import evaluate
 from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
@@ -18,18 +19,18 @@ def covid_episode():
     pytest.importorskip("ai_economist.foundation.env_wrapper")
     config = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml")
     config["env"]["episode_length"] = 12
-    env, scenario = evaluate.build_covid_eval_env(config)
+    env, scenario = build_covid_eval_env(config)
     env.reset_all_envs()
     for _ in range(12):
         env.actions("a").copy_(torch.full_like(env.actions("a"), 3))
         env.actions("p").fill_(5)
         env.step_all_envs()
-    return scenario, evaluate.scenario_global_state(scenario)
+    return scenario, evaluate.scenario_snapshot(scenario)
 
 
 def test_covid_level_plots_hold_levels_not_actions(covid_episode):
     scenario, state = covid_episode
-    plots = evaluate.covid_level_plots(scenario, state)
+    plots = evaluate.scenario_level_plots(scenario, state)
     a, p = plots["a"], plots["p"]
     assert a.label == "stringency level (1 = open, 10 = closed)" and (a.low, a.high) == (1, 10)
     assert p.label == "subsidy level (0 = none, 20 = full)" and (p.low, p.high) == (0, 20)
@@ -43,7 +44,7 @@ def test_plot_axes_are_labelled_with_the_levels(covid_episode):
     pytest.importorskip("matplotlib")
     plt = pyplot()
     scenario, state = covid_episode
-    plots = evaluate.covid_level_plots(scenario, state)
+    plots = evaluate.scenario_level_plots(scenario, state)
     fig = evaluate._level_plot(plt, plots["a"], plots["a"].title)
     ax, bar = fig.axes
     assert ax.get_xlabel() == "day" and ax.get_ylabel() == "state"

@@ -108,3 +108,20 @@ def test_register_gpu_environment_follows_the_kernels(monkeypatch):
     assert environments.get_training_env("numba_only").env_class() is NumbaOnly
     register_gpu_environment(RingChase, EnvironmentRegistrar(use_defaults=False), training=False)
     assert "ring_chase" not in environments.training_env_names()
+
+
+def test_builtin_registrations_never_replace_a_custom_entry(monkeypatch):
+    """A scenario's registration module, imported lazily on the first lookup, keeps an entry the
+    user registered under the same name before; names it alone registers still appear."""
+    import sys
+
+    module = "ai_economist.foundation.scenarios.one_step_economy.registration"
+    registry = environments.TrainingEnvironments((module,))
+    monkeypatch.setattr(environments, "ENVIRONMENTS", registry)
+    monkeypatch.delitem(sys.modules, module, raising=False)  # restored after the test
+    custom = environments.EnvEntry(lambda *args: "mine")
+    registry.register("one_step_economy", custom)
+    assert "one_step_economy" in list(registry)  # listing the names imports the module
+    assert module in sys.modules and registry["one_step_economy"] is custom
+    registry.register("one_step_economy", environments.EnvEntry(lambda *args: "later"))
+    assert registry["one_step_economy"] is not custom  # outside the import, register replaces

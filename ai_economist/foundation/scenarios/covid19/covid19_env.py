@@ -19,6 +19,7 @@ from ai_economist.datasets.covid19 import load_calibration
 from ai_economist.foundation.base.base_component import BaseComponent
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
 from ai_economist.foundation.base.observations import filled
+from ai_economist.foundation.scenarios.covid19 import evaluation_plots
 from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
 from ai_economist.foundation.scenarios.covid19.components import (  # registers the components
     ControlUSStateOpenCloseStatus,
@@ -423,6 +424,19 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         from ai_economist.foundation.scenarios.covid19.backends import make_backend
 
         return make_backend(self, env_backend, num_envs, **options)
+
+    # ----------------------------------------------------------------- evaluation hooks
+    def evaluation_snapshot(self):
+        """The episode's per-day global state, for ``evaluate``'s plots (``evaluation_plots``)."""
+        return evaluation_plots.scenario_global_state(self)
+
+    def evaluation_level_plots(self, snapshot):
+        """Stringency and subsidy levels each day, plotted instead of action indices."""
+        return evaluation_plots.covid_level_plots(self, snapshot)
+
+    def write_evaluation_plots(self, snapshot, out_dir):
+        """``covid_state.png``: US totals of the episode's state."""
+        return evaluation_plots.write_state_plots(snapshot, out_dir)
 
 
 def _register_kernel_sources() -> None:

@@ -1,0 +1,74 @@
+"""Registers the COVID-19 and economy scenario for training and evaluation
+(``training_script --env covid_and_economy_environment``): ``FoundationEnvWrapper`` over the
+batched numpy model on the CPU, the CUDA C kernels on a GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ai_economist.training.environments import ENVIRONMENTS, EnvEntry
+from ai_economist.warp_drive.backend_names import EnvBackend
+
+NAME = "covid_and_economy_environment"
+
+
+def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
+    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper``.
+
+    ``env_backend`` (else ``trainer.env_backend``; ``auto``) is ``"pycuda"`` on a CUDA device
+    and ``"numpy"`` (all envs batched in arrays) on the CPU; ``"cpu"`` steps Python copies of
+    the env (the original, slower CPU path), ``"numba"`` the Numba kernels.
+    """
+    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+
+    on_gpu = str(device).startswith("cuda")
+    if env_backend is None:
+        env_backend = run_config["trainer"].get("env_backend", "auto")
+    if env_backend == "auto":
+        env_backend = EnvBackend.PYCUDA if on_gpu else EnvBackend.NUMPY
+    env = CovidAndEconomyEnvironment(**run_config["env"])
+    kwargs = {"device": device} if on_gpu else {}
+    return FoundationEnvWrapper(
+        env, num_envs=run_config["trainer"]["num_envs"], env_backend=env_backend, **kwargs
+    )
+
+
+def _covid_env_class() -> Callable:
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+
+    return CovidAndEconomyEnvironment
+
+
+def build_covid_eval_env(config: dict) -> tuple[Any, Any]:
+    """One COVID-19 env on the ``cpu`` backend (Python env), dense-logging every episode."""
+    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+
+    kwargs = dict(config["env"])
+    kwargs.setdefault("dense_log_frequency", 1)
+    env = _covid_env_class()(**kwargs)
+    return FoundationEnvWrapper(env, num_envs=1, env_backend=EnvBackend.CPU), env
+
+
+def _one_covid_env(env_block: dict) -> Any:
+    """One COVID-19 env (about 20 ms): runs every argument check of the scenario."""
+    from ai_economist.datasets.covid19.loader import load_calibration
+    from ai_economist.training.preflight import ENV_ERRORS
+    from ai_economist.warp_drive.training.schema import ConfigError
+
+    path = env_block.get("path_to_data_and_fitted_params", "")
+    try:
+        load_calibration(path)
+    except ENV_ERRORS as exc:  # CalibrationError, or what a damaged file raises
+        raise ConfigError(
+            f"'env.path_to_data_and_fitted_params' = {path!r}: {exc} (expected \"\" for the "
+            "packaged calibration, a calibration directory or a covid19_calibration.npz file)"
+        ) from exc
+    return _covid_env_class()(**env_block)
+
+
+ENVIRONMENTS.register(
+    NAME,
+    EnvEntry(build_env_wrapper, "last", _covid_env_class, _one_covid_env, build_covid_eval_env),
+)
