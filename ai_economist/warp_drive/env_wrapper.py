@@ -195,26 +195,32 @@ class EnvWrapper(PolicyArrays):
         self.backend.step()
 
     def set_actions(self, actions: Mapping[str, Any]) -> None:
-        """Validate host actions per policy tag and copy them into the action buffers."""
+        """Validate the host actions of every policy tag, then copy them into the action
+        buffers: a rejected call leaves every buffer as it was."""
         import torch
 
-        for tag, value in actions.items():
-            target = self.actions(tag)
-            group = self.groups[tag]
-            arr = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"actions[{tag!r}] must be integers, got dtype {arr.dtype}")
-            if arr.shape != tuple(target.shape):
-                raise ValueError(
-                    f"actions[{tag!r}] has shape {arr.shape}; expected (num_envs, agents) = "
-                    f"{tuple(target.shape)}"
-                )
-            if arr.size and (arr.min() < 0 or arr.max() >= group.num_actions):
-                raise ValueError(
-                    f"actions[{tag!r}] must lie in [0, {group.num_actions}); got values from "
-                    f"{arr.min()} to {arr.max()}"
-                )
-            target.copy_(torch.from_numpy(np.ascontiguousarray(arr, dtype=np.int32)))
+        checked = {tag: self._checked_actions(tag, value) for tag, value in actions.items()}
+        for tag, arr in checked.items():
+            self.actions(tag).copy_(torch.from_numpy(arr))
+
+    def _checked_actions(self, tag: str, value: Any) -> np.ndarray:
+        """``value`` as contiguous int32 of the buffer's shape, inside ``[0, num_actions)``."""
+        target = self.actions(tag)
+        group = self.groups[tag]
+        arr = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"actions[{tag!r}] must be integers, got dtype {arr.dtype}")
+        if arr.shape != tuple(target.shape):
+            raise ValueError(
+                f"actions[{tag!r}] has shape {arr.shape}; expected (num_envs, agents) = "
+                f"{tuple(target.shape)}"
+            )
+        if arr.size and (arr.min() < 0 or arr.max() >= group.num_actions):
+            raise ValueError(
+                f"actions[{tag!r}] must lie in [0, {group.num_actions}); got values from "
+                f"{arr.min()} to {arr.max()}"
+            )
+        return np.ascontiguousarray(arr, dtype=np.int32)
 
     # ------------------------------------------------------------ state
     def state_dict(self) -> dict:

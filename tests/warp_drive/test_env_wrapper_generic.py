@@ -92,6 +92,17 @@ def test_host_actions_are_validated():
         w.step_all_envs({"planner": np.zeros((2, 1), int)})
 
 
+def test_a_rejected_host_action_leaves_every_buffer_unchanged():
+    w = EnvWrapper(RingChase(num_chasers=2, num_runners=3), num_envs=2, env_backend="numpy")
+    w.reset_all_envs()
+    before = {tag: w.actions(tag).clone() for tag in ("chaser", "runner")}
+    good_chasers = np.ones((2, 2), int)  # valid, listed before the bad runners
+    with pytest.raises(ValueError, match=r"actions\['runner'\] must lie in"):
+        w.step_all_envs({"chaser": good_chasers, "runner": np.full((2, 3), 3)})
+    for tag, old in before.items():
+        assert torch.equal(w.actions(tag), old), tag
+
+
 def test_state_dict_round_trip_continues_exactly():
     def run(w, steps, rng):
         for _ in range(steps):
