@@ -56,8 +56,9 @@ def test_notebook_is_stored_without_outputs_and_reads_the_scale(path):
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
-def test_notebook_runs_with_its_install_line(path, monkeypatch):
+def test_notebook_runs_with_its_install_line(path, monkeypatch, tmp_path):
     monkeypatch.setenv(SCALE_VARIABLE, "ci")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebooks' work folders go with the test
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # the CPU path, also on a GPU machine
     notebook = json.loads(path.read_text())
     hidden = modules_outside(install_extras(notebook, path.name))
