@@ -6,17 +6,19 @@ continuous Tag); replayed from a CUDA graph they are still 18 kernels on the GPU
 once unless ``_done_[env]`` is set, otherwise it copies the env's row of every snapshot array
 over the live array, zeroes its row of every zero-at-reset array, then clears ``_timestep_``
 and ``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
-of pointers, its Numba twin (``reset_numba.py``) tuples of int32 views; both move 32-bit words.
+of pointers, its Numba twin (``reset_numba.py``) tuples of int32 and uint8 views; both move
+32-bit words, or single bytes for arrays whose per-env row is not a whole number of words
+(e.g. an int8 ``(601, 51)`` history).
 
 :func:`plan_reset` returns ``None`` (keep ``CUDAEnvironmentReset``) when an array is not a
-contiguous ``(num_envs, ...)`` tensor whose per-env row is a whole number of 32-bit words.
+contiguous ``(num_envs, ...)`` tensor (or is a bool tensor).
 Nothing is read back to the host; the launch is asynchronous on the legacy default stream.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,10 @@ class ResetPlan:
     """What one reset touches: int32 ``(num_envs, words)`` views of the arrays.
 
     Attributes:
-        restore: (live, snapshot) pairs restored for done envs.
+        restore: (live, snapshot) pairs restored for done envs (int32 word views).
         zero: arrays zeroed for done envs (``_done_`` and ``_timestep_`` excluded).
+        restore_bytes, zero_bytes: the same for arrays whose rows are not whole words
+            (uint8 ``(num_envs, bytes)`` views).
         done, timestep: the built-in ``(num_envs,)`` int32 arrays.
         version: ``CUDADataManager.version`` the plan was made for.
     """
@@ -47,6 +51,8 @@ class ResetPlan:
     done: Any
     timestep: Any
     version: int
+    restore_bytes: list[tuple[Any, Any]] = field(default_factory=list)
+    zero_bytes: list[Any] = field(default_factory=list)
 
 
 def _words(tensor: Any, num_envs: int) -> Any:
@@ -63,31 +69,53 @@ def _words(tensor: Any, num_envs: int) -> Any:
         return None
 
 
+def _bytes(tensor: Any, num_envs: int) -> Any:
+    """``tensor`` as a uint8 ``(num_envs, bytes)`` view, or ``None`` if it is not one."""
+    import torch
+
+    if tensor.dim() == 0 or tensor.shape[0] != num_envs or not tensor.is_contiguous():
+        return None
+    if tensor.dtype == torch.bool:
+        return None
+    try:
+        return tensor.reshape(num_envs, -1).view(torch.uint8)
+    except RuntimeError:
+        return None
+
+
 def plan_reset(dm: CUDADataManager) -> ResetPlan | None:
     """The arrays a fused reset of ``dm`` touches, or ``None`` if one does not fit it."""
     import torch
 
     n = dm.num_envs
-    restore, zero = [], []
+    restore, zero, restore_bytes, zero_bytes = [], [], [], []
     for name in dm.reset_snapshot_names():
         if name in (DONE, TIMESTEP):
             continue  # cleared at the end of the reset anyway
-        live, snap = _words(dm.data_on_device_via_torch(name), n), _words(dm.snapshot(name), n)
-        if live is None or snap is None or live.shape != snap.shape:
+        for view, out in ((_words, restore), (_bytes, restore_bytes)):
+            live = view(dm.data_on_device_via_torch(name), n)
+            snap = view(dm.snapshot(name), n)
+            if live is not None and snap is not None and live.shape == snap.shape:
+                out.append((live, snap))
+                break
+        else:
             return None
-        restore.append((live, snap))
     for name in dm.reset_zero_names():
         if name in (DONE, TIMESTEP):
             continue
-        live = _words(dm.data_on_device_via_torch(name), n)
-        if live is None:
+        tensor = dm.data_on_device_via_torch(name)
+        live = _words(tensor, n)
+        if live is not None:
+            zero.append(live)
+        elif (live := _bytes(tensor, n)) is not None:
+            zero_bytes.append(live)
+        else:
             return None
-        zero.append(live)
     done, timestep = dm.data_on_device_via_torch(DONE), dm.data_on_device_via_torch(TIMESTEP)
     for t in (done, timestep):
         if t.dtype != torch.int32 or tuple(t.shape) != (n,):
             return None
-    return ResetPlan(restore, zero, done, timestep, dm.version)
+    return ResetPlan(restore, zero, done, timestep, dm.version, restore_bytes, zero_bytes)
 
 
 class FusedReset:
@@ -121,9 +149,11 @@ class FusedReset:
 
         from ai_economist.warp_drive.function_manager import CUDAFunctionManager
 
-        rows = [(live.data_ptr(), snap.data_ptr(), live.shape[1]) for live, snap in plan.restore]
-        rows += [(live.data_ptr(), 0, live.shape[1]) for live in plan.zero]
-        flat = [v for row in rows for v in row] or [0, 0, 0]
+        rows = [(live.data_ptr(), s.data_ptr(), live.shape[1], 4) for live, s in plan.restore]
+        rows += [(live.data_ptr(), 0, live.shape[1], 4) for live in plan.zero]
+        rows += [(live.data_ptr(), s.data_ptr(), live.shape[1], 1) for live, s in plan.restore_bytes]
+        rows += [(live.data_ptr(), 0, live.shape[1], 1) for live in plan.zero_bytes]
+        flat = [v for row in rows for v in row] or [0, 0, 0, 4]
         self._table = torch.tensor(flat, dtype=torch.int64, device=plan.done.device)
         fm = CUDAFunctionManager(num_agents=RESET_THREADS, num_envs=self.data_manager.num_envs)
         fm.compile_and_load_cuda(RESET_SOURCE)
@@ -141,10 +171,22 @@ class FusedReset:
         n = self.data_manager.num_envs
         # empty tuples would change the kernel's types: a private scratch row stands in
         self._scratch = torch.zeros((n, 1), dtype=torch.int32, device=plan.done.device)
-        live = tuple(numba_arg(a) for a, _ in plan.restore) or (numba_arg(self._scratch),)
-        snap = tuple(numba_arg(s) for _, s in plan.restore) or (numba_arg(self._scratch),)
-        zero = tuple(numba_arg(a) for a in plan.zero) or (numba_arg(self._scratch),)
-        args = (live, snap, zero, numba_arg(plan.done), numba_arg(plan.timestep))
+        self._scratch_bytes = torch.zeros((n, 1), dtype=torch.uint8, device=plan.done.device)
+
+        def views(arrays, scratch):
+            return tuple(numba_arg(a) for a in arrays) or (numba_arg(scratch),)
+
+        words, octets = self._scratch, self._scratch_bytes
+        args = (
+            views([a for a, _ in plan.restore], words),
+            views([s for _, s in plan.restore], words),
+            views(plan.zero, words),
+            views([a for a, _ in plan.restore_bytes], octets),
+            views([s for _, s in plan.restore_bytes], octets),
+            views(plan.zero_bytes, octets),
+            numba_arg(plan.done),
+            numba_arg(plan.timestep),
+        )
         return bind_numba_launch(reset_numba.ResetDoneEnvs, args, n, RESET_THREADS)
 
     def __call__(self) -> bool:

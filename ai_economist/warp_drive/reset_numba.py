@@ -1,7 +1,9 @@
 """The Numba twin of ``kernels/reset_done_envs.cu``: reset every done environment in one launch.
 
 Arrays come as tuples of int32 ``(num_envs, words)`` views (see ``fused_reset``): ``live`` with
-their ``snapshot`` rows, ``zero`` to be zeroed. Launch with grid ``num_envs``.
+their ``snapshot`` rows, ``zero`` to be zeroed; the ``*_bytes`` tuples hold uint8
+``(num_envs, bytes)`` views of arrays whose rows are not whole words. Launch with grid
+``num_envs``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ cuda = require_numba_cuda()  # a module global: the simulator swaps it inside ke
 
 
 @cuda.jit
-def ResetDoneEnvs(live, snapshot, zero, _done_, _timestep_):
+def ResetDoneEnvs(
+    live, snapshot, zero, live_bytes, snapshot_bytes, zero_bytes, _done_, _timestep_
+):
     """Block ``env``: if ``_done_[env]``, restore its rows, zero the others, clear time/done."""
     env = cuda.blockIdx.x
     if _done_[env] == 0:  # the same for every thread of the block
@@ -23,6 +27,14 @@ def ResetDoneEnvs(live, snapshot, zero, _done_, _timestep_):
             dst[env, i] = src[env, i]
     for a in range(len(zero)):
         dst = zero[a]
+        for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
+            dst[env, i] = 0
+    for a in range(len(live_bytes)):
+        dst, src = live_bytes[a], snapshot_bytes[a]
+        for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
+            dst[env, i] = src[env, i]
+    for a in range(len(zero_bytes)):
+        dst = zero_bytes[a]
         for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
             dst[env, i] = 0
     cuda.syncthreads()  # every thread has read _done_[env] before it is cleared

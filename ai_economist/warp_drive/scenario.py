@@ -27,8 +27,13 @@ Conventions shared by the reference step and the kernels:
   (``reset_only_done_envs``), from the snapshot of ``initial_state`` (reset ``"snapshot"``),
   to zeros (``"zeros"``) or not at all (``"none"``);
 * kernels take the ``kernel_arg`` fields as parameters in declaration order (scalar constants,
-  ``per_env=False`` with shape ``()``, by value), exactly ``StateSpec.c_parameter_list()``.
-  Numba kernels name their parameters after the fields' C names (checked before a run).
+  ``per_env=False`` with shape ``()``, by value), exactly ``StateSpec.c_parameter_list()``;
+  or, with ``KernelSpec.state_struct``, one pointer to a generated struct of device pointers
+  (CUDA C). Numba kernels name their parameters after the fields' C names (checked before a
+  run); a ``KernelSpec.numba_factory`` may build them for the environment's constants.
+* several kernels a step (``step_kernels``, launched in order), and more kernels launched by
+  name (``other_kernels``); a step may do anything a step does, e.g. record episode metrics
+  into declared fields with reset ``"none"`` on the step that ends an episode.
 
 What the generic path derives (``ai_economist.warp_drive.codegen``, ``backends/``,
 ``env_wrapper.EnvWrapper``):
@@ -105,7 +110,21 @@ class KernelSpec:
         threads_per_env: threads of one environment's block; default ``num_agents``; at
             most 1,024.
         defines: extra constants for the CUDA C step, written into the generated header
-            (``#ifndef``-guarded, so nvcc ``-D`` flags still win).
+            (``#ifndef``-guarded, so nvcc ``-D`` flags still win); a ``numba_factory`` gets
+            them too.
+        state_struct: CUDA C calling convention. ``None``: kernels take the ``kernel_arg``
+            fields as parameters (``<PREFIX>_STATE_PARAMS``). A C type name (e.g.
+            ``"MyEnvData"``): the header also defines ``struct <state_struct>`` with one
+            pointer per ``kernel_arg`` field in declaration order, and every kernel takes one
+            ``const <state_struct>* d``, a device table of pointers filled once (long
+            parameter lists cost host time every launch; the table costs nothing).
+        numba_factory: name of a function of ``numba_module`` that returns ``{kernel name:
+            @cuda.jit kernel}`` for the constants ``dims`` + ``defines`` (for kernels that
+            close over compile-time constants); ``None``: the module's own kernels.
+        flat_kernels: Numba kernels that take every array flattened to 1-D (same memory, C
+            order), to index with compile-time row lengths instead of runtime shapes.
+        other_kernels: kernels loaded and bound besides ``step_kernels`` (e.g. another way to
+            step), launched by name through the backend's ``launch(name)``.
     """
 
     step_kernels: tuple[str, ...]
@@ -113,6 +132,15 @@ class KernelSpec:
     numba_module: str | None = None
     threads_per_env: int | None = None
     defines: Mapping[str, int | float] = field(default_factory=dict)
+    state_struct: str | None = None
+    numba_factory: str | None = None
+    flat_kernels: tuple[str, ...] = ()
+    other_kernels: tuple[str, ...] = ()
+
+    @property
+    def all_kernels(self) -> tuple[str, ...]:
+        """``step_kernels`` then ``other_kernels``, without repeats."""
+        return tuple(dict.fromkeys((*self.step_kernels, *self.other_kernels)))
 
 
 class GpuEnvironment(ABC):
@@ -123,6 +151,10 @@ class GpuEnvironment(ABC):
     """
 
     name: ClassVar[str] = ""
+    #: ``initial_state`` returns ONE environment's per-env values (shape ``shape``, no
+    #: ``num_envs`` axis), replicated on the device: every environment starts alike and the
+    #: host never holds ``num_envs`` copies.
+    replicated_initial_state: ClassVar[bool] = False
     episode_length: int
     num_agents: int
 
@@ -163,6 +195,12 @@ class GpuEnvironment(ABC):
 
     def episode_metrics(self, pull: Callable[[str], np.ndarray]) -> dict[str, float]:
         """Host metrics of completed episodes; ``pull(name)`` returns a field's host copy."""
+        return {}
+
+    def parity_tolerances(self) -> dict[str, tuple[float, Any]]:
+        """Per-field ``(rtol, atol)`` for ``check_parity`` where the defaults do not fit
+        (e.g. a float64 reference against float32 kernels over long episodes); ``atol`` may
+        be an array that broadcasts against one environment's slice of the field."""
         return {}
 
     # ------------------------------------------------------------ derived

@@ -148,6 +148,15 @@ def test_arrays_pushed_later_rebuild_the_reset_or_hand_it_to_torch():
     odd = dm.data_on_device_via_torch("odd_bytes")
     odd.fill_(1)
     dm.data_on_device_via_torch("_done_")[2] = 1
-    assert not fused()  # does not fit: no launch
-    w.reset_only_done_envs()  # the torch reset instead
+    assert fused()  # rows of 3 bytes: restored byte by byte in the same launch
+    assert len(fused.plan.restore_bytes) == 1
     assert odd[:, 0].tolist() == [1, 1, 7, 1] and w.done().tolist() == [0, 0, 0, 0]
+    feed = DataFeed()
+    feed.add_data("flags", np.ones((4, 3), np.bool_), save_copy_and_apply_at_reset=True)
+    dm.push_data_to_device(feed, torch_accessible=True)
+    flags = dm.data_on_device_via_torch("flags")
+    flags.fill_(False)
+    dm.data_on_device_via_torch("_done_")[3] = 1
+    assert not fused()  # bool arrays do not fit: no launch
+    w.reset_only_done_envs()  # the torch reset instead
+    assert flags[:, 0].tolist() == [False, False, False, True] and w.done().sum() == 0

@@ -58,7 +58,7 @@ class BatchedBackend:
             device=device,
             downcast_64bit=False,
         )
-        self.spec.allocate(self.data_manager, initial, batched=True)
+        self.spec.allocate(self.data_manager, initial, batched=not env.replicated_initial_state)
         self.resetter = CUDAEnvironmentReset(self.data_manager)
 
     def _check_kernels(self) -> None:

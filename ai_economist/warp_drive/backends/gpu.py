@@ -1,14 +1,19 @@
 """The kernel backends: CUDA C through pycuda, or Numba ``@cuda.jit`` kernels.
 
 Before anything is allocated the kernels are checked against the declaration (names exist,
-parameters are the ``kernel_arg`` fields in declaration order). Each step launches
-``KernelSpec.step_kernels`` in order with grid ``num_envs`` and block ``threads_per_env``;
-the argument lists are converted once (device pointers for pycuda, Numba device arrays or,
-under ``NUMBA_ENABLE_CUDASIM=1``, numpy views of CPU tensors).
+parameters are the ``kernel_arg`` fields in declaration order, or one pointer to the
+``KernelSpec.state_struct``). Each step launches ``KernelSpec.step_kernels`` in order with
+grid ``num_envs`` and block ``threads_per_env``; every kernel's launch is bound once (device
+pointers or the pointer table for pycuda, Numba device arrays or, under
+``NUMBA_ENABLE_CUDASIM=1``, numpy views of CPU tensors), so a step is one driver call per
+kernel: no allocation, no host synchronisation.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +29,41 @@ from ai_economist.warp_drive.errors import cudasim_enabled
 from ai_economist.warp_drive.scenario import GpuEnvironment
 
 
+def kernel_constants(env: GpuEnvironment) -> dict[str, int | float]:
+    """The kernels' compile-time constants: dimensions (upper case) and ``KernelSpec.defines``."""
+    return {**codegen.dim_defines(env.dims()), **dict(env.kernels().defines)}
+
+
 def header_for(env: GpuEnvironment, spec) -> str:
-    """The generated ``<env name>_state.h`` text: dimensions and ``KernelSpec.defines``."""
-    constants = {**codegen.dim_defines(env.dims()), **dict(env.kernels().defines)}
-    return codegen.generate_header(env.name, spec, constants)
+    """The generated ``<env name>_state.h`` text: constants (and the state struct)."""
+    ks = env.kernels()
+    return codegen.generate_header(env.name, spec, kernel_constants(env), ks.state_struct)
+
+
+def factory_module(env: GpuEnvironment, module: Any) -> Any:
+    """``module`` itself, or with ``KernelSpec.numba_factory`` a module holding the kernels
+    the factory builds for ``kernel_constants(env)`` (registered in ``sys.modules`` under a
+    name derived from the constants, so the function manager loads it as any module)."""
+    factory = env.kernels().numba_factory
+    if factory is None:
+        return module
+    make = getattr(module, factory, None)
+    if not callable(make):
+        raise EnvironmentDeclarationError(
+            f"environment {env.name!r}: numba_factory {factory!r} is not a function of "
+            f"{module.__name__}"
+        )
+    constants = kernel_constants(env)
+    kernels = dict(make(constants))
+    check_numba_kernels(env, env.state_spec(), kernels)
+    digest = hashlib.sha256(repr(sorted(constants.items())).encode()).hexdigest()[:12]
+    name = f"_ai_economist_numba_{module.__name__.replace('.', '_')}_{digest}"
+    built = sys.modules.get(name)
+    if built is None:
+        built = types.ModuleType(name, f"kernels of {module.__name__}.{factory}")
+        vars(built).update(kernels)
+        sys.modules[name] = built
+    return built
 
 
 class KernelBackend(BatchedBackend):
@@ -61,9 +97,8 @@ class KernelBackend(BatchedBackend):
             self._setup_pycuda()
         else:
             self._setup_numba()
-        args = self.spec.kernel_args(self.data_manager, backend="torch")
-        fm = self.function_manager
-        self._launches = [fm.bind(name, *args) for name in env.kernels().step_kernels]
+        self._bound = self._bind_kernels()
+        self._launches = tuple(self._bound[name] for name in env.kernels().step_kernels)
         from ai_economist.warp_drive.fused_reset import fused_reset
 
         self._fused_reset = fused_reset(self.data_manager, self.backend)
@@ -97,29 +132,56 @@ class KernelBackend(BatchedBackend):
 
             require_numba_cuda()
             self._numba_module = _import_module(source)
-            check_numba_kernels(self.env, self.spec, self._numba_module)
+            if self.env.kernels().numba_factory is None:
+                check_numba_kernels(self.env, self.spec, self._numba_module)
+            else:  # builds (and checks) the kernels for this environment's constants
+                self._numba_module = factory_module(self.env, self._numba_module)
 
     def _setup_pycuda(self) -> None:
         from ai_economist.warp_drive.function_manager import CUDAFunctionManager
 
         fm = CUDAFunctionManager(num_agents=self.threads_per_env, num_envs=self.num_envs)
         fm.compile_and_load_cuda(self._source(), include_dirs=[self.header_dir])
-        fm.initialize_functions(self.env.kernels().step_kernels)
+        fm.initialize_functions(self.env.kernels().all_kernels)
         self.function_manager = fm
 
     def _setup_numba(self) -> None:
         from ai_economist.warp_drive.function_manager import NumbaFunctionManager
 
         fm = NumbaFunctionManager(num_agents=self.threads_per_env, num_envs=self.num_envs)
-        fm.load_module(self._source())
-        fm.initialize_functions(self.env.kernels().step_kernels)
+        fm.load_module(self._numba_module.__name__)
+        fm.initialize_functions(self.env.kernels().all_kernels)
         self.function_manager = fm
+
+    def _bind_kernels(self) -> dict:
+        """``{kernel name: zero-argument launcher}`` for every kernel of ``KernelSpec``."""
+        ks, fm, dm = self.env.kernels(), self.function_manager, self.data_manager
+        if self.backend is EnvBackend.PYCUDA and ks.state_struct is not None:
+            self._pointer_table = codegen.pointer_table(dm, self.spec)
+            return {name: fm.bind(name, self._pointer_table) for name in ks.all_kernels}
+        args = self.spec.kernel_args(dm, backend="torch")
+        flat = [a.reshape(-1) if hasattr(a, "data_ptr") else a for a in args]
+        return {
+            name: fm.bind(name, *(flat if name in ks.flat_kernels else args))
+            for name in ks.all_kernels
+        }
 
     # ------------------------------------------------------------ stepping
     def step(self) -> None:
         """Launch the step kernels in order (asynchronous on a GPU)."""
         for launch in self._launches:
             launch()
+
+    def launch(self, name: str) -> None:
+        """Launch one kernel of ``KernelSpec`` (step or other kernels) by name."""
+        try:
+            bound = self._bound[name]
+        except KeyError:
+            from ai_economist.warp_drive.data_manager import close_matches_message
+            from ai_economist.warp_drive.errors import UnknownNameError
+
+            raise UnknownNameError(close_matches_message(name, self._bound, "kernel")) from None
+        bound()
 
     def reset_done(self) -> None:
         """Reset the done environments in one kernel launch (``fused_reset``), or with

@@ -15,7 +15,11 @@ from typing import Any
 import numpy as np
 
 from ai_economist.warp_drive import codegen
-from ai_economist.warp_drive.c_signature import check_kernel_signature
+from ai_economist.warp_drive.c_signature import (
+    check_kernel_signature,
+    normalize_c_declaration,
+    parse_kernel_parameters,
+)
 from ai_economist.warp_drive.cuda_compile import collect_sources
 from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, close_matches_message
 from ai_economist.warp_drive.scenario import (
@@ -115,7 +119,7 @@ def check_initial_state(
     env: GpuEnvironment, spec: StateSpec, values: Mapping[str, Any], num_envs: int
 ) -> None:
     """Every value names a declared field and has shape ``(num_envs, *shape)`` (per-env) or
-    ``shape`` (constants)."""
+    ``shape`` (constants, and every field with ``replicated_initial_state``)."""
     for name, value in values.items():
         if name not in spec.names:
             raise _fail(
@@ -126,10 +130,11 @@ def check_initial_state(
         if name in (DONE, TIMESTEP):
             raise _fail(env, f"initial_state() must not set the built-in {name!r} (it starts at 0)")
         f = spec[name]
-        want = (num_envs, *f.shape) if f.per_env else tuple(f.shape)
+        batched = f.per_env and not env.replicated_initial_state
+        want = (num_envs, *f.shape) if batched else tuple(f.shape)
         got = np.shape(value)
         if got != want:
-            what = f"(num_envs={num_envs}, *{f.shape})" if f.per_env else "the declared shape"
+            what = f"(num_envs={num_envs}, *{f.shape})" if batched else "the declared shape"
             raise _fail(
                 env,
                 f"initial_state() field {name!r} has shape {got}; expected {what} = {want}",
@@ -137,6 +142,10 @@ def check_initial_state(
         if not np.can_cast(np.asarray(value).dtype, f.dtype, casting="same_kind"):
             raise _fail(env, f"initial_state() field {name!r}: cannot store "
                         f"{np.asarray(value).dtype} values as {f.dtype}")  # fmt: skip
+
+
+def _kind(ks, kernel: str) -> str:
+    return "step kernel" if kernel in ks.step_kernels else "kernel"
 
 
 def cuda_source_text(source: Path, include_dirs: Sequence[Path] = ()) -> str:
@@ -154,32 +163,50 @@ def check_cuda_kernels(
         raise _fail(env, f"CUDA source {source} does not exist")
     text = cuda_source_text(source, [header_dir] if header_dir else [])
     text = codegen.expand_params_macro(text, _name(env), spec)
-    declared = re.findall(r"__global__\s+void\s+(\w+)\s*\(", text)
-    for kernel in env.kernels().step_kernels:
+    # a __launch_bounds__(...) between "void" and the name is allowed
+    declared = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", text)
+    ks = env.kernels()
+    for kernel in ks.all_kernels:
         if kernel not in declared:
             raise _fail(
                 env,
-                f"step kernel {kernel!r} is not a __global__ function of {source.name}. "
+                f"{_kind(ks, kernel)} {kernel!r} is not a __global__ function of {source.name}. "
                 + close_matches_message(kernel, declared, "CUDA kernel"),
             )
         try:
-            check_kernel_signature(text, kernel, spec)
+            if ks.state_struct is None:
+                check_kernel_signature(text, kernel, spec)
+            else:
+                _check_struct_kernel(text, kernel, ks.state_struct)
         except ValueError as exc:
             raise _fail(env, f"{source.name}: {exc}") from None
 
 
+def _check_struct_kernel(text: str, kernel: str, struct: str) -> None:
+    """Kernel ``kernel`` takes exactly one ``const <struct>*`` (``KernelSpec.state_struct``)."""
+    params = parse_kernel_parameters(text, kernel)
+    types = [normalize_c_declaration(p, ignore_const=True).rsplit(" ", 1)[0] for p in params]
+    if types != [f"{struct}*"]:
+        raise ValueError(
+            f"kernel {kernel} takes ({', '.join(params)}); with state_struct={struct!r} it must "
+            f"take one 'const {struct}* d' (the pointer table)"
+        )
+
+
 def check_numba_kernels(env: GpuEnvironment, spec: StateSpec, module: Any) -> None:
-    """Every step kernel exists in the Numba module and takes the declared ``kernel_arg``
-    fields' C names as parameters, in order."""
+    """Every kernel exists in the Numba module (or in what its ``numba_factory`` returned) and
+    takes the declared ``kernel_arg`` fields' C names as parameters, in order."""
     expected = codegen.numba_parameter_names(spec)
-    for kernel in env.kernels().step_kernels:
-        obj = getattr(module, kernel, None)
+    kernels = module if isinstance(module, Mapping) else vars(module)
+    where = "the numba_factory's kernels" if isinstance(module, Mapping) else module.__name__
+    for kernel in env.kernels().all_kernels:
+        obj = kernels.get(kernel)
         func = getattr(obj, "py_func", None)
         if func is None:
-            known = [n for n, o in vars(module).items() if hasattr(o, "py_func")]
+            known = [n for n, o in kernels.items() if hasattr(o, "py_func")]
             raise _fail(
                 env,
-                f"step kernel {kernel!r} is not a @cuda.jit kernel of {module.__name__}. "
+                f"{_kind(env.kernels(), kernel)} {kernel!r} is not a @cuda.jit kernel of {where}. "
                 + close_matches_message(kernel, known, "numba kernel"),
             )
         params = list(inspect.signature(func).parameters)

@@ -9,7 +9,8 @@ that differs::
     result = check_parity(MyEnv(), "pycuda", num_envs=8, num_steps=100)
     assert result, result.message
 
-Integer fields must match exactly; float fields within ``rtol`` / ``atol``.
+Integer fields must match exactly; float fields within ``rtol`` / ``atol``, or within the
+field's own pair from ``GpuEnvironment.parity_tolerances()`` (or the ``tolerances`` argument).
 """
 
 from __future__ import annotations
@@ -90,12 +91,20 @@ def _first_difference(name: str, ref: np.ndarray, got: np.ndarray, rtol: float, 
 
 
 def compare_fields(
-    names: Iterable[str], reference: Any, other: Any, rtol: float, atol: float
+    names: Iterable[str],
+    reference: Any,
+    other: Any,
+    rtol: float,
+    atol: float,
+    tolerances: Mapping[str, tuple[float, Any]] | None = None,
 ) -> tuple | None:
     """``(field, env, index, reference value, actual value, count)`` of the first field that
-    differs between two wrappers, or ``None``."""
+    differs between two wrappers, or ``None``; ``tolerances`` overrides ``(rtol, atol)`` per
+    field (``atol`` may be an array broadcasting against one env's slice)."""
+    tolerances = tolerances or {}
     for name in names:
-        diff = _first_difference(name, reference.pull(name), other.pull(name), rtol, atol)
+        r, a = tolerances.get(name, (rtol, atol))
+        diff = _first_difference(name, reference.pull(name), other.pull(name), r, a)
         if diff is not None:
             return (name, *diff)
     return None
@@ -113,6 +122,7 @@ def check_parity(
     ignore: Iterable[str] = (),
     device: Any = None,
     reference_env: GpuEnvironment | None = None,
+    tolerances: Mapping[str, tuple[float, Any]] | None = None,
 ) -> ParityResult:
     """Step the numpy reference and ``backend`` side by side; report the first difference.
 
@@ -127,6 +137,7 @@ def check_parity(
         ignore: fields not compared (scratch arrays).
         device: torch device of the backend.
         reference_env: another object whose numpy reference is the truth (default ``env``).
+        tolerances: ``{field: (rtol, atol)}`` on top of ``env.parity_tolerances()``.
     """
     from ai_economist.warp_drive.env_wrapper import EnvWrapper
 
@@ -134,6 +145,7 @@ def check_parity(
     ref = EnvWrapper(reference_env or env, num_envs, EnvBackend.NUMPY, seed=seed)
     other = EnvWrapper(env, num_envs, backend, device=device, seed=seed)
     skip = set(ignore)
+    tols = {**env.parity_tolerances(), **dict(tolerances or {})}
     names = [f.name for f in ref.backend.spec if f.per_env and f.name not in skip]
     rng = np.random.default_rng(seed)
     ref.reset_all_envs()
@@ -150,7 +162,7 @@ def check_parity(
         return ParityResult(False, backend.value, num_steps, message, step, phase, name, e,
                             index, r, a, count)  # fmt: skip
 
-    diff = compare_fields(names, ref, other, rtol, atol)
+    diff = compare_fields(names, ref, other, rtol, atol, tols)
     if diff is not None:
         return fail(0, "initial", diff)
     for step in range(1, num_steps + 1):
@@ -158,12 +170,12 @@ def check_parity(
         chosen = actions(step, masks) if actions is not None else random_actions(rng, masks)
         ref.step_all_envs(chosen)
         other.step_all_envs(chosen)
-        diff = compare_fields(names, ref, other, rtol, atol)
+        diff = compare_fields(names, ref, other, rtol, atol, tols)
         if diff is not None:
             return fail(step, "step", diff)
         ref.reset_only_done_envs()
         other.reset_only_done_envs()
-        diff = compare_fields(names, ref, other, rtol, atol)
+        diff = compare_fields(names, ref, other, rtol, atol, tols)
         if diff is not None:
             return fail(step, "reset", diff)
     message = (
