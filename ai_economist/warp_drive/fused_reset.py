@@ -151,7 +151,9 @@ class FusedReset:
 
         rows = [(live.data_ptr(), s.data_ptr(), live.shape[1], 4) for live, s in plan.restore]
         rows += [(live.data_ptr(), 0, live.shape[1], 4) for live in plan.zero]
-        rows += [(live.data_ptr(), s.data_ptr(), live.shape[1], 1) for live, s in plan.restore_bytes]
+        rows += [
+            (live.data_ptr(), s.data_ptr(), live.shape[1], 1) for live, s in plan.restore_bytes
+        ]
         rows += [(live.data_ptr(), 0, live.shape[1], 1) for live in plan.zero_bytes]
         flat = [v for row in rows for v in row] or [0, 0, 0, 4]
         self._table = torch.tensor(flat, dtype=torch.int64, device=plan.done.device)

@@ -14,9 +14,7 @@ cuda = require_numba_cuda()  # a module global: the simulator swaps it inside ke
 
 
 @cuda.jit
-def ResetDoneEnvs(
-    live, snapshot, zero, live_bytes, snapshot_bytes, zero_bytes, _done_, _timestep_
-):
+def ResetDoneEnvs(live, snapshot, zero, live_bytes, snapshot_bytes, zero_bytes, _done_, _timestep_):
     """Block ``env``: if ``_done_[env]``, restore its rows, zero the others, clear time/done."""
     env = cuda.blockIdx.x
     if _done_[env] == 0:  # the same for every thread of the block

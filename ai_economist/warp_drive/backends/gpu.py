@@ -99,9 +99,7 @@ class KernelBackend(BatchedBackend):
             self._setup_numba()
         self._bound = self._bind_kernels()
         self._launches = tuple(self._bound[name] for name in env.kernels().step_kernels)
-        from ai_economist.warp_drive.fused_reset import fused_reset
-
-        self._fused_reset = fused_reset(self.data_manager, self.backend)
+        self._fused_reset = self._make_fused_reset()
 
     # ------------------------------------------------------------ checks and setup
     def _source(self) -> Any:
@@ -165,6 +163,12 @@ class KernelBackend(BatchedBackend):
             name: fm.bind(name, *(flat if name in ks.flat_kernels else args))
             for name in ks.all_kernels
         }
+
+    def _make_fused_reset(self):
+        """The one-launch reset of done environments (``None``: reset with torch ops)."""
+        from ai_economist.warp_drive.fused_reset import fused_reset
+
+        return fused_reset(self.data_manager, self.backend)
 
     # ------------------------------------------------------------ stepping
     def step(self) -> None:

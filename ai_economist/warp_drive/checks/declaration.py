@@ -164,7 +164,9 @@ def check_cuda_kernels(
     text = cuda_source_text(source, [header_dir] if header_dir else [])
     text = codegen.expand_params_macro(text, _name(env), spec)
     # a __launch_bounds__(...) between "void" and the name is allowed
-    declared = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", text)
+    declared = re.findall(
+        r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", text
+    )
     ks = env.kernels()
     for kernel in ks.all_kernels:
         if kernel not in declared:

@@ -441,7 +441,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
 def _register_kernel_sources() -> None:
     """Tell WarpDrive's default registrar where this scenario's kernels are (no imports of GPU libraries)."""
-    from ai_economist.foundation.scenarios.covid19.gpu_codegen import BUILD_SOURCE, NUMBA_SOURCE
+    from ai_economist.foundation.scenarios.covid19.gpu_state import BUILD_SOURCE, NUMBA_SOURCE
     from ai_economist.warp_drive.backend_names import EnvBackend
     from ai_economist.warp_drive.registrar import default_registrar
 

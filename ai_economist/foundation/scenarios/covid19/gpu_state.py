@@ -5,9 +5,9 @@
 per-env or constant, and what a device reset does with it.  Everything else is derived from
 this one list, in its order:
 
-* the allocation in the ``CUDADataManager`` (``CovidGpuBackend``),
-* the ``struct CovidData`` of device pointers in the generated C header (``gpu_codegen.py``)
-  and the pointer table the host uploads for it,
+* through the generic GPU path (``gpu_env.CovidGpuEnvironment`` declares it): the allocation,
+  the ``struct CovidData`` of device pointers in the generated C header and the pointer table
+  the host uploads for it (``warp_drive/codegen.py``), device resets, ``state_dict``, pulls,
 * the parameter list of the Numba kernels (``covid19_numba.py``).
 
 Scalars (array sizes, model constants, observation offsets, modes) are compile-time
@@ -21,6 +21,8 @@ trajectories, unlike the original's ``(episode_length + 1, 51)`` arrays).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19.metrics import (  # noqa: F401  (re-exported)
@@ -31,7 +33,7 @@ from ai_economist.foundation.scenarios.covid19.params import NUM_DAYS_IN_AN_YEAR
 from ai_economist.warp_drive.state import StateField, StateSpec
 
 #: Kernel names, the same in CUDA C and Numba: the per-component step (launched in this
-#: order), the fused step and the device reset (CUDA C; Numba resets through the runtime).
+#: order) and the fused step. Done envs are reset by the generic one-launch reset.
 STEP_KERNELS = (
     "CudaControlUSStateOpenCloseStatusStep",
     "CudaFederalGovernmentSubsidyStep",
@@ -40,7 +42,12 @@ STEP_KERNELS = (
     "CudaComputeReward",
 )
 FUSED_KERNEL = "CudaCovidStepFused"
-RESET_KERNEL = "CudaCovidResetEnvs"
+SOURCE_DIR = Path(__file__).resolve().parent / "kernels"
+COMPONENTS_DIR = Path(__file__).resolve().parent / "components"
+#: The CUDA C build entry (includes every COVID-19 ``.cu`` file).
+BUILD_SOURCE = SOURCE_DIR / "covid19_build.cu"
+#: Module of the Numba kernels (``make_numba_kernels(constants)``).
+NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
 #: Built-in per-env arrays that the ``CUDADataManager`` creates itself.
 BUILTIN_FIELDS = ("_done_", "_timestep_")
 #: Observation keys -> the suffix of their ``OBS_A_*`` / ``OBS_P_*`` offset constants.

@@ -216,6 +216,27 @@ __device__ __forceinline__ void store_planner_reward(const CovidData* __restrict
   d->rewards_p[env] = get_rew(health, economic, PLANNER_HEALTH_WEIGHTAGE) / REWARD_NORMALIZATION_FACTOR;
 }
 
+// The step that ends an episode (t == EPISODE_LENGTH) records its end-of-episode metrics
+// (metrics.EPISODE_METRIC_NAMES, the host definition episode_metric_values) and counts the
+// episode; run by the planner thread right after store_planner_reward (the states' deaths
+// and vaccinations of today are written: by an earlier kernel, or before a block barrier).
+// Resets never touch these fields (reset "none").
+__device__ __forceinline__ void record_episode_end(const CovidData* __restrict__ d, int env,
+                                                   int t) {
+  if (t != EPISODE_LENGTH) return;
+  float deaths = 0.0f, vaccinated = 0.0f;
+  for (int i = 0; i < NUM_AGENTS; ++i) {
+    deaths += d->deaths[agent_at(env, i)];
+    vaccinated += d->vaccinated[agent_at(env, i)];
+  }
+  float* metrics = d->episode_metrics + (long long)env * NUM_EPISODE_METRICS;
+  metrics[0] = deaths / 1e3f;
+  metrics[1] = vaccinated / US_POPULATION * 100.0f;
+  metrics[2] = d->planner_health_index[env];
+  metrics[3] = d->planner_economic_index[env];
+  d->completed_episodes[env] += 1;
+}
+
 // ------------------------------------------------------------------ kernel bodies
 // filters_stage: the env's filter states in shared memory (load_filter_state before,
 // store_filter_state after, each behind a __syncthreads()). Agent threads return today's new
@@ -316,6 +337,7 @@ __device__ void reward_kernel_body(const CovidData* __restrict__ d, int env, int
   if (tid == COVID_PLANNER) {
     store_planner_reward(d, env, d->planner_health_index[env], d->planner_economic_index[env],
                          new_deaths, postsubsidy, subsidy);
+    record_episode_end(d, env, t);
   }
 }
 

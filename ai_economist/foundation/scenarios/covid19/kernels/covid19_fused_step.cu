@@ -177,6 +177,7 @@ __device__ void fused_planner_step(const CovidData* __restrict__ d, int env, int
   put_planner_time_observation(d, env, t);
   store_planner_reward(d, env, health_index, economic_index, sum_new_deaths, sum_postsubsidy,
                        sum_subsidy);
+  record_episode_end(d, env, t);  // after block_sum3's barrier: every state's deaths are in
 }
 
 // ------------------------------------------------------------------ the kernel

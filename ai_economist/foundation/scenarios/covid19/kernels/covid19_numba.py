@@ -10,15 +10,17 @@ the SAME names as the CUDA C ones (so a backend launches both by one list of nam
   ``covid19_numba_fused.py``).
 
 Launch with ``[num_envs, num_agents + 1]``: one block per env, thread i < A is US state i, the
-last thread is the planner.  Every kernel takes ALL declared arrays (``gpu_state``), in
-declaration order: the parameter list is generated from the declaration, never kept by hand;
+last thread is the planner.  Every kernel takes ALL declared arrays (``gpu_state``) by their C
+names, in declaration order (the generic backend's ``numba_factory`` convention): the
+parameter list is generated from the declaration, never kept by hand;
 the kernels of ``FLAT_KERNELS`` take them flattened to 1-D (``array.reshape(-1)``).
 Device functions carry the names of the numpy functions in ``dynamics.py`` and of the CUDA C
 device functions; they close over the compile-time constants (frozen into the compiled code).
 
-Time convention as in CUDA C: every kernel works on ``t = _timestep_[env] + 1`` and only the
-last kernel of a step (``CudaComputeReward`` / ``CudaCovidStepFused``) commits ``_timestep_``
-and ``_done_``.  Arithmetic is float32 as in CUDA C (the constants are ``np.float32`` values,
+Time convention as in CUDA C: every kernel works on ``t = timestep[env] + 1`` and only the
+last kernel of a step (``CudaComputeReward`` / ``CudaCovidStepFused``) commits ``timestep``
+and ``done`` (the C names of ``_timestep_`` / ``_done_``) and, on the step that ends an
+episode, records its metrics (``record_episode_end``).  Arithmetic is float32 as in CUDA C (the constants are ``np.float32`` values,
 integers are cast with ``float32(...)``); only the per-component reward kernel adds the planner
 sums in float64.
 Planner sums over the states are deterministic as in CUDA C, but where CUDA C reduces with a
@@ -60,8 +62,8 @@ _KERNEL_BODIES = {
     "CudaFederalGovernmentSubsidyStep": ("subsidy_kernel_body",),
     "CudaVaccinationCampaignStep": ("vaccination_kernel_body",),
     "CudaCovidAndEconomySimulationStep": ("scenario_kernel_body",),
-    "CudaComputeReward": ("reward_kernel_body", "commit_timestep"),
-    FUSED_KERNEL: ("fused_step_body", "commit_timestep"),
+    "CudaComputeReward": ("reward_kernel_body", "record_episode_end", "commit_timestep"),
+    FUSED_KERNEL: ("fused_step_body", "record_episode_end_flat", "commit_timestep"),
 }
 #: Kernels that take every declared array flattened to 1-D (C order, same memory): they index
 #: with compile-time row lengths, as CUDA C does, instead of Numba's per-array runtime shapes.
@@ -70,8 +72,8 @@ _CACHE: dict[tuple, dict] = {}
 
 
 def parameter_names() -> list[str]:
-    """The kernels' parameters: every declared field, in declaration order."""
-    return [f.name for f in covid_state_fields()]
+    """The kernels' parameters: every declared field's C name, in declaration order."""
+    return [f.cname for f in covid_state_fields()]
 
 
 def body_arguments(functions: dict) -> dict[str, tuple[str, ...]]:
@@ -103,7 +105,7 @@ def kernel_source(name: str, arguments: dict[str, tuple[str, ...]]) -> str:
         f"def {name}({', '.join(parameter_names())}):",
         "    env = cuda.blockIdx.x",
         "    tid = cuda.threadIdx.x",
-        "    t = _timestep_[env] + 1",
+        "    t = timestep[env] + 1",
     ]
     for body in _KERNEL_BODIES[name]:
         lines.append(f"    {body}(env, tid, t, {', '.join(arguments[body])})")
@@ -172,6 +174,7 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
     OA_STATE, OP_STATE = OA["AGENT_STATE"], OP["AGENT_STATE"]
     OA_LAG, OP_LAG = OA["LAGGED_STRINGENCY_LEVEL"], OP["LAGGED_STRINGENCY_LEVEL"]
     EPS, THRESHOLD = F(1e-10), F(20.0)
+    US_POP, N_METRICS = F(c["US_POPULATION"]), int(c["NUM_EPISODE_METRICS"])
     jit = cuda.jit(device=True)
 
     @jit
@@ -380,12 +383,46 @@ def _device_functions(c: dict) -> dict:  # noqa: C901  (one closure per device f
             rewards_p[env, 0] = get_rew(health, economic, P_W) / NORM
 
     @jit
-    def commit_timestep(env, tid, t, _done_, _timestep_):
+    def record_episode_end(env, tid, t, deaths, vaccinated, planner_health_index,
+                           planner_economic_index, episode_metrics,
+                           completed_episodes):  # fmt: skip
+        # CUDA C's record_episode_end: the step that ends an episode records its metrics
+        # (planner thread, after the barrier of the reward body).
+        if tid == A and t == L:
+            sum_deaths, sum_vaccinated = ZERO, ZERO
+            for i in range(A):
+                sum_deaths += deaths[env, i]
+                sum_vaccinated += vaccinated[env, i]
+            episode_metrics[env, 0] = sum_deaths / F(1e3)
+            episode_metrics[env, 1] = sum_vaccinated / US_POP * F100
+            episode_metrics[env, 2] = planner_health_index[env]
+            episode_metrics[env, 3] = planner_economic_index[env]
+            completed_episodes[env] += 1
+
+    @jit
+    def record_episode_end_flat(env, tid, t, deaths, vaccinated, planner_health_index,
+                                planner_economic_index, episode_metrics,
+                                completed_episodes):  # fmt: skip
+        # record_episode_end on the 1-D views of the fused kernel (FLAT_KERNELS)
+        if tid == A and t == L:
+            sum_deaths, sum_vaccinated = ZERO, ZERO
+            for i in range(A):
+                sum_deaths += deaths[env * A + i]
+                sum_vaccinated += vaccinated[env * A + i]
+            row = env * N_METRICS
+            episode_metrics[row] = sum_deaths / F(1e3)
+            episode_metrics[row + 1] = sum_vaccinated / US_POP * F100
+            episode_metrics[row + 2] = planner_health_index[env]
+            episode_metrics[row + 3] = planner_economic_index[env]
+            completed_episodes[env] += 1
+
+    @jit
+    def commit_timestep(env, tid, t, done, timestep):
         # Called right after reward_kernel_body, whose barrier guarantees that every thread
-        # has read _timestep_ already.
+        # has read the time step already.
         if tid == 0:
-            _timestep_[env] = t
-            _done_[env] = 1 if t >= L else 0
+            timestep[env] = t
+            done[env] = 1 if t >= L else 0
 
     jitted = type(commit_timestep)
     return {name: fn for name, fn in locals().items() if isinstance(fn, jitted)}

@@ -102,25 +102,17 @@ StepKernel step_kernel(const char* name) {
 }  // namespace
 
 // Launch kernel `name` on grid = num_envs blocks of `num_threads` threads. Returns 0, or -1
-// for an unknown kernel name. `snapshot` and `force` are used by CudaCovidResetEnvs only.
-extern "C" int emu_launch(const char* name, const CovidData* d, const CovidData* snapshot,
-                          int force, int num_envs, int num_threads) {
-  const bool reset = !strcmp(name, "CudaCovidResetEnvs");
-  StepKernel kernel = reset ? nullptr : step_kernel(name);
-  if (!reset && kernel == nullptr) return -1;
+// for an unknown kernel name. (Done envs are reset by the generic reset, not by a kernel here.)
+extern "C" int emu_launch(const char* name, const CovidData* d, int num_envs, int num_threads) {
+  StepKernel kernel = step_kernel(name);
+  if (kernel == nullptr) return -1;
   if (!team || team->size() != num_threads) {
     team.reset();
     team = std::make_unique<Team>(num_threads);
   }
   blockDim.x = num_threads;
   gridDim.x = num_envs;
-  const std::function<void()> job = [&] {
-    if (reset) {
-      CudaCovidResetEnvs(d, snapshot, force);
-    } else {
-      kernel(d);
-    }
-  };
+  const std::function<void()> job = [&] { kernel(d); };
   for (int env = 0; env < num_envs; ++env) team->RunBlock(env, job);
   return 0;
 }
