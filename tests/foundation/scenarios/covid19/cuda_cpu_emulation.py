@@ -5,7 +5,7 @@ compiled by g++ against a tiny CUDA shim (``cuda_emulation/cuda_emu.h``: one std
 CUDA thread, ``__syncthreads`` = std::barrier, ``__shared__`` = static, blocks run one after
 another) and called through ctypes on torch CPU tensors, with the same generated header and
 the same pointer table as on the GPU.  It checks the CUDA C logic (indexing, struct order,
-kernels, reset lists) without a GPU; it does not check GPU specifics (launch, memory model,
+kernels, episode-end metrics) without a GPU; it does not check GPU specifics (launch, memory model,
 FMA contraction or CUDA's math library, whose last-ulp differences the tolerances cover).
 """
 
@@ -18,21 +18,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ai_economist.foundation.scenarios.covid19 import gpu_codegen
-from ai_economist.foundation.scenarios.covid19.gpu_backend import (
-    FUSED_KERNEL,
-    RESET_KERNEL,
-    STEP_KERNELS,
-    CovidGpuBackend,
-)
+from ai_economist.foundation.scenarios.covid19 import gpu_state
+from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+from ai_economist.warp_drive import codegen
+from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backends.gpu import header_for
 
 EMULATION_DIR = Path(__file__).resolve().parent / "cuda_emulation"
 CUDA_SOURCES = (
-    gpu_codegen.SOURCE_DIR / "covid19_build.cu",
-    gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
-    gpu_codegen.SOURCE_DIR / "covid19_fused_step.cu",
-    gpu_codegen.SOURCE_DIR / "covid19_common.cuh",
-    gpu_codegen.COMPONENTS_DIR / "covid19_components_step.cu",
+    gpu_state.SOURCE_DIR / "covid19_build.cu",
+    gpu_state.SOURCE_DIR / "covid19_env_step.cu",
+    gpu_state.SOURCE_DIR / "covid19_fused_step.cu",
+    gpu_state.SOURCE_DIR / "covid19_common.cuh",
+    gpu_state.COMPONENTS_DIR / "covid19_components_step.cu",
 )
 
 
@@ -43,7 +41,7 @@ def compiler_problem() -> str | None:
     return None
 
 
-def build_library(header: str, build_dir: Path) -> Path:
+def build_library(env_name: str, header: str, build_dir: Path) -> Path:
     """g++-compile the kernels with ``header`` into a shared library (cached by content)."""
     digest = hashlib.sha256(header.encode())
     for path in (*CUDA_SOURCES, *sorted(EMULATION_DIR.iterdir())):
@@ -52,10 +50,10 @@ def build_library(header: str, build_dir: Path) -> Path:
     library = build_dir / f"libcovid19_emu_{key}.so"
     if library.is_file():
         return library
-    include = gpu_codegen.write_header(header, build_dir / key)
+    include = codegen.write_header(env_name, header, build_dir / key)
     cmd = [
         "g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-w",
-        f'-DCOVID_BUILD_SOURCE="{gpu_codegen.BUILD_SOURCE}"',
+        f'-DCOVID_BUILD_SOURCE="{gpu_state.BUILD_SOURCE}"',
         "-I", str(include), "-I", str(EMULATION_DIR),
         str(EMULATION_DIR / "emu_launch.cpp"), "-o", str(library),
     ]  # fmt: skip
@@ -68,35 +66,36 @@ def build_library(header: str, build_dir: Path) -> Path:
 
 
 class EmulatedCudaBackend(CovidGpuBackend):
-    """``CovidGpuBackend`` running the CUDA C kernels on the CPU (see the module docstring)."""
-
-    BACKENDS = ("cuda-cpu-emulation",)
+    """``CovidGpuBackend`` running the CUDA C kernels on the CPU (see the module docstring):
+    the generic backend's header, declaration checks and pointer table, g++ instead of nvcc,
+    ctypes calls instead of pycuda launches, torch resets instead of the reset kernel."""
 
     def __init__(self, params, components, num_envs: int, build_dir: Path, **kwargs) -> None:
         self._build_dir = Path(build_dir)
         super().__init__(
-            params, components, num_envs, backend="cuda-cpu-emulation", device="cpu", **kwargs
+            params, components, num_envs, backend=EnvBackend.PYCUDA, device="cpu", **kwargs
         )
+        self.name = "cuda-cpu-emulation"
 
-    def _setup_kernels(self) -> None:
-        header = gpu_codegen.generate_header(self.spec, self.constants)
-        self._library = ctypes.CDLL(str(build_library(header, self._build_dir)))
+    def _setup_pycuda(self) -> None:
+        header = header_for(self.env, self.spec)
+        self._library = ctypes.CDLL(str(build_library(self.env.name, header, self._build_dir)))
         launch = self._library.emu_launch
-        launch.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int] * 3
+        launch.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
         launch.restype = ctypes.c_int
-        self._table = gpu_codegen.pointer_table(self.data_manager, self.spec)
-        self._snapshot_table = gpu_codegen.pointer_table(
-            self.data_manager, self.spec, snapshots=True
-        )
-        table, snap = self._table.data_ptr(), self._snapshot_table.data_ptr()
 
-        def call(name: bytes, force: int) -> None:
-            if launch(name, table, snap, force, self.grid, self.block) != 0:
+    def _bind_kernels(self) -> dict:
+        self._pointer_table = codegen.pointer_table(self.data_manager, self.spec)
+        table = self._pointer_table.data_ptr()
+        launch = self._library.emu_launch
+
+        def call(name: bytes) -> None:
+            if launch(name, table, self.num_envs, self.threads_per_env) != 0:
                 raise RuntimeError(f"unknown kernel {name!r}")
 
-        self._launch = {
-            name: functools.partial(call, name.encode(), 0)
-            for name in (*STEP_KERNELS, FUSED_KERNEL)
+        return {
+            name: functools.partial(call, name.encode()) for name in self.env.kernels().all_kernels
         }
-        self._reset_done_launch = functools.partial(call, RESET_KERNEL.encode(), 0)
-        self._reset_all_launch = functools.partial(call, RESET_KERNEL.encode(), 1)
+
+    def _make_fused_reset(self):
+        return None  # no pycuda here: done envs reset through CUDAEnvironmentReset (torch)

@@ -9,21 +9,21 @@ from pathlib import Path
 import pytest
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.scenarios.covid19 import gpu_codegen, gpu_state
+from ai_economist.foundation.scenarios.covid19 import gpu_state
+from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
 from ai_economist.foundation.scenarios.covid19.params import build_params
-from ai_economist.foundation.scenarios.covid19.simulation import (
-    CovidSimulation,
-    component_params_from_config,
-)
+from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
+from ai_economist.warp_drive import codegen
+from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.errors import find_nvcc
 from ai_economist.warp_drive.state import parse_kernel_parameters
 
 STEP_KERNELS = (*gpu_state.STEP_KERNELS, gpu_state.FUSED_KERNEL)
 SOURCES = (
-    gpu_codegen.SOURCE_DIR / "covid19_build.cu",
-    gpu_codegen.SOURCE_DIR / "covid19_env_step.cu",
-    gpu_codegen.SOURCE_DIR / "covid19_fused_step.cu",
-    gpu_codegen.COMPONENTS_DIR / "covid19_components_step.cu",
+    gpu_state.SOURCE_DIR / "covid19_build.cu",
+    gpu_state.SOURCE_DIR / "covid19_env_step.cu",
+    gpu_state.SOURCE_DIR / "covid19_fused_step.cu",
+    gpu_state.COMPONENTS_DIR / "covid19_components_step.cu",
 )
 
 
@@ -42,20 +42,16 @@ def configuration(observe_rate=False, eta=2.0, delivery_interval=1, real=False):
         observe_rate=observe_rate,
         delivery_interval=delivery_interval,
     )
-    layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
-    spec = gpu_state.covid_state_spec(params, comps, layout)
-    constants = gpu_state.compile_time_constants(
-        params, comps, layout, use_real_world_policies=real
-    )
-    return gpu_codegen.generate_header(spec, constants)
+    env = CovidGpuEnvironment(params, comps, use_real_world_policies=real)
+    return header_for(env, env.state_spec())  # the generic header, struct CovidData included
 
 
 def compile_build(header: str, tmp_path: Path) -> tuple[bytes, str]:
     """nvcc as the function manager runs it, plus -Werror and ptxas' resource report."""
-    include = gpu_codegen.write_header(header, tmp_path / "include")
+    include = codegen.write_header(CovidGpuEnvironment.name, header, tmp_path / "include")
     cubin = tmp_path / "covid19.cubin"
     cmd = [
-        str(find_nvcc()), "-cubin", "-arch=sm_90", "-o", str(cubin), str(gpu_codegen.BUILD_SOURCE),
+        str(find_nvcc()), "-cubin", "-arch=sm_90", "-o", str(cubin), str(gpu_state.BUILD_SOURCE),
         "-I", str(include), "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills,-warn-lmem-usage",
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -74,7 +70,7 @@ def compile_build(header: str, tmp_path: Path) -> tuple[bytes, str]:
 )
 def test_build_compiles_for_sm90_without_spills(nvcc, tmp_path, variant):
     cubin, report = compile_build(configuration(**variant), tmp_path)
-    for name in (*STEP_KERNELS, "CudaCovidResetEnvs"):
+    for name in STEP_KERNELS:
         assert name.encode() in cubin, f"kernel {name} missing from the cubin"
     spills = re.findall(r"(\d+) bytes spill stores", report)
     assert spills and all(int(s) == 0 for s in spills), report
@@ -86,11 +82,7 @@ def test_step_kernels_take_only_the_state_table():
     source = "\n".join(path.read_text() for path in SOURCES)
     for name in STEP_KERNELS:
         assert parse_kernel_parameters(source, name) == ["const CovidData* d"], name
-    assert parse_kernel_parameters(source, "CudaCovidResetEnvs") == [
-        "const CovidData* d",
-        "const CovidData* snapshot",
-        "int force",
-    ]
+    assert "CudaCovidResetEnvs" not in source  # done envs reset through the generic reset
 
 
 def test_sources_have_include_guards_and_build_includes_both():

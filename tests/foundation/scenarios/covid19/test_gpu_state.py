@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.scenarios.covid19 import gpu_codegen, gpu_state
+from ai_economist.foundation.scenarios.covid19 import gpu_state
+from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
+from ai_economist.warp_drive import codegen
 from ai_economist.foundation.scenarios.covid19.params import build_params, exact_filter_state
 from ai_economist.foundation.scenarios.covid19.simulation import (
     CovidSimulation,
@@ -49,24 +51,36 @@ def published():
     return params, comps, sim, layout, spec, constants
 
 
+def struct_member_names(header: str, struct: str) -> list[str]:
+    """Member names of ``struct <struct>`` in a header text."""
+    body = header.split(f"struct {struct} {{", 1)[1].split("};", 1)[0]
+    names = []
+    for line in body.splitlines():
+        decl = line.split("//", 1)[0].strip().rstrip(";")
+        if decl:
+            names.append(decl.replace("*", " ").split()[-1])
+    return names
+
+
 def test_header_struct_follows_declaration_order(published):
-    *_, spec, constants = published
-    header = gpu_codegen.generate_header(spec, constants)
-    assert gpu_codegen.struct_member_names(header) == [f.cname for f in spec]
-    assert f"#define COVID_DATA_NUM_FIELDS {len(spec)}" in header
+    """The generic header (``KernelSpec.state_struct``): struct CovidData in declaration
+    order, every compile-time constant defined."""
+    from ai_economist.warp_drive.backends.gpu import header_for
+
+    params, comps, *_, spec, constants = published
+    env = CovidGpuEnvironment(params, comps)
+    header = header_for(env, env.state_spec())
+    assert struct_member_names(header, "CovidData") == [f.cname for f in spec]
     for name, value in constants.items():
-        assert f"#define {name} {gpu_codegen.c_literal(value)}" in header
-    snapshot_line = next(x for x in header.splitlines() if "COVID_SNAPSHOT_FIELDS(X)" in x)
-    expected = [f.cname for f in spec if f.per_env and f.reset == "snapshot"]
-    assert [e.split("(")[1].split(",")[0] for e in snapshot_line.split(" X")[1:]] == expected
+        assert f"#define {name} {codegen.c_literal(value)}" in header
 
 
 def test_float_literals_round_trip_exactly():
     for value in (0.1, 1 / 14, 320.80616941098435, 2.1466585995875e13, -0.007381112780421972):
-        text = gpu_codegen.c_literal(value)
+        text = codegen.c_literal(value)
         assert text.endswith("f")
         assert np.float32(float(text[:-1])) == np.float32(value)
-    assert gpu_codegen.c_literal(True) == "1" and gpu_codegen.c_literal(-1) == "-1"
+    assert codegen.c_literal(True) == "1" and codegen.c_literal(-1) == "-1"
 
 
 def test_pointer_table_follows_declaration_order(published):
@@ -75,15 +89,9 @@ def test_pointer_table_follows_declaration_order(published):
     params, comps, sim, layout, spec, _ = published
     dm = CUDADataManager(params.num_agents + 1, params.episode_length, 3, device="cpu")
     gpu_state.allocatable_spec(spec).allocate(dm, gpu_state.host_initial_values(sim))
-    table = gpu_codegen.pointer_table(dm, spec).numpy().view(np.uint64)
+    table = codegen.pointer_table(dm, spec).numpy().view(np.uint64)
     expected = [dm.data_on_device_via_torch(f.name).data_ptr() for f in spec]
     assert table.tolist() == expected
-    snaps = gpu_codegen.pointer_table(dm, spec, snapshots=True).numpy().view(np.uint64)
-    for f, ptr in zip(spec, snaps.tolist()):
-        has_snapshot = f.per_env and f.reset == "snapshot"
-        assert (ptr != 0) == has_snapshot, f.name
-        if has_snapshot:
-            assert ptr == dm.snapshot(f.name).data_ptr()
     # memory: what the data manager holds is exactly what the declaration says
     per_env, const = gpu_state.per_env_bytes(spec), gpu_state.constant_bytes(spec)
     assert dm.memory_bytes() == 3 * per_env + const
@@ -95,15 +103,15 @@ def test_numba_kernels_take_the_declaration_in_order(published):
     spec, constants = published[4], published[5]
     functions = numba_mod.device_functions(constants)
     arguments = numba_mod.body_arguments(functions)
-    assert numba_mod.parameter_names() == [f.name for f in spec]
-    assert gpu_codegen.numba_parameter_names(spec) == [f.name for f in spec]
+    assert numba_mod.parameter_names() == [f.cname for f in spec]
+    assert codegen.numba_parameter_names(spec) == [f.cname for f in spec]
     for name in (*numba_mod.STEP_KERNELS, numba_mod.FUSED_KERNEL):
         tree = ast.parse(numba_mod.kernel_source(name, arguments))
         fn = tree.body[0]
         assert fn.name == name
-        assert [a.arg for a in fn.args.args] == [f.name for f in spec]
+        assert [a.arg for a in fn.args.args] == [f.cname for f in spec]
         used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
-        declared = set(spec.names) | {"env", "tid", "t", "cuda"}
+        declared = {f.cname for f in spec} | {"env", "tid", "t", "cuda"}
         bodies = set(arguments)
         assert used <= declared | bodies, used - declared - bodies
 

@@ -7,7 +7,7 @@ import importlib
 from pathlib import Path
 
 import ai_economist.foundation as foundation
-from ai_economist.foundation.scenarios.covid19 import gpu_codegen
+from ai_economist.foundation.scenarios.covid19 import gpu_state
 
 FOUNDATION = Path(foundation.__file__).parent
 
@@ -63,7 +63,7 @@ def test_components_register_under_their_names():
 
 def test_kernel_sources_live_in_the_scenario_package():
     scenario = FOUNDATION / "scenarios" / "covid19"
-    assert gpu_codegen.SOURCE_DIR == scenario / "kernels"
-    assert gpu_codegen.BUILD_SOURCE.is_file()
-    assert (gpu_codegen.COMPONENTS_DIR / "covid19_components_step.cu").is_file()
+    assert gpu_state.SOURCE_DIR == scenario / "kernels"
+    assert gpu_state.BUILD_SOURCE.is_file()
+    assert (gpu_state.COMPONENTS_DIR / "covid19_components_step.cu").is_file()
     assert not list((FOUNDATION / "components").glob("*.cu"))
