@@ -10,12 +10,12 @@ import pytest
 from ai_economist.datasets.covid19 import load_calibration
 from ai_economist.foundation.scenarios.covid19 import gpu_state
 from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
-from ai_economist.warp_drive import codegen
 from ai_economist.foundation.scenarios.covid19.params import build_params, exact_filter_state
 from ai_economist.foundation.scenarios.covid19.simulation import (
     CovidSimulation,
     component_params_from_config,
 )
+from ai_economist.warp_drive import codegen
 
 torch = pytest.importorskip("torch")
 
