@@ -249,7 +249,9 @@ def test_kernels_pass_each_body_its_own_parameters(short_config):
                     assert args[:3] == ["env", "tid", "t"], name
                     assert args[3:] == body_parameters(functions[node.func.id]), name
                     calls += 1
-    assert calls == 8  # five per-component bodies, the fused body, commit_timestep twice
+    # five per-component bodies, the fused body, record_episode_end(_flat) and commit_timestep
+    # twice each
+    assert calls == 10
 
 
 def test_a_body_taking_an_undeclared_array_is_an_error(short_config):
