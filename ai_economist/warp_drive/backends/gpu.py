@@ -115,6 +115,11 @@ class KernelBackend(BatchedBackend):
             )
         return source
 
+    @property
+    def source(self) -> Any:
+        """The kernel source in use: the registered override, else ``env.kernels()``'s."""
+        return self._source()
+
     def _check_kernels(self) -> None:
         if not self.env.kernels().step_kernels:
             raise EnvironmentDeclarationError(
