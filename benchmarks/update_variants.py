@@ -106,7 +106,9 @@ def main() -> int:
         return 2
     torch.backends.cuda.matmul.allow_tf32 = True
     print(f"GPU: {torch.cuda.get_device_name(0)} (torch {torch.__version__})")
-    print(f"{'envs':>7} {'rows':>10} {'variant':<18} {'mbs':>4} {'update ms':>10} {'fwd us/step':>12}")
+    print(
+        f"{'envs':>7} {'rows':>10} {'variant':<18} {'mbs':>4} {'update ms':>10} {'fwd us/step':>12}"
+    )
     for num_envs in args.num_envs:
         size = num_envs * args.rollout_length * NUM_AGENTS
         for name in args.variants:

@@ -10,7 +10,8 @@ of pointers, its Numba twin (``reset_numba.py``) tuples of int32 views; both mov
 
 :func:`plan_reset` returns ``None`` (keep ``CUDAEnvironmentReset``) when an array is not a
 contiguous ``(num_envs, ...)`` tensor whose per-env row is a whole number of 32-bit words.
-Nothing is read back to the host; the launch is asynchronous on the legacy default stream.
+Nothing is read back to the host; the launch is asynchronous on torch's current stream (a CUDA
+graph capture records it).
 """
 
 from __future__ import annotations

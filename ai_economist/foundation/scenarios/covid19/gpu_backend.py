@@ -146,14 +146,12 @@ class CovidGpuBackend:
         snap = np.uintp(self._snapshot_table.data_ptr())
         grid, block = (self.grid, 1, 1), (self.block, 1, 1)
 
-        def bind(name: str, codes: str, *args):
-            func = fm.get_function(name)
-            func.prepare(codes)
-            return functools.partial(func.prepared_call, grid, block, *args)
+        def bind(name: str, *args):  # driver launches on torch's stream (graph-capturable)
+            return fm.bind(name, *args, grid=grid, block=block)
 
-        self._launch = {name: bind(name, "P", table) for name in (*STEP_KERNELS, FUSED_KERNEL)}
-        self._reset_done_launch = bind(RESET_KERNEL, "PPi", table, snap, np.int32(0))
-        self._reset_all_launch = bind(RESET_KERNEL, "PPi", table, snap, np.int32(1))
+        self._launch = {name: bind(name, table) for name in (*STEP_KERNELS, FUSED_KERNEL)}
+        self._reset_done_launch = bind(RESET_KERNEL, table, snap, np.int32(0))
+        self._reset_all_launch = bind(RESET_KERNEL, table, snap, np.int32(1))
 
     def _setup_numba(self) -> None:
         import importlib
