@@ -56,9 +56,15 @@ class FullyConnectedActorCritic(nn.Module):
         hidden = self.trunk(obs)
         if hidden.dtype != torch.float32:  # under bf16 autocast: the small heads in float32
             with torch.autocast(device_type=hidden.device.type, enabled=False):
-                hidden = hidden.float()
-                return self.policy_head(hidden), self.value_head(hidden).squeeze(-1)
-        return self.policy_head(hidden), self.value_head(hidden).squeeze(-1)
+                return self._heads(hidden.float())
+        return self._heads(hidden)
+
+    def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both heads as one matrix product (a GEMM with 1 or 11 outputs is slow on a GPU)."""
+        weight = torch.cat([self.policy_head.weight, self.value_head.weight])
+        bias = torch.cat([self.policy_head.bias, self.value_head.bias])
+        out = nn.functional.linear(hidden, weight, bias)
+        return out[..., :-1], out[..., -1]
 
 
 def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module:
@@ -152,14 +158,15 @@ PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}
 
 
 @contextmanager
-def autocast(device: torch.device, precision: str) -> Iterator[None]:
+def autocast(device: torch.device, precision: str, cache: bool = False) -> Iterator[None]:
     """Run the enclosed model calls in ``precision`` (``"fp32"``: as they are; ``"bf16"``:
-    bfloat16 autocast on a CUDA device, no autocast cache so that CUDA graphs may capture it)."""
+    bfloat16 autocast on a CUDA device).  ``cache=True`` casts each weight once for the whole
+    block (right when the weights do not change inside it, e.g. a rollout)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
     dtype = PRECISIONS[precision]
     if dtype is None or device.type != "cuda":
         yield
         return
-    with torch.autocast("cuda", dtype=dtype, cache_enabled=False):
+    with torch.autocast("cuda", dtype=dtype, cache_enabled=cache):
         yield

@@ -10,7 +10,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,8 +184,7 @@ class RolloutCollector:
             with timer.phase("policy_forward"):
                 buf.obs[t].copy_(env.observations(p.tag))
                 buf.masks[t].copy_(env.action_masks(p.tag))
-                with autocast(self.device, self.precision):
-                    logits, values = p.act_model(buf.obs[t])
+                logits, values = p.act_model(buf.obs[t])  # in the caller's autocast
             with timer.phase("sampling"):
                 actions, log_probs = sample_masked(logits, buf.masks[t], gumbel=buf.gumbel[t])
                 buf.actions[t].copy_(actions)
@@ -206,7 +205,7 @@ class RolloutCollector:
         """Run the policy part twice outside any graph (cuBLAS workspaces, the allocator)."""
         side = torch.cuda.Stream(self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.cuda.stream(side):
+        with torch.cuda.stream(side), self._autocast():
             for _ in range(2):
                 self._policy_step(0, timer)
         torch.cuda.current_stream(self.device).wait_stream(side)
@@ -218,8 +217,8 @@ class RolloutCollector:
             return False
         graph = torch.cuda.CUDAGraph()
         try:
-            with env.graph_capture(), torch.cuda.graph(graph):
-                for t in range(self.num_steps):
+            with env.graph_capture(), torch.cuda.graph(graph), self._autocast(cache=True):
+                for t in range(self.num_steps):  # weights are cast once a rollout (bf16)
                     self._policy_step(t, timer)
                     self._env_step(t, timer)
         except Exception as exc:  # noqa: BLE001 - any capture failure: keep the policy graphs
@@ -244,7 +243,7 @@ class RolloutCollector:
                 pool = torch.cuda.graph_pool_handle()
                 for t in range(self.num_steps):
                     graph = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(graph, pool=pool):
+                    with torch.cuda.graph(graph, pool=pool), self._autocast():
                         self._policy_step(t, timer)
                     self._graphs.append(graph)
                 self.graph_mode = "policy"
@@ -273,15 +272,19 @@ class RolloutCollector:
                 self._rollout_graph.replay()
                 env.advance_host_steps(self.num_steps)
         else:
-            for t in range(self.num_steps):
-                if self._graphs:
-                    with timer.phase("policy (graph)"):
-                        self._graphs[t].replay()
-                else:
-                    self._policy_step(t, timer)
-                self._env_step(t, timer)
-        with timer.phase("policy_forward"):
+            with self._autocast(cache=True):
+                for t in range(self.num_steps):
+                    if self._graphs:
+                        with timer.phase("policy (graph)"):
+                            self._graphs[t].replay()
+                    else:
+                        self._policy_step(t, timer)
+                    self._env_step(t, timer)
+        with timer.phase("policy_forward"), self._autocast():
             for tag, p in self.policies.items():
                 if p.config["to_train"]:
-                    with autocast(self.device, self.precision):
-                        self.last_values[tag] = p.act_model(env.observations(tag).float())[1]
+                    self.last_values[tag] = p.act_model(env.observations(tag).float())[1]
+
+    def _autocast(self, cache: bool = False) -> AbstractContextManager:
+        """The models' precision (``trainer.precision``) for the enclosed forward passes."""
+        return autocast(self.device, self.precision, cache)
