@@ -61,6 +61,9 @@ from ai_economist.warp_drive.training.distributed import DistributedContext, lau
 from ai_economist.warp_drive.training.rollout import PhaseTimer  # noqa: E402
 from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
 
+ORIGINAL_H200 = "60:16900,1200:134600"
+"""The original COVID-19 pipeline (ai-economist 1.7.1 + rl-warp-drive) measured on one H200:
+env-steps/s at 60 and 1,200 envs (the developers' reference figures)."""
 SCALING_TARGET_PER_GPU = 0.9  # N GPUs should give at least 0.9 N times one GPU (1.8x on 2)
 IN_SYNC = 1e-6  # replicas whose parameters differ by at most this much are in sync
 
@@ -101,6 +104,7 @@ def build_trainer(
         f"trainer.env_backend={args.env_backend}",
         f"trainer.compile={str(args.compile).lower()}",
         f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}",
+        f"trainer.precision={args.precision}",
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -151,6 +155,10 @@ def measure(
 ) -> dict:
     """Time ``args.iterations`` training iterations in this process (every rank calls this)."""
     ctx = ctx or DistributedContext()
+    if device == "cuda":
+        gc.collect()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
     trainer, config = build_trainer(args, num_envs, device, run_dir, ctx)
     for _ in range(args.warmup):
         trainer.train_iteration()
@@ -165,6 +173,7 @@ def measure(
     batch = config["trainer"]["train_batch_size"]  # per process
     shards = ctx.gather({"elapsed_s": elapsed, "env_steps": args.iterations * batch})
     spread = replica_spread(trainer, ctx) if ctx.enabled else 0.0
+    peak = torch.cuda.max_memory_allocated(trainer.device) if device == "cuda" else 0
     trainer.timer = PhaseTimer(trainer.device, synchronize=True)
     trainer.train_iteration()
     phases = {k: v * 1e3 for k, v in trainer.timer.pop().items()}
@@ -181,6 +190,9 @@ def measure(
         "elapsed_s_per_rank": [s["elapsed_s"] for s in shards],
         "replica_max_param_diff": spread,
         "phases_ms": phases,  # rank 0's profiled iteration
+        "graph_mode": trainer.rollout.graph_mode,  # off | policy | rollout
+        "precision": config["trainer"]["precision"],
+        "gpu_peak_mib_per_env": peak / 2**20 / num_envs,  # models, buffers, env state, update
         "num_mini_batches": {t: c["num_mini_batches"] for t, c in config["policy"].items()},
     }
 
@@ -218,13 +230,27 @@ def measure_distributed(
     return json.loads(Path(out_path).read_text())
 
 
-def format_row(r: dict, base: dict | None) -> str:
+def parse_peers(text: str) -> dict[int, float]:
+    """``"60:16900,1200:134600"`` -> {60: 16900.0, 1200: 134600.0} (envs: env-steps/s)."""
+    peers = {}
+    for item in filter(None, text.split(",")):
+        envs, _, rate = item.partition(":")
+        try:
+            peers[int(envs)] = float(rate)
+        except ValueError:
+            raise SystemExit(f"--peer: {item!r} is not ENVS:ENV_STEPS_PER_S") from None
+    return peers
+
+
+def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
     scaling = f"{r['env_steps_per_s'] / base['env_steps_per_s']:>8.2f}x" if base else f"{'-':>9}"
+    ratio = f"{r['env_steps_per_s'] / peer:>7.1f}x" if peer else f"{'-':>8}"
     phases = "  ".join(f"{k} {v:.1f}" for k, v in r["phases_ms"].items() if k != "rollout")
     return (
         f"{r['num_gpus']:>4} {r['num_envs']:>9} {r['train_batch_size']:>9} "
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
-        f"{r['iteration_ms']:>9.1f} {scaling} | {phases}"
+        f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
+        f"{r['graph_mode']:>7} {r['precision']:>5} | {phases}"
     )
 
 
@@ -258,8 +284,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num_threads", type=int, default=1, help="torch CPU threads (0: default)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the models")
     parser.add_argument(
-        "--cuda_graphs", action="store_true", help="replay policy steps as CUDA graphs"
+        "--cuda_graphs",
+        action="store_true",
+        help="trainer.cuda_graphs: the rollout from CUDA graphs (whole rollout when the env's "
+        "step can be captured)",
     )
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
+                        help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
+    parser.add_argument("--peer", default=None,
+                        help="peer figures to print ratios against, ENVS:ENV_STEPS_PER_S,...; "
+                             "default for COVID-19: the original pipeline on one H200, "
+                             f"{ORIGINAL_H200}")  # fmt: skip
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # no NVLink multicast (NVLS) for NCCL
@@ -271,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--num_gpus {num_gpus[-1]}: only {torch.cuda.device_count()} GPU(s) visible")
     if device == "cuda" and args.start_method == "fork":
         parser.error("--start_method fork: CUDA processes must be spawned")
+    default_peer = ORIGINAL_H200 if args.env == "covid_and_economy_environment" else ""
+    peers = parse_peers(default_peer if args.peer is None else args.peer)
     results, scaling = [], []
     hardware = hardware_name(device, num_gpus[-1])
     with tempfile.TemporaryDirectory() as tmp:
@@ -279,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
             hardware = hardware_name(device, num_gpus[-1])
         print(f"env {args.env} on {device}: {hardware}")
         print(f"{'gpus':>4} {'envs/gpu':>9} {'batch/gpu':>9} {'env-steps/s':>14} "
-              f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} | profiled iteration (ms, rank 0)")  # fmt: skip
+              f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} {'vs peer':>8} {'MiB/env':>8} "
+              f"{'graphs':>7} {'prec':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
         for num_envs in args.num_envs:
             base = None
             for n in num_gpus:
@@ -297,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
                         "target": SCALING_TARGET_PER_GPU * n,
                         "replica_max_param_diff": r["replica_max_param_diff"],
                     })  # fmt: skip
-                print(format_row(r, base if n > 1 else None), flush=True)
+                peer = peers.get(num_envs) if n == 1 else None
+                print(format_row(r, base if n > 1 else None, peer), flush=True)
                 results.append(r)
     for s in scaling:
         verdict = "meets" if s["scaling"] >= s["target"] else "BELOW"

@@ -31,6 +31,8 @@ raises ``NotImplementedError``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -207,6 +209,21 @@ class FoundationEnvWrapper(PolicyArrays):
         if self.env_backend is EnvBackend.CPU:
             return split_collated(self.backend.last_obs[0], self.env.n_agents)
         return {}
+
+    @contextmanager
+    def graph_capture(self) -> Iterator[None]:
+        """Around a CUDA graph capture of steps: the recorded steps have not run, so the host
+        step counter is put back afterwards."""
+        saved = self._steps_in_episode
+        try:
+            yield
+        finally:
+            self._steps_in_episode = saved
+
+    def advance_host_steps(self, num_steps: int) -> None:
+        """After a replay of ``num_steps`` recorded (step, reset-if-done) pairs: every env
+        ends its episode every ``episode_length`` steps, in lockstep."""
+        self._steps_in_episode = (self._steps_in_episode + num_steps) % self.episode_length
 
     def reset_only_done_envs(self) -> None:
         """Reset the envs whose ``_done_`` flag is set (on the device for GPU backends)."""

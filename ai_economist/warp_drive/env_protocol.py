@@ -13,6 +13,7 @@ size and number of actions.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -93,3 +94,28 @@ class StatefulEnv(Protocol):
     def state_dict(self) -> dict: ...
 
     def load_state_dict(self, state: dict) -> None: ...
+
+
+@runtime_checkable
+class GraphCapturableEnv(Protocol):
+    """Optional extension of :class:`BatchedPolicyEnv`: its step can be recorded in a CUDA graph.
+
+    The trainer (``trainer.cuda_graphs``) then captures a whole rollout -- policy, env step,
+    reset of done envs -- once and replays it.  During a capture nothing runs: the calls are
+    recorded, and they run at each replay, so the env's host-side bookkeeping must be kept
+    apart from the device work:
+
+    * ``step_capturable()``: True when ``step_all_envs`` and ``reset_only_done_envs`` only
+      launch device work on torch's current stream (no host synchronisation, no reads of
+      device values on the host, no allocation that must outlive the call);
+    * ``graph_capture()``: a context manager around the capture that restores the host-side
+      bookkeeping afterwards (the recorded steps have not happened yet);
+    * ``advance_host_steps(n)``: after a replay of ``n`` recorded (step, reset-if-done) pairs,
+      bring the host-side bookkeeping to where ``n`` eager calls would have left it.
+    """
+
+    def step_capturable(self) -> bool: ...
+
+    def graph_capture(self) -> AbstractContextManager: ...
+
+    def advance_host_steps(self, num_steps: int) -> None: ...

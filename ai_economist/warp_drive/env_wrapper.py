@@ -18,6 +18,7 @@ The trainer-facing tensors are the backend's own memory: device tensors for ``py
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from ai_economist.warp_drive.backends import make_backend
 from ai_economist.warp_drive.data_manager import DONE, close_matches_message
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import EnvStateMismatch, check_header
-from ai_economist.warp_drive.errors import UnknownNameError
+from ai_economist.warp_drive.errors import UnknownNameError, cudasim_enabled
 from ai_economist.warp_drive.scenario import (
     ACTION_MASK,
     OBSERVATIONS,
@@ -93,6 +94,19 @@ class PolicyArrays:
     def pull(self, name: str) -> np.ndarray:
         """A host copy of a declared field."""
         return self.backend.pull(name)
+
+    # -- GraphCapturableEnv (the trainer's whole-rollout CUDA graph) --------------------------
+    def step_capturable(self) -> bool:
+        """True on the kernel backends: their step and reset only launch device work on
+        torch's current stream (driver launches, torch ops), so a CUDA graph can record them."""
+        return self.env_backend.is_gpu and not cudasim_enabled()
+
+    def graph_capture(self) -> AbstractContextManager:
+        """Around a CUDA graph capture: nothing on the host to restore here."""
+        return nullcontext()
+
+    def advance_host_steps(self, num_steps: int) -> None:
+        """After a replay of ``num_steps`` recorded steps: no host bookkeeping here."""
 
 
 class EnvWrapper(PolicyArrays):

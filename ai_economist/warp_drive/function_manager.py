@@ -73,9 +73,6 @@ def _check_block(block, max_threads: int) -> None:
         )
 
 
-_SCALAR_CODES = {np.dtype(np.uintp): "P"}
-
-
 _PUSHED_CONTEXTS: dict[int, Any] = {}
 
 
@@ -125,8 +122,9 @@ class CUDAFunctionManager:
         self.cubin_path: Path | None = None
         self._module = None
         self._functions: dict[str, Any] = {}
-        self._prepared: dict[str, str] = {}
         self._declared: list[str] = []
+        self._driver_module = None  # the same cubin loaded through the driver (bind)
+        self._driver_functions: dict[str, Any] = {}
 
     def compile_and_load_cuda(
         self,
@@ -164,7 +162,7 @@ class CUDAFunctionManager:
         self._module = drv.module_from_file(str(cubin_path))
         self.cubin_path = Path(cubin_path)
         self._functions.clear()
-        self._prepared.clear()
+        self._driver_functions.clear()
 
     def initialize_functions(self, names: Iterable[str]) -> None:
         """Look up kernels by name (``extern "C"`` names) so launches need no lookup."""
@@ -193,23 +191,23 @@ class CUDAFunctionManager:
     def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
         """A zero-argument launcher with converted arguments, for the lowest per-step overhead.
 
-        Device pointers are taken once: the tensors must stay allocated (the data manager's do).
+        It launches through the CUDA driver on torch's current stream (``driver_launch``), so
+        the launch can be captured in a CUDA graph with the torch work around it.  Device
+        pointers are taken once: the tensors must stay allocated (the data manager's do).
         """
-        func = self.get_function(name)
+        from ai_economist.warp_drive.driver_launch import DriverModule, StreamLaunch
+
+        self.get_function(name)  # an unknown name fails here, with the close matches
         args = self.prepare_args(*args)
-        codes = "".join(_SCALAR_CODES.get(a.dtype, a.dtype.char) for a in args)
         grid = self.grid if grid is None else tuple(grid)
         block = self.block if block is None else tuple(block)
         _check_block(block, MAX_THREADS_PER_BLOCK)
-        prepared = self._prepared
-
-        def run() -> None:
-            if prepared.get(name) != codes:
-                func.prepare(codes)
-                prepared[name] = codes
-            func.prepared_call(grid, block, *args)
-
-        return run
+        if self._driver_module is None or self._driver_module.path != self.cubin_path:
+            self._driver_module = DriverModule(self.cubin_path)
+        function = self._driver_functions.get(name)
+        if function is None:
+            function = self._driver_functions[name] = self._driver_module.function(name)
+        return StreamLaunch(function, args, grid, block, name)
 
     def launch(self, name: str, *args: Any, grid=None, block=None) -> None:
         """Launch kernel ``name`` on the current stream (asynchronous)."""

@@ -12,7 +12,8 @@ of pointers, its Numba twin (``reset_numba.py``) tuples of int32 and uint8 views
 
 :func:`plan_reset` returns ``None`` (keep ``CUDAEnvironmentReset``) when an array is not a
 contiguous ``(num_envs, ...)`` tensor (or is a bool tensor).
-Nothing is read back to the host; the launch is asynchronous on the legacy default stream.
+Nothing is read back to the host; the launch is asynchronous on torch's current stream (a CUDA
+graph capture records it).
 """
 
 from __future__ import annotations

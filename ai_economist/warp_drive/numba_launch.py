@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from ai_economist.warp_drive.driver_launch import current_stream_handle
 from ai_economist.warp_drive.errors import cudasim_enabled
 
 
@@ -49,7 +50,8 @@ class PreparedLaunch:
         args: its arguments (numba device arrays or arrays exposing ``__cuda_array_interface__``,
             and scalars); they must stay alive and in place as long as the launcher is used.
         grid, block: launch dimensions.
-        stream: a CUDA stream handle (int) or 0 for the legacy default stream.
+        stream: a CUDA stream handle (int), or 0 (the default): torch's current stream at
+            every launch (its default stream outside a CUDA graph capture).
     """
 
     def __init__(
@@ -96,8 +98,18 @@ class PreparedLaunch:
         )
         handle = kernel._codelibrary.get_cufunc().handle
         self._function = cu.CUfunction(int(handle))
-        self._stream = cu.CUstream(stream)
+        self._fixed_stream = int(stream)
+        self._streams: dict[int, Any] = {}
         self._driver = cu
+
+    def _stream(self) -> Any:
+        """The stream of this launch: the one given, else torch's current stream (so that a
+        CUDA graph capture records the launch)."""
+        handle = self._fixed_stream or current_stream_handle()
+        stream = self._streams.get(handle)
+        if stream is None:
+            stream = self._streams[handle] = self._driver.CUstream(handle)
+        return stream
 
     def _launch_prepared(self) -> Any:
         cu = self._driver
@@ -106,7 +118,7 @@ class PreparedLaunch:
             *self.grid,
             *self.block,
             0,
-            self._stream,
+            self._stream(),
             ctypes.addressof(self._params),
             0,
         )

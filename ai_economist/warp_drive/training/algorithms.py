@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ai_economist.warp_drive.training.models import masked_log_prob_entropy
+from ai_economist.warp_drive.training.models import autocast, masked_log_prob_entropy
 
 STAT_NAMES = (
     "loss",
@@ -40,6 +40,7 @@ class UpdateHyperParams:
     normalize_advantage: bool
     num_epochs: int
     num_mini_batches: int
+    precision: str = "fp32"  # the models' hidden layers: "fp32", or "bf16" autocast on a GPU
 
 
 @dataclass
@@ -88,7 +89,8 @@ def update_policy(
             order = torch.randperm(size, generator=generator, device=batch.obs.device)
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
-            logits, values = model(batch.obs[idx])
+            with autocast(batch.obs.device, hp.precision):
+                logits, values = model(batch.obs[idx])
             log_prob, entropy = masked_log_prob_entropy(
                 logits, batch.masks[idx], batch.actions[idx]
             )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -53,7 +54,17 @@ class FullyConnectedActorCritic(nn.Module):
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(..., num_actions)`` and values ``(...)`` of observations ``(..., obs_dim)``."""
         hidden = self.trunk(obs)
-        return self.policy_head(hidden), self.value_head(hidden).squeeze(-1)
+        if hidden.dtype != torch.float32:  # under bf16 autocast: the small heads in float32
+            with torch.autocast(device_type=hidden.device.type, enabled=False):
+                return self._heads(hidden.float())
+        return self._heads(hidden)
+
+    def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both heads as one matrix product (a GEMM with 1 or 11 outputs is slow on a GPU)."""
+        weight = torch.cat([self.policy_head.weight, self.value_head.weight])
+        bias = torch.cat([self.policy_head.bias, self.value_head.bias])
+        out = nn.functional.linear(hidden, weight, bias)
+        return out[..., :-1], out[..., -1]
 
 
 def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module:
@@ -93,8 +104,10 @@ def load_policy_models(state: dict, policy_specs: dict) -> dict[str, nn.Module]:
 
 
 def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """Logits with the actions whose mask is 0 set to a huge negative value."""
-    return logits.masked_fill(masks == 0, MASKED_LOGIT)
+    """Logits with the actions whose mask is 0 set to a huge negative value (the most negative
+    finite value of the logits' dtype)."""
+    fill = MASKED_LOGIT if logits.dtype == torch.float32 else torch.finfo(logits.dtype).min
+    return logits.masked_fill(masks == 0, fill)
 
 
 def sample_masked(
@@ -138,3 +151,22 @@ def masked_log_prob_entropy(
     log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
     entropy = -(log_p.exp() * log_p).sum(-1)
     return log_prob, entropy
+
+
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}
+"""``trainer.precision`` values and the autocast dtype of each (None: no autocast)."""
+
+
+@contextmanager
+def autocast(device: torch.device, precision: str, cache: bool = False) -> Iterator[None]:
+    """Run the enclosed model calls in ``precision`` (``"fp32"``: as they are; ``"bf16"``:
+    bfloat16 autocast on a CUDA device).  ``cache=True`` casts each weight once for the whole
+    block (right when the weights do not change inside it, e.g. a rollout)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
+    dtype = PRECISIONS[precision]
+    if dtype is None or device.type != "cuda":
+        yield
+        return
+    with torch.autocast("cuda", dtype=dtype, cache_enabled=cache):
+        yield

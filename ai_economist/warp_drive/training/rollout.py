@@ -7,16 +7,17 @@ device, episode returns are accumulated on the device and only summarised when l
 from __future__ import annotations
 
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ai_economist.warp_drive.env_protocol import PolicySpec
-from ai_economist.warp_drive.training.models import draw_gumbel, sample_masked
+from ai_economist.warp_drive.env_protocol import GraphCapturableEnv, PolicySpec
+from ai_economist.warp_drive.training.models import autocast, draw_gumbel, sample_masked
 
 
 @dataclass
@@ -137,31 +138,43 @@ class RolloutCollector:
     """Steps the env ``num_steps`` times with the current policies, filling their buffers.
 
     ``policies`` maps tags to objects with ``act_model``, ``buffer`` and ``config`` (the
-    trainer's ``Policy``).  With ``cuda_graphs=True`` (CUDA only) the policy part of every
-    step -- copying observations and masks into the buffers, the forward pass, sampling and
-    writing the actions into the env -- is captured once per step index into a CUDA graph and
-    then replayed: one launch per step instead of a few dozen.  This needs the env's tensors
-    to stay at fixed addresses, which is checked every iteration.
+    trainer's ``Policy``).  With ``cuda_graphs=True`` (CUDA only) the rollout is replayed from
+    CUDA graphs, captured at the first rollout:
+
+    * ``graph_mode == "rollout"``: when the env's step can be captured
+      (:class:`~ai_economist.warp_drive.env_protocol.GraphCapturableEnv` says so), every step
+      of the rollout -- the policy's forward pass and sampling, the env step, the copies of
+      rewards and done flags, the reset of finished envs -- is one graph: one launch a rollout;
+    * ``graph_mode == "policy"``: otherwise (or if that capture fails, with a warning) the
+      policy part of each step is a graph per step index and the env steps eagerly.
+
+    Both need the env's tensors to stay at fixed addresses, which is checked every rollout.
+    ``precision="bf16"`` runs the models' forward passes under bfloat16 autocast.
     """
 
     def __init__(self, env: Any, policies: dict[str, Any], num_steps: int,
-                 generator: torch.Generator, cuda_graphs: bool = False) -> None:  # fmt: skip
+                 generator: torch.Generator, cuda_graphs: bool = False,
+                 precision: str = "fp32") -> None:  # fmt: skip
         self.env = env
         self.policies = policies
         self.num_steps = num_steps
         self.generator = generator
         self.device = torch.device(env.device)
+        self.precision = precision
         self.dones = torch.zeros(num_steps, env.num_envs, device=self.device)
         self.last_values: dict[str, torch.Tensor] = {}
         self.use_graphs = cuda_graphs and self.device.type == "cuda"
+        self.graph_mode = "off"
         self._graphs: list[torch.cuda.CUDAGraph] = []
+        self._rollout_graph: torch.cuda.CUDAGraph | None = None
         self._graph_addresses: list[int] = []
 
     def _env_addresses(self) -> list[int]:
         env = self.env
         tensors = [env.done()]
         for tag in self.policies:
-            tensors += [env.observations(tag), env.action_masks(tag), env.actions(tag)]
+            tensors += [env.observations(tag), env.action_masks(tag), env.actions(tag),
+                        env.rewards(tag)]  # fmt: skip
         return [t.data_ptr() for t in tensors]
 
     def _policy_step(self, t: int, timer: PhaseTimer) -> None:
@@ -171,7 +184,7 @@ class RolloutCollector:
             with timer.phase("policy_forward"):
                 buf.obs[t].copy_(env.observations(p.tag))
                 buf.masks[t].copy_(env.action_masks(p.tag))
-                logits, values = p.act_model(buf.obs[t])
+                logits, values = p.act_model(buf.obs[t])  # in the caller's autocast
             with timer.phase("sampling"):
                 actions, log_probs = sample_masked(logits, buf.masks[t], gumbel=buf.gumbel[t])
                 buf.actions[t].copy_(actions)
@@ -179,21 +192,61 @@ class RolloutCollector:
                 buf.values[t].copy_(values)
                 env.actions(p.tag).copy_(actions)
 
+    def _env_step(self, t: int, timer: PhaseTimer) -> None:
+        env = self.env
+        with timer.phase("env_step"):
+            env.step_all_envs()
+            for p in self.policies.values():
+                p.buffer.rewards[t].copy_(env.rewards(p.tag))
+            self.dones[t].copy_(env.done())
+            env.reset_only_done_envs()
+
+    def _warm_up_policy(self, timer: PhaseTimer) -> None:
+        """Run the policy part twice outside any graph (cuBLAS workspaces, the allocator)."""
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side), self._autocast():
+            for _ in range(2):
+                self._policy_step(0, timer)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+
+    def _capture_rollout(self, timer: PhaseTimer) -> bool:
+        """Capture the whole rollout as one graph; False when the env cannot be captured."""
+        env = self.env
+        if not (isinstance(env, GraphCapturableEnv) and env.step_capturable()):
+            return False
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with env.graph_capture(), torch.cuda.graph(graph), self._autocast(cache=True):
+                for t in range(self.num_steps):  # weights are cast once a rollout (bf16)
+                    self._policy_step(t, timer)
+                    self._env_step(t, timer)
+        except Exception as exc:  # noqa: BLE001 - any capture failure: keep the policy graphs
+            torch.cuda.synchronize(self.device)
+            warnings.warn(
+                f"trainer.cuda_graphs: the env step could not be captured in a CUDA graph "
+                f"({type(exc).__name__}: {exc}); replaying only the policy part from graphs",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return False
+        self._rollout_graph = graph
+        return True
+
     def _capture_graphs(self, timer: PhaseTimer) -> None:
         timer.disabled = True
         try:
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):  # warm-up outside the graphs (cuBLAS, allocator)
-                for _ in range(2):
-                    self._policy_step(0, timer)
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            pool = torch.cuda.graph_pool_handle()
-            for t in range(self.num_steps):
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, pool=pool):
-                    self._policy_step(t, timer)
-                self._graphs.append(graph)
+            self._warm_up_policy(timer)
+            if self._capture_rollout(timer):
+                self.graph_mode = "rollout"
+            else:
+                pool = torch.cuda.graph_pool_handle()
+                for t in range(self.num_steps):
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph, pool=pool), self._autocast():
+                        self._policy_step(t, timer)
+                    self._graphs.append(graph)
+                self.graph_mode = "policy"
         finally:
             timer.disabled = False
         self._graph_addresses = self._env_addresses()
@@ -206,26 +259,32 @@ class RolloutCollector:
             for p in self.policies.values():
                 draw_gumbel(p.buffer.gumbel, self.generator)
         if self.use_graphs:
-            if not self._graphs:
+            if self.graph_mode == "off":
                 self._capture_graphs(timer)
             elif self._env_addresses() != self._graph_addresses:
                 raise RuntimeError(
-                    "trainer.cuda_graphs: the env's observation/mask/action/done tensors moved "
-                    "in memory since the graphs were captured; turn cuda_graphs off for this env"
+                    "trainer.cuda_graphs: the env's observation/mask/action/reward/done tensors "
+                    "moved in memory since the graphs were captured; turn cuda_graphs off for "
+                    "this env"
                 )
-        for t in range(self.num_steps):
-            if self.use_graphs:
-                with timer.phase("policy (graph)"):
-                    self._graphs[t].replay()
-            else:
-                self._policy_step(t, timer)
-            with timer.phase("env_step"):
-                env.step_all_envs()
-                for p in self.policies.values():
-                    p.buffer.rewards[t].copy_(env.rewards(p.tag))
-                self.dones[t].copy_(env.done())
-                env.reset_only_done_envs()
-        with timer.phase("policy_forward"):
+        if self._rollout_graph is not None:
+            with timer.phase("rollout (graph)"):
+                self._rollout_graph.replay()
+                env.advance_host_steps(self.num_steps)
+        else:
+            with self._autocast(cache=True):
+                for t in range(self.num_steps):
+                    if self._graphs:
+                        with timer.phase("policy (graph)"):
+                            self._graphs[t].replay()
+                    else:
+                        self._policy_step(t, timer)
+                    self._env_step(t, timer)
+        with timer.phase("policy_forward"), self._autocast():
             for tag, p in self.policies.items():
                 if p.config["to_train"]:
                     self.last_values[tag] = p.act_model(env.observations(tag).float())[1]
+
+    def _autocast(self, cache: bool = False) -> AbstractContextManager:
+        """The models' precision (``trainer.precision``) for the enclosed forward passes."""
+        return autocast(self.device, self.precision, cache)

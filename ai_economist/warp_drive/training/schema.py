@@ -149,8 +149,20 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "int", 1, "torch CPU threads when training on the CPU (0: torch's default)", minimum=0
     ),
     "compile": Field("bool", False, "torch.compile the models"),
-    "cuda_graphs": Field("bool", False, "replay each rollout step's policy work as a CUDA graph"),
+    "cuda_graphs": Field(
+        "bool",
+        False,
+        "replay the rollout from CUDA graphs: the whole rollout (policy and env step) when the "
+        "env's step can be captured, else each step's policy work",
+    ),
     "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
+    "precision": Field(
+        "str",
+        "fp32",
+        "numerics of the models' hidden layers on the GPU: fp32, or bf16 (autocast; weights, "
+        "heads, losses and optimizer stay float32)",
+        choices=("fp32", "bf16"),
+    ),
     "profile_phases": Field("bool", False, "synchronise to time each phase exactly (slower)"),
     "nan_check_freq": Field("int", 10, "iterations between NaN checks (host syncs)", minimum=1),
     "progress_bar": Field("bool", True, "show a tqdm progress bar"),

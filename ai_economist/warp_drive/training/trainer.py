@@ -142,8 +142,9 @@ class Trainer(TrainerCheckpointing):
         self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
         self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
         self.rollout = RolloutCollector(
-            env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"]
-        )
+            env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"],
+            precision=tcfg["precision"],
+        )  # fmt: skip
         self.dones = self.rollout.dones
         self.tracker = EpisodeTracker(list(self.policies), self.num_envs, self.device)
         self.timer = PhaseTimer(self.device, synchronize=tcfg["profile_phases"])
@@ -201,7 +202,10 @@ class Trainer(TrainerCheckpointing):
         model = build_policy_model(tag, pcfg, spec, self.device)
         self.dist.broadcast_parameters(model)
         schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
-        optimizer = torch.optim.Adam(model.parameters(), lr=schedules["lr"](0), eps=1e-5)
+        fused = self.device.type == "cuda"  # one kernel for all parameters (same algorithm)
+        optimizer = torch.optim.Adam(
+            model.parameters(), lr=schedules["lr"](0), eps=1e-5, fused=fused
+        )
         act_model = torch.compile(model) if self.config["trainer"]["compile"] else model
         return Policy(
             tag=tag,
@@ -334,6 +338,7 @@ class Trainer(TrainerCheckpointing):
                 normalize_advantage=p.config["normalize_advantage"],
                 num_epochs=p.config["num_epochs"],
                 num_mini_batches=p.config["num_mini_batches"],
+                precision=self.config["trainer"]["precision"],
             )
             sync = self.dist.average_gradients if self.dist.enabled else None
             stats, nonfinite = update_policy(

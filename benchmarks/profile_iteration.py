@@ -1,0 +1,68 @@
+"""Where the GPU time of one training iteration goes: the top kernels of a rollout and of an
+update, from ``torch.profiler``.
+
+    python benchmarks/profile_iteration.py --num_envs 1200 [--precision bf16] [--rows 20]
+        [--env covid_and_economy_environment] [--cuda_graphs]
+
+It builds the trainer exactly as ``train_throughput.py`` does (published models, one epoch,
+minibatches of at most ``--max_minibatch`` agent-steps), runs ``--warmup`` iterations, then
+profiles one rollout and one update separately and prints, for each, the kernels sorted by
+their total GPU time (with ``--cuda_graphs`` a replayed rollout shows as one graph launch;
+leave it off to see its kernels).  It measures; it changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_throughput import build_trainer  # noqa: E402
+
+from ai_economist.warp_drive.training.distributed import DistributedContext  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="covid_and_economy_environment")
+    parser.add_argument("--num_envs", type=int, default=1200)
+    parser.add_argument("--rollout_length", type=int, default=90)
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"))
+    parser.add_argument("--cuda_graphs", action="store_true")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--rows", type=int, default=20, help="kernels listed per phase")
+    parser.add_argument("--max_minibatch", type=int, default=1 << 21)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        parser.error("needs a CUDA GPU")
+    defaults = {"device": "cuda", "env_backend": "auto", "compile": False, "num_threads": 1,
+                "fc_dims": "[256,256]", "num_mini_batches": 0}  # fmt: skip
+    for key, value in defaults.items():
+        setattr(args, key, value)
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer, _ = build_trainer(args, args.num_envs, "cuda", tmp, DistributedContext())
+        for _ in range(args.warmup):
+            trainer.train_iteration()
+        torch.cuda.synchronize()
+        for name, phase in (("rollout", trainer._collect_rollout), ("update", trainer._update)):
+            with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+                phase()
+                torch.cuda.synchronize()
+            events = prof.key_averages()
+            gpu_total = sum(e.self_device_time_total for e in events) / 1e3
+            print(f"\n== {name}: {gpu_total:.2f} ms of GPU kernel time, "
+                  f"{sum(e.count for e in events if e.self_device_time_total > 0)} GPU ops "
+                  f"({args.num_envs} envs, {args.precision})")  # fmt: skip
+            print(events.table(sort_by="self_device_time_total", row_limit=args.rows,
+                               max_name_column_width=60))  # fmt: skip
+        trainer.graceful_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
