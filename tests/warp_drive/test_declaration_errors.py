@@ -183,3 +183,82 @@ def test_policy_groups_must_lie_inside_the_agents():
         EnvironmentDeclarationError, match="policy 'runner' shares agents with policy 'chaser'"
     ):
         build(Shared())
+
+
+# ---- contract extensions: state_struct, numba_factory, replicated_initial_state
+RING_CONSTANTS = ("ring_size", "episode_length", "tag_reward", "tagged_penalty")
+
+
+def test_state_struct_members_must_be_arrays():
+    env = Custom(kernels=KernelSpec(("ring_chase_step",), cuda_source=CU, state_struct="RingData"))
+    with pytest.raises(
+        EnvironmentDeclarationError,
+        match="scalar constant 'ring_size' cannot be a member of state_struct 'RingData'",
+    ):
+        build(env, "pycuda")
+
+
+def test_state_struct_kernels_take_one_pointer_to_it(tmp_path: Path):
+    from ai_economist.warp_drive import codegen
+    from ai_economist.warp_drive.backends.gpu import header_for
+    from ai_economist.warp_drive.checks.declaration import check_cuda_kernels
+
+    source = tmp_path / "struct.cu"
+    source.write_text(
+        '#include "ring_chase_state.h"\n'
+        'extern "C" __global__ void ring_chase_step(int* _done_) {}\n'
+        'extern "C" __global__ void __launch_bounds__(32) ring_chase_ok(const RingData* d) {}\n'
+    )
+    kernels = KernelSpec(
+        ("ring_chase_step",), cuda_source=source, state_struct="RingData",
+        other_kernels=("ring_chase_ok",),
+    )  # fmt: skip
+    env = Custom(kernels=kernels, drop=RING_CONSTANTS)
+    with pytest.raises(EnvironmentDeclarationError) as err:
+        build(env, "pycuda")
+    assert "takes (int* _done_); with state_struct='RingData' it must take one" in str(err.value)
+    header = header_for(env, env.state_spec())
+    assert "struct RingData {" in header and "  int* positions;" in header
+    good = KernelSpec(("ring_chase_ok",), cuda_source=source, state_struct="RingData")
+    env = Custom(kernels=good, drop=RING_CONSTANTS)
+    check_cuda_kernels(env, env.state_spec(), source, codegen.write_header(env.name, header))
+
+
+def test_numba_factory_must_exist_and_build_declared_kernels(tmp_path: Path):
+    module = tmp_path / "factory_kernels.py"
+    module.write_text(
+        "from numba import cuda\n\n"
+        "def make_kernels(constants):\n"
+        "    assert constants['NUM_AGENTS'] == 5\n\n"
+        "    @cuda.jit\n    def ring_chase_step(_timestep_):\n        pass\n\n"
+        "    return {'ring_chase_step': ring_chase_step}\n"
+    )
+    env = Custom(kernels=KernelSpec(("ring_chase_step",), numba_module=str(module),
+                                    numba_factory="make_kernel"))  # fmt: skip
+    with pytest.raises(EnvironmentDeclarationError, match="numba_factory 'make_kernel' is not"):
+        build(env, "numba")
+    env = Custom(kernels=KernelSpec(("ring_chase_step",), numba_module=str(module),
+                                    numba_factory="make_kernels"))  # fmt: skip
+    with pytest.raises(EnvironmentDeclarationError, match="1 parameters in the kernel, 18"):
+        build(env, "numba")
+
+
+class Replicated(RingChase):
+    replicated_initial_state = True
+
+    def initial_state(self, num_envs, seed):
+        values = super().initial_state(num_envs, seed)
+        return {k: (v[0] if self.state_spec()[k].per_env else v) for k, v in values.items()}
+
+
+def test_replicated_initial_state_is_one_envs_values():
+    w = build(Replicated(), num_envs=3)
+    positions = w.pull("positions")
+    assert positions.shape == (3, 5) and (positions == positions[0]).all()
+
+    class Batched(Replicated):
+        def initial_state(self, num_envs, seed):
+            return RingChase.initial_state(self, num_envs, seed)
+
+    with pytest.raises(EnvironmentDeclarationError, match="field 'positions' has shape \\(3, 5\\)"):
+        build(Batched(), num_envs=3)

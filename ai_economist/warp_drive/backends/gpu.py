@@ -127,6 +127,7 @@ class KernelBackend(BatchedBackend):
             )
         source = self._source()
         if self.backend is EnvBackend.PYCUDA:
+            self._check_state_struct()
             self.header_dir = codegen.write_header(self.env.name, header_for(self.env, self.spec))
             check_cuda_kernels(self.env, self.spec, Path(source), self.header_dir)
         else:
@@ -139,6 +140,18 @@ class KernelBackend(BatchedBackend):
                 check_numba_kernels(self.env, self.spec, self._numba_module)
             else:  # builds (and checks) the kernels for this environment's constants
                 self._numba_module = factory_module(self.env, self._numba_module)
+
+    def _check_state_struct(self) -> None:
+        """With ``KernelSpec.state_struct`` every kernel argument must be an array (a struct
+        member is a device pointer)."""
+        struct = self.env.kernels().state_struct
+        scalars = [f.name for f in self.spec.kernel_fields() if f.is_scalar_constant]
+        if struct is not None and scalars:
+            raise EnvironmentDeclarationError(
+                f"environment {self.env.name!r}: scalar constant {scalars[0]!r} cannot be a "
+                f"member of state_struct {struct!r} (members are device pointers); give it as "
+                "a KernelSpec.defines constant, or declare it with kernel_arg=False"
+            )
 
     def _setup_pycuda(self) -> None:
         from ai_economist.warp_drive.function_manager import CUDAFunctionManager
