@@ -26,7 +26,10 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_consistency import TOLERANCES
+from ai_economist.foundation.scenarios.covid19.gpu_consistency import (
+    DEFAULT_TOLERANCE,
+    TOLERANCES,
+)
 from ai_economist.foundation.scenarios.covid19.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
@@ -179,6 +182,9 @@ class CovidGpuEnvironment(GpuEnvironment):
                 atol = float(atol.split("*")[0]) * population
             out[name] = (rtol, atol)
         out["episode_metrics"] = (1e-4, 5e-3)  # sums of people (thousands, %) and the indices
+        for f in self.state_fields():  # any other float field: gpu_consistency's default
+            if f.per_env and f.dtype.kind == "f" and f.name not in out:
+                out[f.name] = DEFAULT_TOLERANCE
         return out
 
     def config(self) -> dict[str, Any]:

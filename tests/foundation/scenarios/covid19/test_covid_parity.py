@@ -32,6 +32,13 @@ def test_numba_kernels_match_the_reference_across_an_episode_end(short_model, fu
     assert "matches the numpy reference for 4 steps x 2 envs" in result.message
 
 
+@needs_sim
+def test_numba_kernels_match_the_reference_with_real_world_policies():
+    env = CovidGpuEnvironment(*published_model(episode_length=30), use_real_world_policies=True)
+    result = check_parity(env, "numba", num_envs=2, num_steps=2, seed=2)
+    assert result, result.message
+
+
 class SlowerDeaths(CovidGpuEnvironment):
     """A reference whose state 7 of env 1 gains one death on day 2."""
 
@@ -93,3 +100,4 @@ def test_parity_tolerances_scale_people_with_population(short_model):
     assert rtol == 1e-4
     np.testing.assert_allclose(atol, 1e-5 * np.asarray(params.population))
     assert tolerances["observations_a"] == (1e-4, 1e-5)
+    assert tolerances["action_mask_a"] == (1e-4, 1e-6)  # gpu_consistency's default
