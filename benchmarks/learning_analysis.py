@@ -70,13 +70,14 @@ def discounted_from(rewards: np.ndarray, start: int, gamma: float) -> np.ndarray
 
 def best_responses(env, variants, starts, sweeps: int, init_level: int = 6):
     """Per-state coordinate ascent for each ``(gamma, subsidy)`` variant, batched: returns
-    ``(levels (V, K, A), sweeps used, converged?)``."""
+    ``(levels (V, K, A), sweeps used, (state, epoch) choices changed in the last sweep)``."""
     v, k, a = len(variants), len(starts), env.params.num_agents
     levels = np.full((v, k, a), init_level, dtype=np.int64)
     subsidy = np.repeat([s for _, s in variants], len(LEVELS))
     gammas = np.array([g for g, _ in variants])
-    for sweep in range(1, sweeps + 1):
-        changed = 0
+    used, changed = 0, -1
+    while used < sweeps and changed != 0:
+        used, changed = used + 1, 0
         for e in range(k):
             trial = np.repeat(levels, len(LEVELS), axis=0)  # (V * 10, K, A)
             trial[:, e, :] = np.tile(LEVELS, v)[:, None]
@@ -87,9 +88,7 @@ def best_responses(env, variants, starts, sweeps: int, init_level: int = 6):
                 best = LEVELS[np.argmax(value, axis=0)]
                 changed += int((best != levels[i, e]).sum())
                 levels[i, e] = best
-        if changed == 0:
-            return levels, sweep, True
-    return levels, sweeps, False
+    return levels, used, changed
 
 
 def planner_best_uniform(env, starts, sweeps: int, init_level: int = 6):
@@ -167,9 +166,10 @@ def main(argv: list[str] | None = None) -> dict:
     out: dict = {"epochs": len(starts)}
     t0 = time.perf_counter()
     variants = [(g, s) for s in args.subsidies for g in args.gammas]
-    levels, used, converged = best_responses(env, variants, starts, args.sweeps)
+    levels, used, changed = best_responses(env, variants, starts, args.sweeps)
     agents, planner = play(env, levels, np.array([s for _, s in variants]), starts)
-    print(f"1. states' best responses ({used} sweeps, converged: {converged}; "
+    print(f"1. states' best responses ({used} sweeps; (state, epoch) choices changed in the "
+          f"last: {changed} of {len(variants) * levels[0].size}; "
           f"{time.perf_counter() - t0:.0f} s)")  # fmt: skip
     print(
         f"{'gamma':>6} {'subsidy':>7} | mean level per 90 days        | {'states':>7} {'planner':>7}"
