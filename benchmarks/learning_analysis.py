@@ -22,6 +22,11 @@ once in one batch.  The script prints:
 3. **The gradient at the learned constant** (every state at level 6, no subsidy, which
    training reaches): per epoch, what a state gains in its gamma-discounted return by its best
    one-epoch deviation, and which level that is.
+4. With ``--value_fit``: how many Adam steps (lr 1e-4, gradient norm 10, minibatches of 4,096,
+   as the states' PPO update) a fresh ``[256, 256]`` actor-critic needs before its value head
+   fits the states' discounted returns-to-go of random-action episodes, per gamma (needs
+   torch).  Until it does, GAE advantages see mostly the rewards of the next 1 / (1 - gamma
+   lambda) days: the learner is more myopic than its gamma.
 """
 
 from __future__ import annotations
@@ -132,6 +137,57 @@ def deviation_gains(env, starts, gamma: float, level: int = 6, subsidy: int = 0)
     return rows
 
 
+def value_fit(gammas, checkpoints=(100, 300, 1000, 3000), seed: int = 0) -> dict:
+    """``{gamma: [(step, mean value, mean return, explained variance), ...]}``: a fresh
+    ``[256, 256]`` model's value head fitted by Adam to the states' discounted returns-to-go
+    (8 episodes of uniformly random state actions, no subsidy)."""
+    import torch
+
+    from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
+    from ai_economist.foundation.scenarios.covid19.configs import env_config
+    from ai_economist.warp_drive.training.models import build_model
+
+    torch.manual_seed(seed)
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **env_config())
+    wrapper = FoundationEnvWrapper(env, num_envs=8, env_backend="numpy")
+    wrapper.reset_all_envs()
+    rng = np.random.default_rng(seed)
+    observations, rewards = [], []
+    for _ in range(env.episode_length):
+        observations.append(wrapper.observations("a").clone())
+        actions = rng.integers(0, 11, size=tuple(wrapper.actions("a").shape))
+        wrapper.actions("a").copy_(torch.from_numpy(actions))
+        wrapper.actions("p").zero_()
+        wrapper.step_all_envs()
+        rewards.append(wrapper.rewards("a").double().clone())
+    x = torch.stack(observations).reshape(-1, observations[0].shape[-1])
+    rewards = torch.stack(rewards)  # (T, E, A)
+    out = {}
+    for gamma in gammas:
+        returns, running = torch.zeros_like(rewards), torch.zeros_like(rewards[0])
+        for t in reversed(range(len(rewards))):
+            running = rewards[t] + gamma * running
+            returns[t] = running
+        y = returns.reshape(-1).float()
+        model = build_model({"fc_dims": [256, 256]}, x.shape[-1], 11)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, eps=1e-5)
+        generator, rows = torch.Generator().manual_seed(seed + 1), []
+        for step in range(1, max(checkpoints) + 1):
+            idx = torch.randint(0, len(x), (4096,), generator=generator)
+            loss = 0.5 * (model(x[idx])[1] - y[idx]).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+            optimizer.step()
+            if step in checkpoints:
+                with torch.no_grad():
+                    value, target = model(x[::7])[1], y[::7]
+                explained = 1 - float((target - value).var() / target.var())
+                rows.append((step, float(value.mean()), float(target.mean()), explained))
+        out[gamma] = rows
+    return out
+
+
 def per_quarter(levels_ka: np.ndarray, starts: np.ndarray, days: int) -> list[float]:
     """The states' mean level per 90 days of a (K, A) epoch schedule."""
     epoch = np.searchsorted(starts, np.arange(days), side="right") - 1
@@ -143,6 +199,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sweeps", type=int, default=4, help="coordinate-ascent sweeps")
     parser.add_argument("--json", default="", help="also write the results to this file")
+    parser.add_argument("--value_fit", action="store_true", help="also run part 4 (torch)")
     parser.add_argument("--gammas", type=float, nargs="+", default=list(GAMMAS))
     parser.add_argument("--subsidies", type=int, nargs="+", default=list(SUBSIDIES))
     parser.add_argument(
@@ -194,6 +251,13 @@ def main(argv: list[str] | None = None) -> dict:
         cells = " | ".join(f"{gains[g][e][1]:>14.3f} {gains[g][e][2]:>6d}" for g in (0.99, 1.0))
         print(f"{gains[0.99][e][0]:>4} | {cells}")
     out["deviation_gains"] = {str(g): rows for g, rows in gains.items()}
+    if args.value_fit:
+        print("\n4. Adam steps until the value head fits the states' returns-to-go")
+        out["value_fit"] = value_fit((0.98, 0.99, 0.998))
+        for gamma, rows in out["value_fit"].items():
+            print(f"gamma {gamma}: " + "; ".join(
+                f"step {s}: mean value {v:.1f} of {r:.1f}, explained variance {e:.2f}"
+                for s, v, r, e in rows))  # fmt: skip
     if args.json:
         from learning_report import write_json
 

@@ -70,3 +70,11 @@ def test_undiscounted_ascent_never_lowers_a_states_sum(analysis):
     assert (sums[1] >= sums[0] - 1e-12).all() and (sums[1] > sums[0]).any()
     gains = analysis.deviation_gains(env, starts, 1.0)
     assert [g[0] for g in gains] == [1, 29, 57] and all(g[1] >= 0 for g in gains)
+
+
+def test_value_fit_targets_are_the_discounted_returns(analysis):
+    pytest.importorskip("torch")
+    rows = analysis.value_fit([0.5], checkpoints=(3,))[0.5]
+    ((step, value, target, _),) = rows
+    # random-action days pay a state about 0.80; with gamma 0.5 a return is about 2 days' worth
+    assert step == 3 and 1.5 < target < 1.7 and abs(value) < 1.0  # fresh model: far below
