@@ -1,6 +1,8 @@
 """A trained planner against the simulated real-world policies, as the AI Economist paper does.
 
     python benchmarks/real_world_comparison.py --checkpoint RUN_DIR_OR_CKPT [--out DIR]
+    python benchmarks/real_world_comparison.py --models SEED_DIR/models.pt \
+        --run_config SEED_DIR/config.yaml      # learning_seeds.py's files, no checkpoint
 
 Plays the checkpoint's policies (greedy: the most likely allowed action) on the COVID-19
 tutorial configuration (``TUTORIAL_ENV_CONFIG``: 405 days from 2020-03-22, health priority
@@ -114,14 +116,42 @@ def report(checkpoint: str, out_dir: Path | None = None) -> dict[str, Any]:
     return result
 
 
+def checkpoint_from_models(models: str | Path, run_config: str | Path, out_dir: Path) -> Path:
+    """A trainer checkpoint (models only) in ``out_dir`` from a ``--save_models`` file
+    (``{tag: state_dict}``) and the run's resolved ``config.yaml``."""
+    import torch
+    import yaml
+
+    from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
+
+    config = yaml.safe_load(Path(run_config).read_text())
+    state_dicts = torch.load(models, map_location="cpu", weights_only=True)
+    missing = sorted(set(config.get("policy", {})) - set(state_dicts))
+    if missing:
+        raise SystemExit(f"--models {str(models)!r} has no state dict for policies {missing}")
+    state = {"format_version": FORMAT_VERSION, "iteration": 0, "env_steps": 0, "config": config,
+             "policies": {t: {"model": sd} for t, sd in state_dicts.items()}, "ranks": 1}  # fmt: skip
+    return save_checkpoint(out_dir / "checkpoints" / "ckpt_00000000.pt", state)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="a checkpoint file or run folder")
+    parser.add_argument("--checkpoint", default="", help="a checkpoint file or run folder")
+    parser.add_argument("--models", default="", help="a --save_models file (with --run_config)")
+    parser.add_argument("--run_config", default="", help="the run's resolved config.yaml")
     parser.add_argument("--out", default="", help="folder for the plot and result.json")
     args = parser.parse_args(argv)
-    if not Path(args.checkpoint).exists():
-        raise SystemExit(f"--checkpoint {args.checkpoint!r}: no such file or folder")
     out = Path(args.out) if args.out else None
+    if args.models:
+        for flag, path in (("--models", args.models), ("--run_config", args.run_config)):
+            if not path or not Path(path).is_file():
+                raise SystemExit(f"{flag} {path!r}: no such file (give --models and --run_config)")
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="real_world_"))
+        args.checkpoint = str(checkpoint_from_models(args.models, args.run_config, folder))
+    if not args.checkpoint or not Path(args.checkpoint).exists():
+        raise SystemExit(f"--checkpoint {args.checkpoint!r}: no such file or folder")
     result = report(args.checkpoint, out)
     if out is not None:
         from learning_report import write_json

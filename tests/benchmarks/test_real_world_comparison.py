@@ -74,3 +74,20 @@ def test_level_7_checkpoint_against_the_real_world(comparison, tmp_path, capsys)
 def test_missing_checkpoint_is_named(comparison, tmp_path):
     with pytest.raises(SystemExit, match="no such file or folder"):
         comparison.main(["--checkpoint", str(tmp_path / "nothing")])
+
+
+def test_models_file_and_run_config_instead_of_a_checkpoint(comparison, tmp_path, capsys):
+    import yaml
+
+    from ai_economist.warp_drive.training.checkpoint import load_checkpoint
+
+    state = load_checkpoint(level_checkpoint(tmp_path, 7, 0))
+    torch.save({t: p["model"] for t, p in state["policies"].items()}, tmp_path / "models.pt")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(state["config"]))
+    comparison.main(["--models", str(tmp_path / "models.pt"), "--run_config",
+                     str(tmp_path / "config.yaml"), "--out", str(tmp_path / "out")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "the trained planner beats the real-world policies (349.28 vs 349.06" in out
+    assert (tmp_path / "out" / "real_world.json").is_file()
+    with pytest.raises(SystemExit, match="--run_config ''"):
+        comparison.main(["--models", str(tmp_path / "models.pt")])
