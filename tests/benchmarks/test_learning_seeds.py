@@ -78,6 +78,28 @@ def test_two_tiny_seeds_side_by_side(seeds, tmp_path, capsys, monkeypatch):
     assert "summary: greedy planner sum mean" in text and "seed_3" not in text  # no failures
 
 
+@pytest.mark.gpu
+def test_two_seeds_share_one_gpu(seeds, tmp_path, monkeypatch):
+    """Two seeds of a small run side by side on the GPU (pycuda backend, CUDA graphs)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    out = seeds.main(
+        ["--device", "cuda", "--seeds", "0", "1", "--minutes", "0.3", "--eval_every_minutes", "0",
+         "--sampled_episodes", "1", "--no_real_world", "--config", CONFIG,
+         "--results_dir", str(tmp_path), "trainer.num_envs=60", "trainer.train_batch_size=5400",
+         "trainer.num_episodes=100000"]
+    )  # fmt: skip
+    assert out["exit_status"] == {0: 0, 1: 0}
+    first, second = out["seeds"][0], out["seeds"][1]
+    assert first["iterations"] >= 1 and first["env_steps"] == 5400 * first["iterations"]
+    assert first["device"] != "CPU" and (first["seed"], second["seed"]) == (0, 1)
+    assert out["summary"]["gpus"] == 1 and out["summary"]["seeds_per_gpu_hour"] > 0
+
+
 def result(greedy: float, beats: bool, constant: bool, real_world: bool) -> dict:
     return {
         "greedy_planner_sum": greedy,
