@@ -70,7 +70,8 @@ def launch(args: argparse.Namespace, results_dir: Path) -> dict[int, subprocess.
     for k, seed in enumerate(args.seeds):
         run_dir = results_dir / f"seed_{seed}"
         run_dir.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        path = os.pathsep.join(p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p)
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONPATH=path)
         if args.gpus:
             env["CUDA_VISIBLE_DEVICES"] = str(args.gpus[k % len(args.gpus)])
         with open(run_dir / "log.txt", "w") as log:
