@@ -34,7 +34,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +56,9 @@ def epoch_starts(days: int, cooldown: int = 28) -> np.ndarray:
     return np.arange(0, days, cooldown)
 
 
-def play(env, levels: np.ndarray, subsidy: np.ndarray, starts: np.ndarray):
+def play(
+    env: Any, levels: np.ndarray, subsidy: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-day rewards of ``levels`` (N, K, A) epoch levels and ``subsidy`` (N,) levels:
     ``(agents (N, T, A), planner (N, T))``."""
     n, days = len(levels), env.episode_length
@@ -73,7 +77,13 @@ def discounted_from(rewards: np.ndarray, start: int, gamma: float) -> np.ndarray
     return np.tensordot(weights, np.moveaxis(rewards[:, start:], 1, 0), axes=1)
 
 
-def best_responses(env, variants, starts, sweeps: int, init_level: int = 6):
+def best_responses(
+    env: Any,
+    variants: list[tuple[float, int]],
+    starts: np.ndarray,
+    sweeps: int,
+    init_level: int = 6,
+) -> tuple[np.ndarray, int, int]:
     """Per-state coordinate ascent for each ``(gamma, subsidy)`` variant, batched: returns
     ``(levels (V, K, A), sweeps used, (state, epoch) choices changed in the last sweep)``."""
     v, k, a = len(variants), len(starts), env.params.num_agents
@@ -96,7 +106,9 @@ def best_responses(env, variants, starts, sweeps: int, init_level: int = 6):
     return levels, used, changed
 
 
-def planner_best_uniform(env, starts, sweeps: int, init_level: int = 6):
+def planner_best_uniform(
+    env: Any, starts: np.ndarray, sweeps: int, init_level: int = 6
+) -> tuple[np.ndarray, float]:
     """Coordinate ascent of one level per epoch for all states on the planner's undiscounted
     sum (subsidy 0): ``(levels (K,), planner sum)``."""
     levels = np.full(len(starts), init_level, dtype=np.int64)
@@ -118,7 +130,9 @@ def planner_best_uniform(env, starts, sweeps: int, init_level: int = 6):
     return levels, float(best_total)
 
 
-def deviation_gains(env, starts, gamma: float, level: int = 6, subsidy: int = 0):
+def deviation_gains(
+    env: Any, starts: np.ndarray, gamma: float, level: int = 6, subsidy: int = 0
+) -> list[tuple[int, float, int]]:
     """Per epoch: the states' mean gain in their gamma-discounted return (from the epoch's
     first day) of their best one-epoch deviation from a constant ``level``, and the most
     common best level."""
@@ -137,7 +151,9 @@ def deviation_gains(env, starts, gamma: float, level: int = 6, subsidy: int = 0)
     return rows
 
 
-def value_fit(gammas, checkpoints=(100, 300, 1000, 3000), seed: int = 0) -> dict:
+def value_fit(
+    gammas: Sequence[float], checkpoints: Sequence[int] = (100, 300, 1000, 3000), seed: int = 0
+) -> dict:
     """``{gamma: [(step, mean value, mean return, explained variance), ...]}``: a fresh
     ``[256, 256]`` model's value head fitted by Adam to the states' discounted returns-to-go
     (8 episodes of uniformly random state actions, no subsidy)."""
