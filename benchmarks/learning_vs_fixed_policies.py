@@ -14,7 +14,13 @@ reward of the sampled policies at each logging step), a greedy evaluation every
 the greedy states fare against each fixed subsidy level (does the planner's choice pay?).
 
 ``--save_models FILE`` keeps the final models; ``--evaluate_models FILE`` evaluates such a
-file without training (on the CPU in seconds).
+file without training (on the CPU in seconds).  ``--json FILE`` writes everything the run
+printed as numbers (wall clock, iterations, env-steps, greedy and sampled planner sums, the
+verdict against every fixed policy, the greedy policies' response to the epidemic, the
+comparison with the real-world policies); ``learning_seeds.py`` runs several seeds of this
+script side by side and summarises their files.  The greedy policies' response (monthly
+table, "is it a constant?", ``policy_response.png``) goes into ``--report_dir`` (default
+``<results_dir>/report``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from ai_economist.warp_drive.training.models import build_model, greedy_masked
 from ai_economist.warp_drive.training.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import learning_report  # noqa: E402
 from policy_landscape import BASELINES, evaluate  # noqa: E402
 
 
@@ -104,12 +111,15 @@ def greedy_now(trainer: Trainer, config: dict, summary: bool = False) -> float:
     return greedy_episode(cpu_models(trainer), config, summary)
 
 
-def subsidy_response(models: dict, config: dict, levels=(0, 5, 10, 20)) -> None:
-    """Print the planner reward sum of the greedy states against fixed subsidy levels."""
+def subsidy_response(models: dict, config: dict, levels=(0, 5, 10, 20)) -> dict[int, float]:
+    """Print (and return) the planner reward sum of the greedy states against fixed subsidy
+    levels."""
     print("greedy states against a fixed subsidy level (does the trained planner's choice pay?):")
+    sums = {}
     for level in levels:
-        total = greedy_episode(models, config, summary=True, planner_level=level)
-        print(f"   subsidy level {level:2d}: planner reward sum {total:.2f}")
+        sums[level] = greedy_episode(models, config, summary=True, planner_level=level)
+        print(f"   subsidy level {level:2d}: planner reward sum {sums[level]:.2f}")
+    return sums
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,6 +148,21 @@ def main(argv: list[str] | None = None) -> None:
         default="",
         help="train nothing: evaluate the models of a --save_models file greedily",
     )
+    parser.add_argument("--json", default="", help="write the results to this JSON file")
+    parser.add_argument(
+        "--report_dir", default="", help="policy-response plots (default <results_dir>/report)"
+    )
+    parser.add_argument(
+        "--sampled_episodes",
+        type=int,
+        default=4,
+        help="sampled (stochastic) evaluation episodes on the CPU (0: none)",
+    )
+    parser.add_argument(
+        "--no_real_world",
+        action="store_true",
+        help="skip the comparison with the real-world policies on the tutorial configuration",
+    )
     parser.add_argument("overrides", nargs="*", help="run-config overrides, key.path=value")
     args = parser.parse_args(argv)
     path = args.config or default_config_path("covid_and_economy_environment")
@@ -146,8 +171,13 @@ def main(argv: list[str] | None = None) -> None:
     env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])
     fixed = fixed_policy_sums(env)
     best_fixed = max(fixed.values())
+    report_dir = Path(args.report_dir or Path(args.results_dir) / "report")
+    result = {"config": path, "overrides": args.overrides, "seed": config["trainer"]["seed"]}
     if args.evaluate_models:
-        report(load_models(args.evaluate_models, config), config, fixed)
+        models = load_models(args.evaluate_models, config)
+        result.update(report(models, config, fixed, report_dir, args.sampled_episodes))
+        if args.json:
+            learning_report.write_json(args.json, result)
         return
     wrapper = build_env_wrapper(config, device)
     trainer = Trainer(
@@ -176,7 +206,19 @@ def main(argv: list[str] | None = None) -> None:
         greedy_curve.append((trainer.iteration, trainer.env_steps, score))
         print(f"greedy evaluation: iteration {trainer.iteration}, {trainer.env_steps:,} env-steps, "
               f"planner reward sum {score:.2f} (best fixed {best_fixed:.2f})", flush=True)  # fmt: skip
-    minutes = (time.perf_counter() - start) / 60
+    wall_clock = time.perf_counter() - start
+    minutes = wall_clock / 60
+    result.update(
+        device=hardware,
+        wall_clock_s=wall_clock,
+        iterations=trainer.iteration,
+        env_steps=trainer.env_steps,
+        greedy_curve=greedy_curve,
+        sampled_training_planner_sum=learning_report.last_sampled_training_reward(trainer.run_dir),
+        checkpoint=str(trainer.last_checkpoint) if trainer.last_checkpoint else None,
+    )
+    if args.json:  # the training figures first, in case the evaluation is cut off
+        learning_report.write_json(args.json, result)
     print(
         f"trained {trainer.iteration} iterations, {trainer.env_steps:,} env-steps in {minutes:.1f} min"
         " (wall clock, greedy evaluations included)"
@@ -195,19 +237,56 @@ def main(argv: list[str] | None = None) -> None:
     if args.save_models:
         torch.save({tag: m.state_dict() for tag, m in models.items()}, args.save_models)
         print(f"final models written to {args.save_models}")
-    report(models, config, fixed)
     trainer.graceful_close()
+    result.update(
+        report(models, config, fixed, report_dir, args.sampled_episodes, result["checkpoint"],
+               not args.no_real_world)
+    )  # fmt: skip
+    if args.json:
+        print(f"results written to {learning_report.write_json(args.json, result)}")
 
 
-def report(models: dict, config: dict, fixed: dict[str, float]) -> None:
-    """The greedy evaluation against the fixed policies, the verdict and the subsidy response."""
+def report(
+    models: dict,
+    config: dict,
+    fixed: dict[str, float],
+    report_dir: Path | None = None,
+    sampled_episodes: int = 0,
+    checkpoint: str | None = None,
+    real_world: bool = True,
+) -> dict:
+    """The greedy evaluation against the fixed policies, the verdict, the greedy policies'
+    response to the epidemic, the subsidy response, sampled episodes and (with a
+    ``checkpoint``) the comparison with the real-world policies; returns them as a dict."""
     best_fixed = max(fixed.values())
-    results = {"trained planner (greedy)": greedy_episode(models, config, summary=True), **fixed}
-    for name, total in results.items():
+    trace, response = learning_report.policy_response_section(models, config, report_dir)
+    greedy = float(trace.planner_reward.sum())
+    for name, total in {"trained planner (greedy)": greedy, **fixed}.items():
         print(f"{name:45s} planner reward sum {total:9.2f}")
-    verdict = "beats" if results["trained planner (greedy)"] > best_fixed else "does NOT beat"
+    verdicts = learning_report.verdicts(greedy, fixed)
+    for name, v in verdicts.items():
+        print(f"   against {name}: {'beats' if v['beats'] else 'LOSES'} by {v['margin']:+.2f}")
+    verdict = "beats" if greedy > best_fixed else "does NOT beat"
     print(f"the trained planner {verdict} every fixed policy (best fixed {best_fixed:.2f})")
-    subsidy_response(models, config)
+    out = {
+        "greedy_planner_sum": greedy,
+        "fixed": fixed,
+        "verdicts": verdicts,
+        "beats_all_fixed": bool(greedy > best_fixed),
+        "policy_response": response,
+        "subsidy_response": subsidy_response(models, config),
+    }
+    seed = 1000 * int(config["trainer"].get("seed", 0))  # other action noise for each seed
+    sampled = learning_report.sampled_planner_sums(models, config, sampled_episodes, seed)
+    if sampled:
+        print(f"sampled policies, {len(sampled)} episodes: planner reward sum mean "
+              f"{np.mean(sampled):.2f} (min {min(sampled):.2f}, max {max(sampled):.2f})")  # fmt: skip
+        out.update(sampled_planner_sums=sampled, sampled_planner_sum=float(np.mean(sampled)))
+    if checkpoint and real_world:
+        from real_world_comparison import report as real_world_report
+
+        out["real_world"] = real_world_report(checkpoint, report_dir and report_dir / "tutorial")
+    return out
 
 
 def fresh_models(config: dict) -> dict:

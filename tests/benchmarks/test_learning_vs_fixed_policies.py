@@ -54,7 +54,8 @@ def test_saved_models_are_evaluated_like_the_array_model(learning, tmp_path, cap
     assert forced == pytest.approx(expected[1], rel=1e-5)
     assert expected[0] > max(learning.fixed_policy_sums(env).values())  # level 6 beats them
 
-    learning.main(["--device", "cpu", "--evaluate_models", str(path)])
+    learning.main(["--device", "cpu", "--evaluate_models", str(path), "--sampled_episodes", "0",
+                   "--report_dir", str(tmp_path / "report")])  # fmt: skip
     out = capsys.readouterr().out
     assert (
         f"trained planner (greedy)                      planner reward sum {expected[0]:9.2f}"
@@ -62,3 +63,5 @@ def test_saved_models_are_evaluated_like_the_array_model(learning, tmp_path, cap
     )
     assert "the trained planner beats every fixed policy (best fixed 435.61)" in out
     assert f"subsidy level 20: planner reward sum {expected[1]:.2f}" in out
+    assert "constant? YES: 51 of 51 states hold one level" in out  # level 6 all episode
+    assert "against closed 180 days, then open, no subsidy: beats by +10.70" in out
