@@ -54,13 +54,29 @@ def _check(result: int, what: str) -> None:
         raise GPURuntimeError(f"{what} failed: CUDA error {result} ({message})")
 
 
-def current_stream_handle() -> int:
-    """The raw handle of torch's current CUDA stream (0, the default stream, when torch is not
-    in use)."""
+def current_stream_handle(device_index: int | None = None) -> int:
+    """The raw handle of torch's current CUDA stream on ``device_index`` (default: torch's
+    current device); 0, the default stream, when torch's CUDA is not in use."""
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return 0
-    return torch.cuda.current_stream().cuda_stream
+    if device_index is None:
+        device_index = torch.cuda.current_device()
+    return _raw_stream_reader(torch)(device_index)
+
+
+def _raw_stream_reader(torch: Any) -> Any:
+    """A fast reader of the current stream's handle: torch's internal
+    ``_cuda_getCurrentRawStream`` (what its own compiled kernels use, well under a
+    microsecond), else the public ``torch.cuda.current_stream(i).cuda_stream``."""
+    global _RAW_STREAM
+    if _RAW_STREAM is None:
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _RAW_STREAM = raw or (lambda i: torch.cuda.current_stream(i).cuda_stream)
+    return _RAW_STREAM
+
+
+_RAW_STREAM: Any = None
 
 
 class DriverModule:
@@ -107,6 +123,15 @@ def ctypes_parameter(value: Any) -> ctypes._SimpleCData:
     return ctype(value.item() if hasattr(value, "item") else value)
 
 
+def _launch_device() -> tuple[int, Any]:
+    """(torch's current device index, the stream reader), or (0, None) without torch's CUDA:
+    a launcher launches on the device that was current when it was bound."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return 0, None
+    return torch.cuda.current_device(), _raw_stream_reader(torch)
+
+
 class StreamLaunch:
     """A zero-argument launcher of one kernel with fixed parameters, on torch's current stream.
 
@@ -128,9 +153,11 @@ class StreamLaunch:
             *[ctypes.addressof(h) for h in self._holders]
         )
         self._launch = libcuda().cuLaunchKernel
+        self._device, self._stream_of = _launch_device()
 
     def __call__(self) -> None:
+        stream = self._stream_of(self._device) if self._stream_of else 0
         result = self._launch(self._function, *self.grid, *self.block, 0,
-                              current_stream_handle(), self._params, None)  # fmt: skip
+                              stream, self._params, None)  # fmt: skip
         if result != 0:
             _check(result, f"launching {self.name} (grid {self.grid}, block {self.block})")

@@ -10,6 +10,7 @@ the config.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,9 @@ def test_two_tiny_seeds_side_by_side(seeds, tmp_path, capsys, monkeypatch):
     pytest.importorskip("torch")
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
-    monkeypatch.setenv("PYTHONPATH", str(root))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    )
     out = seeds.main(
         ["--device", "cpu", "--seeds", "3", "5", "--minutes", "0.5", "--eval_every_minutes", "0",
          "--sampled_episodes", "1", "--config", CONFIG, "--results_dir", str(tmp_path), *TINY]
@@ -86,7 +89,9 @@ def test_two_seeds_share_one_gpu(seeds, tmp_path, monkeypatch):
         pytest.skip("needs a CUDA GPU")
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
-    monkeypatch.setenv("PYTHONPATH", str(root))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    )
     out = seeds.main(
         ["--device", "cuda", "--seeds", "0", "1", "--minutes", "0.3", "--eval_every_minutes", "0",
          "--sampled_episodes", "1", "--no_real_world", "--config", CONFIG,
