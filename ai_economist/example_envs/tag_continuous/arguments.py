@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = dict(
     step_reward_for_runner=0.0,
     end_of_game_reward_for_runner=1.0,
     runner_exits_game_after_tagged=True,
+    observe_own_state=False,
 )
 
 # (key, predicate, what is expected) checked in the constructor.
@@ -79,6 +80,11 @@ def checked_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
             + ", ".join(sorted(DEFAULTS))
         )
     cfg = {**DEFAULTS, **kwargs}
+    if not isinstance(cfg["observe_own_state"], (bool, np.bool_)):
+        raise TypeError(
+            f"TagContinuous: observe_own_state must be True or False, got "
+            f"{cfg['observe_own_state']!r}."
+        )
     for key, ok, expected in _CHECKS:
         value = cfg[key]
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):

@@ -65,6 +65,7 @@ class TagContinuous(GpuEnvironment):
         self.use_full_observation = bool(cfg["use_full_observation"])
         self.num_other_agents_observed = int(cfg["num_other_agents_observed"])
         self.runner_exits_game_after_tagged = bool(cfg["runner_exits_game_after_tagged"])
+        self.observe_own_state = bool(cfg["observe_own_state"])
         self.acceleration_actions = _levels(
             cfg["min_acceleration"], cfg["max_acceleration"], int(cfg["num_acceleration_levels"])
         )
@@ -114,8 +115,10 @@ class TagContinuous(GpuEnvironment):
 
     @property
     def obs_dim(self) -> int:
-        """``7 * num_observed + 1`` (the features of the observed agents, then the time)."""
-        return dynamics.NUM_FEATURES * self.num_observed + 1
+        """``7 * num_observed + 1`` (the features of the observed agents, then the time), plus
+        ``5`` with ``observe_own_state`` (the agent's own state last)."""
+        own = dynamics.NUM_OWN_FEATURES if self.observe_own_state else 0
+        return dynamics.NUM_FEATURES * self.num_observed + 1 + own
 
     @property
     def num_turn_actions(self) -> int:
@@ -183,6 +186,7 @@ class TagContinuous(GpuEnvironment):
             "num_turn_actions": np.int32(self.num_turn_actions),
             "num_other_agents_observed": np.int32(self.num_observed),
             "use_full_observation": np.int32(self.use_full_observation),
+            "observe_own_state": np.int32(self.observe_own_state),
             "runner_exits_game_after_tagged": np.int32(self.runner_exits_game_after_tagged),
             "grid_length": self.grid_length,
             "max_speed": self.max_speed,
@@ -246,11 +250,17 @@ class TagContinuous(GpuEnvironment):
         else:
             d2 = dynamics.squared_distances(x, y) if d2 is None else d2
             ids = dynamics.nearest_neighbors(d2, still_in, self.num_other_agents_observed)
-        return dynamics.observe(
+        obs = dynamics.observe(
             x, y, state["speed"], state["direction"], state["acceleration"], self.agent_types,
             still_in, ids, timestep, self.episode_length, self.grid_length, self.max_speed,
             self.use_full_observation,
         )  # fmt: skip
+        if not self.observe_own_state:
+            return obs
+        own = dynamics.own_state(
+            x, y, state["speed"], state["direction"], still_in, self.grid_length, self.max_speed
+        )
+        return np.concatenate([obs, own], axis=-1)
 
     def _actions(self, state: dict[str, np.ndarray]) -> np.ndarray:
         actions = np.concatenate(

@@ -41,6 +41,7 @@ EPSILON = np.float32(1e-10)
 SQRT_TWO = np.float32(np.sqrt(2.0))
 ZERO = np.float32(0.0)
 NUM_FEATURES = 7
+NUM_OWN_FEATURES = 5
 INFINITY = np.float32(np.inf)
 MAX_AGENTS = 1024
 """Agents per block (shared arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
@@ -48,7 +49,6 @@ REGISTER_OBSERVED = 12
 """Nearest agents kept in a fixed-size list (``TAG_REGISTER_OBSERVED`` in CUDA C)."""
 STAGED_NEIGHBORS = 7168
 """Nearest-agent ids staged in shared memory (``TAG_STAGED_NEIGHBORS`` in CUDA C)."""
-MAX_OBS_DIM = NUM_FEATURES * MAX_OBSERVED + 1
 
 
 @cuda.jit(device=True)
@@ -236,45 +236,53 @@ def observe(
 
 @cuda.jit(device=True)
 def write_observations(
-    obs_taggers, obs_runners, num_agents, num_taggers, slots, time_fraction, moved, types, ins,
-    neighbors, columns, diagonal, speed_scale,
+    obs_taggers, obs_runners, num_agents, num_taggers, slots, xs, ys, speed, direction,
+    acceleration, types, ins, neighbors, diagonal, speed_scale,
 ):  # fmt: skip
-    """Every observation row of this environment, written by the whole block in address order
-    (coalesced): column ``c`` holds feature ``columns[c] >> 8`` of slot ``columns[c] & 255``
-    (feature 7: the time), the agents come from ``neighbors[slot * num_agents + agent]``.
-    ``observed_feature`` without branches on the feature: relative features read row ``f`` of
-    ``moved`` (x, y, speed, acceleration, direction), divided by their own scale."""
-    obs_dim = NUM_FEATURES * slots + 1
-    total = num_agents * obs_dim
-    step_agents = cuda.blockDim.x // obs_dim
-    step_columns = cuda.blockDim.x % obs_dim
-    agent = cuda.threadIdx.x // obs_dim
-    c = cuda.threadIdx.x % obs_dim
-    for _ in range(cuda.threadIdx.x, total, cuda.blockDim.x):
-        me_in = ins[agent] != 0
-        f = columns[c] >> 8
-        j = neighbors[(columns[c] & 255) * num_agents + agent] if f < NUM_FEATURES else -1
-        k = j if j >= 0 else agent  # a valid index for the loads
-        row = moved[min(f, 4)]
-        scale = diagonal if f < 2 else (speed_scale if f < 4 else TWO_PI)
-        relative = float32(row[k] - row[agent]) / scale
-        flag = float32(types[k] if f == 5 else ins[k])
-        rel = me_in and j >= 0
-        if f == NUM_FEATURES:
-            value = time_fraction if me_in else ZERO
-        elif f < 5:
-            value = relative if rel else ZERO
-        else:
-            value = flag if j >= 0 else ZERO
-        if agent < num_taggers:
-            obs_taggers[agent, c] = value
-        else:
-            obs_runners[agent - num_taggers, c] = value
+    """The neighbour features of every observation row of this environment
+    (``dynamics.observe``), written by the whole block after the last barrier: one (agent,
+    slot) pair per thread and iteration, its observed agent from the staged lists
+    ``neighbors[agent * slots + slot]``. The time and the own state are written by each
+    agent's own thread."""
+    pairs = num_agents * slots
+    step_agents = cuda.blockDim.x // slots
+    step_slots = cuda.blockDim.x % slots
+    agent = cuda.threadIdx.x // slots
+    slot = cuda.threadIdx.x % slots
+    for p in range(cuda.threadIdx.x, pairs, cuda.blockDim.x):
+        j = neighbors[p]
+        present = j >= 0
+        k = j if present else agent  # a valid index for the loads
+        rel = present and ins[agent] != 0
+        out = obs_taggers[agent] if agent < num_taggers else obs_runners[agent - num_taggers]
+        dx = float32(xs[k] - xs[agent]) / diagonal
+        dy = float32(ys[k] - ys[agent]) / diagonal
+        ds = float32(speed[k] - speed[agent]) / speed_scale
+        da = float32(acceleration[k] - acceleration[agent]) / speed_scale
+        dd = float32(direction[k] - direction[agent]) / TWO_PI
+        out[slot] = dx if rel else ZERO
+        out[slots + slot] = dy if rel else ZERO
+        out[2 * slots + slot] = ds if rel else ZERO
+        out[3 * slots + slot] = da if rel else ZERO
+        out[4 * slots + slot] = dd if rel else ZERO
+        out[5 * slots + slot] = float32(types[k]) if present else ZERO
+        out[6 * slots + slot] = float32(ins[k]) if present else ZERO
         agent += step_agents
-        c += step_columns
-        if c >= obs_dim:
-            c -= obs_dim
+        slot += step_slots
+        if slot >= slots:
+            slot -= slots
             agent += 1
+
+
+@cuda.jit(device=True)
+def own_state(out, x, y, s, d, in_game, grid_length, speed_scale):
+    """Agent's own state (see ``dynamics.own_state``) into ``out[:5]``: position over the grid
+    length, speed over its scale, cosine and sine of the heading; zeros out of the game."""
+    out[0] = float32(x / grid_length) if in_game else ZERO
+    out[1] = float32(y / grid_length) if in_game else ZERO
+    out[2] = float32(s / speed_scale) if in_game else ZERO
+    out[3] = float32(math.cos(d)) if in_game else ZERO
+    out[4] = float32(math.sin(d)) if in_game else ZERO
 
 
 @cuda.jit(device=True)
@@ -319,7 +327,8 @@ def _step_kernel_jit():
 def TagContinuousStep(
     agent_types, skill_levels, step_rewards, acceleration_actions, turn_actions, num_agents,
     num_taggers, episode_length, num_turn_actions, num_other_agents_observed,
-    use_full_observation, runner_exits_game_after_tagged, grid_length, max_speed,
+    use_full_observation, observe_own_state, runner_exits_game_after_tagged, grid_length,
+    max_speed,
     edge_hit_penalty, tagging_margin, tag_reward_for_tagger, tag_penalty_for_runner,
     end_of_game_reward_for_runner, loc_x, loc_y, speed, direction, acceleration,
     still_in_the_game, tagged_by, runners_left, episode_tags, last_episode_tags,
@@ -333,8 +342,7 @@ def TagContinuousStep(
     ins = cuda.shared.array(MAX_AGENTS, int32)
     tag_counts = cuda.shared.array(MAX_AGENTS, int32)  # runners each tagger tagged
     tags = cuda.shared.array(1, int32)  # runners tagged this step
-    neighbors = cuda.shared.array(STAGED_NEIGHBORS, int16)  # [slot][agent]: nearest lists
-    columns = cuda.shared.array(MAX_OBS_DIM, int16)  # feature << 8 | slot of each column
+    neighbors = cuda.shared.array(STAGED_NEIGHBORS, int16)  # [agent][slot]: nearest lists
     env = cuda.blockIdx.x
     me = cuda.threadIdx.x
     active = me < num_agents
@@ -344,7 +352,6 @@ def TagContinuousStep(
     dr, acc = direction[env], acceleration[env]
     t = _timestep_[env] + 1
     slots = num_other_agents_observed
-    obs_dim = NUM_FEATURES * slots + 1
     staged = use_full_observation == 0 and slots > 0 and num_agents * slots <= STAGED_NEIGHBORS
     time_fraction = float32(float32(t) / float32(episode_length))
     diagonal = mul_rn(grid_length, SQRT_TWO)
@@ -353,9 +360,6 @@ def TagContinuousStep(
     edge_penalty = ZERO
     if me == 0:
         tags[0] = 0
-    if staged:
-        for c in range(me, obs_dim, cuda.blockDim.x):
-            columns[c] = (c // slots) << 8 | (c % slots)
     if active:
         in_before = still_in_the_game[env, me]
         action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
@@ -369,19 +373,24 @@ def TagContinuousStep(
         speeds[me] = sp[me]
         directions[me] = dr[me]
         accelerations[me] = acc[me]
+        if observe_own_state != 0:
+            obs_row = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
+            own_state(
+                obs_row[NUM_FEATURES * slots + 1 :], xs[me], ys[me], speeds[me], directions[me],
+                in_before != 0, grid_length, speed_scale,
+            )  # fmt: skip
         types[me] = agent_types[me]
         ins[me] = in_before
         tag_counts[me] = 0
     cuda.syncthreads()
     tagger = -1
     if active:
+        obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
         if staged:
-            ids = cuda.local.array(MAX_OBSERVED, int32)
-            nearest_list(xs, ys, ins, me, num_agents, slots, ins[me] != 0, ids)
-            for s in range(slots):
-                neighbors[s * num_agents + me] = ids[s]
+            own_list = neighbors[me * slots : me * slots + slots]
+            nearest_list(xs, ys, ins, me, num_agents, slots, in_before != 0, own_list)
+            obs[NUM_FEATURES * slots] = time_fraction if in_before != 0 else ZERO
         else:
-            obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
             observe(
                 obs, me, num_agents, slots, use_full_observation != 0, time_fraction, xs, ys,
                 speeds, directions, accelerations, types, ins, diagonal, speed_scale,
@@ -409,7 +418,8 @@ def TagContinuousStep(
     if staged:
         write_observations(
             observations_tagger[env], observations_runner[env], num_agents, num_taggers, slots,
-            time_fraction, moved, types, ins, neighbors, columns, diagonal, speed_scale,
+            xs, ys, speeds, directions, accelerations, types, ins, neighbors, diagonal,
+            speed_scale,
         )  # fmt: skip
     if me == 0:
         episode_tags[env] += tags[0]
