@@ -162,28 +162,71 @@ def _make_nearest_list(size: int):
         ids[0] = j if take else ids[0]
 
     @cuda.jit(device=True)
-    def nearest_list_in_registers(xs, ys, ins, me, num_agents, slots, me_in, out):
-        d = cuda.local.array(size, float32)
-        ids = cuda.local.array(size, int32)
+    def nearest_neighbors_in_registers(xs, ys, ins, me, first, last, d, ids):
+        # the nearest among the candidates first .. last - 1 (all of them: nearest_neighbors)
         for s in range(size):
             d[s] = INFINITY
             ids[s] = -1
-        for j in range(num_agents):
+        for j in range(first, last):
             valid = j != me and ins[j] != 0
             d2 = squared_distance(xs, ys, me, j) if valid else INFINITY
             if d2 < d[size - 1]:  # else nothing changes (a warp skips when no thread inserts)
                 insert_nearest(d, ids, d2, j)
+
+    @cuda.jit(device=True)
+    def nearest_list_in_registers(xs, ys, ins, me, num_agents, slots, me_in, out):
+        d = cuda.local.array(size, float32)
+        ids = cuda.local.array(size, int32)
+        nearest_neighbors_in_registers(xs, ys, ins, me, 0, num_agents, d, ids)
         for s in range(size):
             if s < slots:
                 out[s] = ids[s] if me_in else -1
 
-    return nearest_list_in_registers
+    @cuda.jit(device=True)
+    def nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors):
+        # CUDA C's nearest_lists<size>: `split` threads an agent scan contiguous chunks of the
+        # candidates, then merge pairwise through shared memory (lists of higher ids into
+        # lists of lower ids: ties stay in id order); (agent, r) stages its list at
+        # neighbors[(r * num_agents + agent) * slots], r = 0 being the final place
+        agent = cuda.threadIdx.x // split
+        r = cuda.threadIdx.x % split
+        in_game = agent < num_agents and ins[agent] != 0
+        chunk = (num_agents + split - 1) // split
+        d = cuda.local.array(size, float32)
+        ids = cuda.local.array(size, int32)
+        first = min(r * chunk, num_agents) if in_game else 0
+        last = min((r + 1) * chunk, num_agents) if in_game else 0
+        nearest_neighbors_in_registers(xs, ys, ins, agent, first, last, d, ids)
+        kept = min(slots, size)
+        width = 1
+        while width < split:
+            if in_game and r % (2 * width) == width:
+                base = (r * num_agents + agent) * slots
+                for s in range(kept):
+                    neighbors[base + s] = ids[s]
+            cuda.syncthreads()
+            if in_game and r % (2 * width) == 0 and r + width < split:
+                base = ((r + width) * num_agents + agent) * slots
+                for s in range(kept):
+                    j = neighbors[base + s]
+                    if j < 0:
+                        break
+                    d2 = squared_distance(xs, ys, agent, j)
+                    if d2 < d[size - 1]:
+                        insert_nearest(d, ids, d2, j)
+            width *= 2
+        if agent < num_agents and r == 0:
+            for s in range(size):
+                if s < slots:
+                    neighbors[agent * slots + s] = ids[s] if in_game else -1
+
+    return nearest_list_in_registers, nearest_lists
 
 
-nearest_list_4 = _make_nearest_list(4)
-nearest_list_8 = _make_nearest_list(8)
-nearest_list_10 = _make_nearest_list(10)
-nearest_list_r = _make_nearest_list(REGISTER_OBSERVED)
+nearest_list_4, nearest_lists_4 = _make_nearest_list(4)
+nearest_list_8, nearest_lists_8 = _make_nearest_list(8)
+nearest_list_10, nearest_lists_10 = _make_nearest_list(10)
+nearest_list_r, nearest_lists_r = _make_nearest_list(REGISTER_OBSERVED)
 
 
 @cuda.jit(device=True)
@@ -205,6 +248,24 @@ def nearest_list(xs, ys, ins, me, num_agents, slots, me_in, ids):
             found = nearest_neighbors(xs, ys, ins, me, num_agents, slots, ids, d2s)
         for s in range(found, slots):
             ids[s] = -1
+
+
+@cuda.jit(device=True)
+def staged_nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors):
+    """``nearest_lists`` for any ``slots`` (register lists up to ``REGISTER_OBSERVED``; longer
+    lists: one thread an agent with the local-memory list). Every thread of the block calls it."""
+    if slots <= 4:
+        nearest_lists_4(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif slots <= 8:
+        nearest_lists_8(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif slots <= 10:
+        nearest_lists_10(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif slots <= REGISTER_OBSERVED:
+        nearest_lists_r(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif cuda.threadIdx.x < num_agents:
+        me = cuda.threadIdx.x
+        own_list = neighbors[me * slots : me * slots + slots]
+        nearest_list(xs, ys, ins, me, num_agents, slots, ins[me] != 0, own_list)
 
 
 @cuda.jit(device=True)
@@ -353,6 +414,15 @@ def TagContinuousStep(
     t = _timestep_[env] + 1
     slots = num_other_agents_observed
     staged = use_full_observation == 0 and slots > 0 and num_agents * slots <= STAGED_NEIGHBORS
+    # threads of one agent's nearest-agent search (KernelSpec.threads_per_env: split agents)
+    threads_per_agent = cuda.blockDim.x // num_agents
+    split = 1
+    if (
+        threads_per_agent > 1
+        and slots <= REGISTER_OBSERVED
+        and threads_per_agent * num_agents * slots <= STAGED_NEIGHBORS
+    ):
+        split = threads_per_agent
     time_fraction = float32(float32(t) / float32(episode_length))
     diagonal = mul_rn(grid_length, SQRT_TWO)
     speed_scale = float32(max_speed + EPSILON)
@@ -387,8 +457,6 @@ def TagContinuousStep(
     if active:
         obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
         if staged:
-            own_list = neighbors[me * slots : me * slots + slots]
-            nearest_list(xs, ys, ins, me, num_agents, slots, in_before != 0, own_list)
             obs[NUM_FEATURES * slots] = time_fraction if in_before != 0 else ZERO
         else:
             observe(
@@ -400,6 +468,8 @@ def TagContinuousStep(
         if tagger >= 0:
             cuda.atomic.add(tag_counts, tagger, 1)
             cuda.atomic.add(tags, 0, 1)
+    if staged:
+        staged_nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors)
     cuda.syncthreads()
     if active:
         reward = compute_rewards(

@@ -115,21 +115,22 @@ __device__ __forceinline__ void insert_nearest(float (&d)[K], int (&ids)[K], flo
   ids[0] = take ? j : ids[0];
 }
 
-// The K nearest other agents in the game in registers (ids -1 past the last one found): the
-// same list as nearest_neighbors. Agents out of the game or `me` count as infinitely far. A
-// candidate not nearer than the last entry changes nothing: a warp skips the insertion when
-// none of its threads has such a candidate (frequent with many agents per environment).
+// The K nearest other agents in the game among the candidates first .. last - 1, in registers
+// (ids -1 past the last one found): for 0 .. num_agents - 1 the same list as
+// nearest_neighbors. Agents out of the game or `me` count as infinitely far. A candidate not
+// nearer than the last entry changes nothing: a warp skips the insertion when none of its
+// threads has such a candidate (frequent with many agents per environment).
 template <int K>
 __device__ __forceinline__ void nearest_neighbors_in_registers(const TagAgents& a, int me,
-                                                               int num_agents, float (&d)[K],
-                                                               int (&ids)[K]) {
+                                                               int first, int last,
+                                                               float (&d)[K], int (&ids)[K]) {
 #pragma unroll
   for (int s = 0; s < K; s++) {
     d[s] = TAG_INFINITY;
     ids[s] = -1;
   }
 #pragma unroll 4
-  for (int j = 0; j < num_agents; j++) {
+  for (int j = first; j < last; j++) {
     const bool valid = j != me && a.still_in[j] != 0;
     const float d2 = valid ? squared_distance(a.x, a.y, me, j) : TAG_INFINITY;
     if (d2 < d[K - 1]) insert_nearest<K>(d, ids, d2, j);
@@ -176,7 +177,7 @@ __device__ void nearest_list_in_registers(const TagAgents& a, int me, int num_ag
                                           int slots, bool me_in, T* out) {
   float d[K];
   int ids[K];
-  nearest_neighbors_in_registers<K>(a, me, num_agents, d, ids);
+  nearest_neighbors_in_registers<K>(a, me, 0, num_agents, d, ids);
 #pragma unroll
   for (int s = 0; s < K; s++) {
     if (s < slots) out[s] = static_cast<T>(me_in ? ids[s] : -1);
@@ -202,6 +203,66 @@ __device__ void nearest_list(const TagAgents& a, int me, int num_agents, int slo
     float d2s[TAG_MAX_OBSERVED];
     const int found = me_in ? nearest_neighbors(a, me, num_agents, slots, found_ids, d2s) : 0;
     for (int s = 0; s < slots; s++) ids[s] = static_cast<T>(s < found ? found_ids[s] : -1);
+  }
+}
+
+// Every agent's `slots` nearest agents into neighbors[agent * slots + s], by the whole block,
+// `split` threads an agent (thread agent * split + r): thread r scans the r-th contiguous
+// chunk of candidate ids into a register list, then the lists are merged pairwise in
+// log2(split) rounds through shared memory (ids only: distances are recomputed, the same
+// floats). Merging a list of higher ids into one of lower ids with insert_nearest keeps equal
+// distances in id order, so the result is nearest_neighbors' list. The partial list of
+// (agent, r) is staged at neighbors[(r * num_agents + agent) * slots]: r = 0 is the final place.
+template <int K>
+__device__ void nearest_lists(const TagAgents& a, int num_agents, int slots, int split,
+                              short* neighbors) {
+  const int agent = threadIdx.x / split;
+  const int r = threadIdx.x % split;
+  const bool in_game = agent < num_agents && a.still_in[agent] != 0;
+  const int chunk = (num_agents + split - 1) / split;
+  float d[K];
+  int ids[K];
+  nearest_neighbors_in_registers<K>(a, agent, in_game ? min(r * chunk, num_agents) : 0,
+                                    in_game ? min((r + 1) * chunk, num_agents) : 0, d, ids);
+  for (int width = 1; width < split; width *= 2) {
+    if (in_game && r % (2 * width) == width) {
+      short* mine = neighbors + (r * num_agents + agent) * slots;
+      for (int s = 0; s < slots && s < K; s++) mine[s] = static_cast<short>(ids[s]);
+    }
+    __syncthreads();
+    if (in_game && r % (2 * width) == 0 && r + width < split) {
+      const short* other = neighbors + ((r + width) * num_agents + agent) * slots;
+      for (int s = 0; s < slots && s < K; s++) {
+        const int j = other[s];
+        if (j < 0) break;
+        const float d2 = squared_distance(a.x, a.y, agent, j);
+        if (d2 < d[K - 1]) insert_nearest<K>(d, ids, d2, j);
+      }
+    }
+  }
+  if (agent < num_agents && r == 0) {
+#pragma unroll
+    for (int s = 0; s < K; s++) {
+      if (s < slots) neighbors[agent * slots + s] = static_cast<short>(in_game ? ids[s] : -1);
+    }
+  }
+}
+
+// nearest_lists for any `slots` (register lists up to TAG_REGISTER_OBSERVED; longer lists:
+// one thread an agent with the local-memory list). Every thread of the block calls it.
+__device__ void staged_nearest_lists(const TagAgents& a, int num_agents, int slots, int split,
+                                     short* neighbors) {
+  if (slots <= 4) {
+    nearest_lists<4>(a, num_agents, slots, split, neighbors);
+  } else if (slots <= 8) {
+    nearest_lists<8>(a, num_agents, slots, split, neighbors);
+  } else if (slots <= 10) {
+    nearest_lists<10>(a, num_agents, slots, split, neighbors);
+  } else if (slots <= TAG_REGISTER_OBSERVED) {
+    nearest_lists<TAG_REGISTER_OBSERVED>(a, num_agents, slots, split, neighbors);
+  } else if (threadIdx.x < num_agents) {
+    const int me = threadIdx.x;
+    nearest_list(a, me, num_agents, slots, a.still_in[me] != 0, neighbors + me * slots);
   }
 }
 
@@ -343,6 +404,12 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
   const int slots = num_other_agents_observed;
   const bool staged =
       !use_full_observation && slots > 0 && num_agents * slots <= TAG_STAGED_NEIGHBORS;
+  // threads of one agent's nearest-agent search (KernelSpec.threads_per_env: split agents)
+  const int threads_per_agent = static_cast<int>(blockDim.x) / num_agents;
+  const int split = threads_per_agent > 1 && slots <= TAG_REGISTER_OBSERVED &&
+                            threads_per_agent * num_agents * slots <= TAG_STAGED_NEIGHBORS
+                        ? threads_per_agent
+                        : 1;
   const float time_fraction = static_cast<float>(t) / static_cast<float>(episode_length);
   const float diagonal = __fmul_rn(grid_length, TAG_SQRT_TWO);
   const float speed_scale = __fadd_rn(max_speed, TAG_EPSILON);
@@ -375,7 +442,6 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
   int tagger = -1;
   if (active) {
     if (staged) {
-      nearest_list(agents, me, num_agents, slots, in_before != 0, neighbors + me * slots);
       obs_row[TAG_NUM_FEATURES * slots] = in_before ? time_fraction : 0.0f;
     } else {
       observe(obs_row, me, num_agents, slots, use_full_observation != 0, time_fraction, agents,
@@ -388,6 +454,7 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
       atomicAdd(&tags, 1);
     }
   }
+  if (staged) staged_nearest_lists(agents, num_agents, slots, split, neighbors);
   __syncthreads();
   if (active) {
     float reward = compute_rewards(in_before, edge_penalty, step_rewards[me], is_tagger, tagger,
