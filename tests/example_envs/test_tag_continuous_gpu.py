@@ -25,10 +25,11 @@ SMALL = dict(
 
 
 @pytest.mark.parametrize("backend", ["pycuda", "numba"])
-@pytest.mark.parametrize("own", [False, True], ids=["", "own-state"])
+@pytest.mark.parametrize("own", [False, True], ids=["", "own-state+egocentric"])
 @pytest.mark.parametrize("full", [False, True], ids=["nearest-3", "full"])
 def test_kernels_match_the_reference_with_resets(backend, full, own):
-    env = TagContinuous(**{**SMALL, "use_full_observation": full, "observe_own_state": own})
+    env = TagContinuous(**{**SMALL, "use_full_observation": full, "observe_own_state": own,
+                           "egocentric_observation": own})  # fmt: skip
     result = check_parity(env, backend, num_envs=8, num_steps=30, seed=1)
     assert result, result.message
 
@@ -58,9 +59,10 @@ def test_pycuda_is_bit_exact_at_the_published_observation_size():
     assert result, result.message
 
 
-def test_pycuda_is_bit_exact_with_the_own_state_when_trigonometry_is_exact():
+def test_pycuda_is_bit_exact_with_own_state_and_heading_frame_when_trigonometry_is_exact():
     env = TagContinuous(**{**SMALL, "num_turn_levels": 0, "num_runners": 30,
-                           "num_other_agents_observed": 10, "observe_own_state": True},
+                           "num_other_agents_observed": 10, "observe_own_state": True,
+                           "egocentric_observation": True},
                         starting_directions=[0.0] * 32)  # fmt: skip
     result = check_parity(env, "pycuda", num_envs=16, num_steps=40, seed=4, rtol=0.0, atol=0.0)
     assert result, result.message

@@ -36,10 +36,15 @@ needs_sim = pytest.mark.skipif(not cudasim_enabled(), reason="needs NUMBA_ENABLE
     [
         {"use_full_observation": False, "num_other_agents_observed": 3},
         {"use_full_observation": True, "runner_exits_game_after_tagged": False},
-        {"use_full_observation": False, "num_other_agents_observed": 3, "observe_own_state": True},
-        {"use_full_observation": True, "observe_own_state": True},
+        {
+            "use_full_observation": False,
+            "num_other_agents_observed": 3,
+            "observe_own_state": True,
+            "egocentric_observation": True,
+        },
+        {"use_full_observation": True, "observe_own_state": True, "egocentric_observation": True},
     ],
-    ids=["nearest-3", "full-observation+runners-stay", "nearest-3+own-state", "full+own-state"],
+    ids=["nearest-3", "full-observation+runners-stay", "nearest-3+own+ego", "full+own+ego"],
 )
 def test_numba_matches_the_reference_step_by_step(kwargs):
     env = TagContinuous(**SMALL, **kwargs)

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = dict(
     end_of_game_reward_for_runner=1.0,
     runner_exits_game_after_tagged=True,
     observe_own_state=False,
+    egocentric_observation=False,
 )
 
 # (key, predicate, what is expected) checked in the constructor.
@@ -88,11 +89,9 @@ def checked_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
             + ", ".join(sorted(DEFAULTS))
         )
     cfg = {**DEFAULTS, **kwargs}
-    if not isinstance(cfg["observe_own_state"], (bool, np.bool_)):
-        raise TypeError(
-            f"TagContinuous: observe_own_state must be True or False, got "
-            f"{cfg['observe_own_state']!r}."
-        )
+    for key in ("observe_own_state", "egocentric_observation"):
+        if not isinstance(cfg[key], (bool, np.bool_)):
+            raise TypeError(f"TagContinuous: {key} must be True or False, got {cfg[key]!r}.")
     for key, ok, expected in _CHECKS:
         value = cfg[key]
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):

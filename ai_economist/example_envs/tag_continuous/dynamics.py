@@ -154,6 +154,19 @@ def observe(
     return np.concatenate([*blocks, time[:, :, None]], axis=-1).astype(np.float32)
 
 
+def heading_frame(
+    dx: np.ndarray, dy: np.ndarray, direction: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Relative positions ``(E, N, M)`` turned into each agent's heading frame
+    (``egocentric_observation``): ``forward = dx cos d + dy sin d``, ``left = dy cos d - dx sin d``
+    with ``d`` the observer's heading, each product and sum rounded to float32."""
+    c = np.cos(direction).astype(np.float32)[:, :, None]
+    s = np.sin(direction).astype(np.float32)[:, :, None]
+    forward = (dx * c).astype(np.float32) + (dy * s).astype(np.float32)
+    left = (dy * c).astype(np.float32) - (dx * s).astype(np.float32)
+    return forward.astype(np.float32), left.astype(np.float32)
+
+
 def own_state(
     loc_x: np.ndarray,
     loc_y: np.ndarray,

@@ -67,6 +67,7 @@ class TagContinuous(GpuEnvironment):
         self.num_other_agents_observed = int(cfg["num_other_agents_observed"])
         self.runner_exits_game_after_tagged = bool(cfg["runner_exits_game_after_tagged"])
         self.observe_own_state = bool(cfg["observe_own_state"])
+        self.egocentric_observation = bool(cfg["egocentric_observation"])
         self.acceleration_actions = _levels(
             cfg["min_acceleration"], cfg["max_acceleration"], int(cfg["num_acceleration_levels"])
         )
@@ -200,6 +201,7 @@ class TagContinuous(GpuEnvironment):
             "num_other_agents_observed": np.int32(self.num_observed),
             "use_full_observation": np.int32(self.use_full_observation),
             "observe_own_state": np.int32(self.observe_own_state),
+            "egocentric_observation": np.int32(self.egocentric_observation),
             "runner_exits_game_after_tagged": np.int32(self.runner_exits_game_after_tagged),
             "grid_length": self.grid_length,
             "max_speed": self.max_speed,
@@ -268,6 +270,11 @@ class TagContinuous(GpuEnvironment):
             still_in, ids, timestep, self.episode_length, self.grid_length, self.max_speed,
             self.use_full_observation,
         )  # fmt: skip
+        if self.egocentric_observation:
+            m = ids.shape[-1]
+            obs[:, :, :m], obs[:, :, m : 2 * m] = dynamics.heading_frame(
+                obs[:, :, :m], obs[:, :, m : 2 * m], state["direction"]
+            )
         if not self.observe_own_state:
             return obs
         own = dynamics.own_state(

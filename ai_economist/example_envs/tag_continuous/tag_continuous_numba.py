@@ -131,12 +131,34 @@ def observed_feature(
 
 
 @cuda.jit(device=True)
+def heading_frame(dx, dy, c, s):
+    """Relative position ``(dx, dy)`` turned into the observer's heading frame, ``(c, s)`` the
+    cosine and sine of its heading (see ``dynamics.heading_frame``): ``(forward, left)``."""
+    forward = add_rn(mul_rn(dx, c), mul_rn(dy, s))
+    left = float32(mul_rn(dy, c) - mul_rn(dx, s))
+    return forward, left
+
+
+@cuda.jit(device=True)
 def observe_slot(
     obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins,
-    diagonal, speed_scale,
+    diagonal, speed_scale, egocentric, c, s,
 ):  # fmt: skip
-    """One observed agent's 7 features in slot ``slot`` of ``obs``."""
-    for f in range(NUM_FEATURES):
+    """One observed agent's 7 features in slot ``slot`` of ``obs``; with ``egocentric``, the
+    position in the heading frame given by ``(c, s)``."""
+    dx = observed_feature(
+        0, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+        speed_scale,
+    )  # fmt: skip
+    dy = observed_feature(
+        1, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+        speed_scale,
+    )  # fmt: skip
+    if egocentric:
+        dx, dy = heading_frame(dx, dy, c, s)
+    obs[slot] = dx
+    obs[slots + slot] = dy
+    for f in range(2, NUM_FEATURES):
         obs[f * slots + slot] = observed_feature(
             f, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
             speed_scale,
@@ -271,18 +293,20 @@ def staged_nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors):
 @cuda.jit(device=True)
 def observe(
     obs, me, num_agents, slots, full, time_fraction, xs, ys, speed, direction, acceleration,
-    types, ins, diagonal, speed_scale,
+    types, ins, diagonal, speed_scale, egocentric,
 ):  # fmt: skip
     """Agent ``me``'s observation row (see ``dynamics.observe``), written by its own thread:
     the path for the full observation and for lists too large to stage."""
     me_in = ins[me] != 0
+    c = float32(math.cos(direction[me])) if egocentric else float32(1.0)
+    sn = float32(math.sin(direction[me])) if egocentric else ZERO
     if full:
         for j in range(num_agents):
             if j != me:
                 slot = j if j < me else j - 1
                 observe_slot(
                     obs, slot, slots, me, j, me_in, True, xs, ys, speed, direction,
-                    acceleration, types, ins, diagonal, speed_scale,
+                    acceleration, types, ins, diagonal, speed_scale, egocentric, c, sn,
                 )  # fmt: skip
     else:
         ids = cuda.local.array(MAX_OBSERVED, int32)
@@ -290,7 +314,7 @@ def observe(
         for s in range(slots):
             observe_slot(
                 obs, s, slots, me, ids[s], me_in, ids[s] >= 0, xs, ys, speed, direction,
-                acceleration, types, ins, diagonal, speed_scale,
+                acceleration, types, ins, diagonal, speed_scale, egocentric, c, sn,
             )  # fmt: skip
     obs[NUM_FEATURES * slots] = time_fraction if me_in else ZERO
 
@@ -298,7 +322,7 @@ def observe(
 @cuda.jit(device=True)
 def write_observations(
     obs_taggers, obs_runners, num_agents, num_taggers, slots, xs, ys, speed, direction,
-    acceleration, types, ins, neighbors, diagonal, speed_scale,
+    acceleration, types, ins, neighbors, diagonal, speed_scale, egocentric,
 ):  # fmt: skip
     """The neighbour features of every observation row of this environment
     (``dynamics.observe``), written by the whole block after the last barrier: one (agent,
@@ -318,6 +342,10 @@ def write_observations(
         out = obs_taggers[agent] if agent < num_taggers else obs_runners[agent - num_taggers]
         dx = float32(xs[k] - xs[agent]) / diagonal
         dy = float32(ys[k] - ys[agent]) / diagonal
+        if egocentric:
+            dx, dy = heading_frame(
+                dx, dy, float32(math.cos(direction[agent])), float32(math.sin(direction[agent]))
+            )
         ds = float32(speed[k] - speed[agent]) / speed_scale
         da = float32(acceleration[k] - acceleration[agent]) / speed_scale
         dd = float32(direction[k] - direction[agent]) / TWO_PI
@@ -388,8 +416,8 @@ def _step_kernel_jit():
 def TagContinuousStep(
     agent_types, skill_levels, step_rewards, acceleration_actions, turn_actions, num_agents,
     num_taggers, episode_length, num_turn_actions, num_other_agents_observed,
-    use_full_observation, observe_own_state, runner_exits_game_after_tagged, grid_length,
-    max_speed,
+    use_full_observation, observe_own_state, egocentric_observation,
+    runner_exits_game_after_tagged, grid_length, max_speed,
     edge_hit_penalty, tagging_margin, tag_reward_for_tagger, tag_penalty_for_runner,
     end_of_game_reward_for_runner, loc_x, loc_y, speed, direction, acceleration,
     still_in_the_game, tagged_by, runners_left, episode_tags, last_episode_tags,
@@ -462,6 +490,7 @@ def TagContinuousStep(
             observe(
                 obs, me, num_agents, slots, use_full_observation != 0, time_fraction, xs, ys,
                 speeds, directions, accelerations, types, ins, diagonal, speed_scale,
+                egocentric_observation != 0,
             )  # fmt: skip
         tagger = tag_runners(xs, ys, ins, me, num_taggers, tagging_margin)
         tagged_by[env, me] = tagger
@@ -489,7 +518,7 @@ def TagContinuousStep(
         write_observations(
             observations_tagger[env], observations_runner[env], num_agents, num_taggers, slots,
             xs, ys, speeds, directions, accelerations, types, ins, neighbors, diagonal,
-            speed_scale,
+            speed_scale, egocentric_observation != 0,
         )  # fmt: skip
     if me == 0:
         episode_tags[env] += tags[0]

@@ -161,12 +161,28 @@ __device__ __forceinline__ float observed_feature(int f, int me, int j, bool me_
   }
 }
 
-// One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature).
+// Relative position (dx, dy) turned into the observer's heading frame, (cos, sin) of its
+// heading (see dynamics.heading_frame): forward = dx c + dy s, left = dy c - dx s.
+__device__ __forceinline__ void heading_frame(float& dx, float& dy, float c, float s) {
+  const float forward = __fadd_rn(__fmul_rn(dx, c), __fmul_rn(dy, s));
+  const float left = __fsub_rn(__fmul_rn(dy, c), __fmul_rn(dx, s));
+  dx = forward;
+  dy = left;
+}
+
+// One observed agent's 7 features in slot `slot` of `obs` (`slots` slots per feature); with
+// `egocentric`, the position in the heading frame given by (c, s).
 __device__ __forceinline__ void observe_slot(float* obs, int slot, int slots, int me, int j,
                                              bool me_in, bool seen, const TagAgents& a,
-                                             float diagonal, float speed_scale) {
+                                             float diagonal, float speed_scale,
+                                             bool egocentric, float c, float s) {
+  float dx = observed_feature(0, me, j, me_in, seen, a, diagonal, speed_scale);
+  float dy = observed_feature(1, me, j, me_in, seen, a, diagonal, speed_scale);
+  if (egocentric) heading_frame(dx, dy, c, s);
+  obs[slot] = dx;
+  obs[slots + slot] = dy;
 #pragma unroll
-  for (int f = 0; f < TAG_NUM_FEATURES; f++) {
+  for (int f = 2; f < TAG_NUM_FEATURES; f++) {
     obs[f * slots + slot] = observed_feature(f, me, j, me_in, seen, a, diagonal, speed_scale);
   }
 }
@@ -270,31 +286,36 @@ __device__ void staged_nearest_lists(const TagAgents& a, int num_agents, int slo
 // the full observation and for lists too large to stage (see write_observations).
 __device__ void observe(float* obs, int me, int num_agents, int slots, bool full,
                         float time_fraction, const TagAgents& a, float diagonal,
-                        float speed_scale) {
+                        float speed_scale, bool egocentric) {
   const bool me_in = a.still_in[me] != 0;
+  const float c = egocentric ? cosf(a.direction[me]) : 1.0f;
+  const float sn = egocentric ? sinf(a.direction[me]) : 0.0f;
   if (full) {
     for (int j = 0; j < num_agents; j++) {
       if (j == me) continue;
       observe_slot(obs, j < me ? j : j - 1, slots, me, j, me_in, true, a, diagonal,
-                   speed_scale);
+                   speed_scale, egocentric, c, sn);
     }
   } else {
     int ids[TAG_MAX_OBSERVED];
     nearest_list(a, me, num_agents, slots, me_in, ids);
     for (int s = 0; s < slots; s++) {
-      observe_slot(obs, s, slots, me, ids[s], me_in, ids[s] >= 0, a, diagonal, speed_scale);
+      observe_slot(obs, s, slots, me, ids[s], me_in, ids[s] >= 0, a, diagonal, speed_scale,
+                   egocentric, c, sn);
     }
   }
   obs[TAG_NUM_FEATURES * slots] = me_in ? time_fraction : 0.0f;
 }
 
-// The neighbour features of every observation row of this environment (dynamics.observe),
+// The neighbour features of every observation row of this environment (dynamics.observe;
+// with `egocentric`, positions in the observer's heading frame),
 // written by the whole block after the last barrier: one (agent, slot) pair per thread and
 // iteration, its observed agent from the staged lists neighbors[agent * slots + slot]. The
 // time and the own state are written by each agent's own thread. `obs_dim`: the row stride.
 __device__ void write_observations(float* obs_taggers, float* obs_runners, int num_agents,
                                    int num_taggers, int slots, int obs_dim, const TagAgents& a,
-                                   const short* neighbors, float diagonal, float speed_scale) {
+                                   const short* neighbors, float diagonal, float speed_scale,
+                                   bool egocentric) {
   const int pairs = num_agents * slots;
   const int step_agents = blockDim.x / slots;
   const int step_slots = blockDim.x % slots;
@@ -308,8 +329,9 @@ __device__ void write_observations(float* obs_taggers, float* obs_runners, int n
     float* out = (agent < num_taggers ? obs_taggers + agent * obs_dim
                                       : obs_runners + (agent - num_taggers) * obs_dim) +
                  slot;
-    const float dx = __fsub_rn(a.x[k], a.x[agent]) / diagonal;
-    const float dy = __fsub_rn(a.y[k], a.y[agent]) / diagonal;
+    float dx = __fsub_rn(a.x[k], a.x[agent]) / diagonal;
+    float dy = __fsub_rn(a.y[k], a.y[agent]) / diagonal;
+    if (egocentric) heading_frame(dx, dy, cosf(a.direction[agent]), sinf(a.direction[agent]));
     const float ds = __fsub_rn(a.speed[k], a.speed[agent]) / speed_scale;
     const float da = __fsub_rn(a.acceleration[k], a.acceleration[agent]) / speed_scale;
     const float dd = __fsub_rn(a.direction[k], a.direction[agent]) / TAG_TWO_PI;
@@ -370,7 +392,8 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
     const float* acceleration_actions, const float* turn_actions, const int num_agents,
     const int num_taggers, const int episode_length, const int num_turn_actions,
     const int num_other_agents_observed, const int use_full_observation,
-    const int observe_own_state, const int runner_exits_game_after_tagged, const float grid_length, const float max_speed,
+    const int observe_own_state, const int egocentric_observation,
+    const int runner_exits_game_after_tagged, const float grid_length, const float max_speed,
     const float edge_hit_penalty, const float tagging_margin, const float tag_reward_for_tagger,
     const float tag_penalty_for_runner, const float end_of_game_reward_for_runner,
     float* loc_x, float* loc_y, float* speed, float* direction, float* acceleration,
@@ -445,7 +468,7 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
       obs_row[TAG_NUM_FEATURES * slots] = in_before ? time_fraction : 0.0f;
     } else {
       observe(obs_row, me, num_agents, slots, use_full_observation != 0, time_fraction, agents,
-              diagonal, speed_scale);
+              diagonal, speed_scale, egocentric_observation != 0);
     }
     tagger = tag_runners(agents, me, num_taggers, tagging_margin);
     tagged_by[offset] = tagger;
@@ -471,7 +494,7 @@ extern "C" __launch_bounds__(TAG_MAX_AGENTS) __global__ void TagContinuousStep(
     write_observations(observations_tagger + static_cast<size_t>(env) * num_taggers * obs_dim,
                        observations_runner + static_cast<size_t>(env) * num_runners * obs_dim,
                        num_agents, num_taggers, slots, obs_dim, agents, neighbors, diagonal,
-                       speed_scale);
+                       speed_scale, egocentric_observation != 0);
   }
   if (me == 0) {
     episode_tags[env] += tags;
