@@ -45,6 +45,12 @@ def test_learning_config_is_the_published_one_but_documented_changes(tmp_path):
     assert changed == {
         "env.observe_own_state": (True, None),  # the published config leaves it out (False)
         "env.egocentric_observation": (True, None),
+        "policy.runner.normalize_advantage": (True, False),
+        "policy.runner.gae_lambda": (0.95, 1.0),
+        "policy.tagger.normalize_advantage": (True, False),
+        "policy.tagger.gae_lambda": (0.95, 1.0),
+        "policy.tagger.lr": (0.003, 0.001),
+        "policy.tagger.entropy_coeff": (0.01, 0.05),
         "saving.tag": ("learning", "experiments"),
     }
     run_dir = tmp_path / "run"
