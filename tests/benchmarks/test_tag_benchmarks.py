@@ -43,12 +43,19 @@ def test_tag_learning_benchmark_runs_and_gives_a_verdict(benchmarks, capsys, tmp
     _, tag_learning = benchmarks
     result = tag_learning.main([
         "--device", "cpu", "--minutes", "0", "--eval_envs", "2", "--results_dir", str(tmp_path),
+        "--checkpoints", "3",
         *[f"env.{o}" for o in TINY_ENV], "env.tagging_distance=0.3", "trainer.num_envs=2",
         "trainer.num_episodes=4", "trainer.train_batch_size=8",
         "policy.runner.model.fc_dims=[8]", "policy.tagger.model.fc_dims=[8]",
     ])  # fmt: skip
     out = capsys.readouterr().out
-    assert result["iterations"] == 1  # the budget ends training after the first iteration
+    # each of the 3 shares of the budget ends after one iteration; the run's 4 episodes (2 a
+    # iteration) end training after the second, so the third checkpoint repeats the second
+    assert result["iterations"] == 2
+    points = result["checkpoints"]
+    assert [p["iterations"] for p in points] == [1, 2, 2]
+    assert all(p["ratio"] >= 0 and p["window"] == 4 for p in points)
+    assert result["ratio"] == points[-1]["ratio"]
     for key in ("trained", "random", "untrained"):
         tagged = result[key]
         assert 0 <= tagged["fraction of runners tagged"] <= 1
@@ -57,6 +64,7 @@ def test_tag_learning_benchmark_runs_and_gives_a_verdict(benchmarks, capsys, tmp
         assert curve[-1] == pytest.approx(tagged["fraction of runners tagged"])
         assert tagged["mean steps untagged"] == pytest.approx(np.sum(1 - curve))
     assert "fraction of runners tagged by step" in out and "in the first" in out
+    assert "at the checkpoints" in out and out.count("x\n") >= 3  # one row a checkpoint
     assert result["verdict"] in ("PASS", "FAIL") and f"verdict: {result['verdict']}" in out
     assert "random taggers vs trained runners" in out
     assert "env-steps/s end to end" in out and "x the peer (13,500)" in out

@@ -29,9 +29,13 @@ def set_actions(state: dict[str, np.ndarray], actions: np.ndarray, num_taggers: 
     state["sampled_actions_runner"][...] = actions[:, num_taggers:]
 
 
-def numba_step(env: TagContinuous, state: dict[str, np.ndarray], num_envs: int) -> None:
-    """Launch the Numba kernel on the host arrays (``NUMBA_ENABLE_CUDASIM=1``)."""
+def numba_step(
+    env: TagContinuous, state: dict[str, np.ndarray], num_envs: int, threads: int | None = None
+) -> None:
+    """Launch the Numba kernel on the host arrays (``NUMBA_ENABLE_CUDASIM=1``) with ``threads``
+    threads an environment (default ``env.threads_per_env``, as the backends launch it)."""
     from ai_economist.example_envs.tag_continuous import tag_continuous_numba
 
     args = [state[f.name] for f in env.state_spec().kernel_fields()]
-    tag_continuous_numba.TagContinuousStep[num_envs, env.num_agents](*args)
+    block = env.threads_per_env if threads is None else threads
+    tag_continuous_numba.TagContinuousStep[num_envs, block](*args)

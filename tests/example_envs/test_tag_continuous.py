@@ -179,6 +179,63 @@ def test_full_observation_slots_and_out_of_game_agents():
     assert out[10:12].tolist() == [1, 0] and out[12:14].tolist() == [1, 1]
 
 
+def test_own_state_ends_the_observation_and_is_zero_out_of_the_game():
+    # tagger 0 at (5, 2.5) heading pi, runner 1 at (4.2, 2.5): tagged once the tagger has moved
+    # to x = 4 (margin 0.05 * 10 = 0.5), runner 2 far away
+    env = make([5.0, 4.2, 9.0], [2.5, 2.5, 8.0], [np.pi, 0.0, 0.0],
+               use_full_observation=False, num_other_agents_observed=2,
+               tagging_distance=0.05, observe_own_state=True)  # fmt: skip
+    assert env.obs_dim == 7 * 2 + 1 + 5
+    assert (
+        make(
+            [1.0, 2.0], [1.0, 2.0], use_full_observation=False, num_other_agents_observed=1
+        ).obs_dim
+        == 7 + 1
+    )  # off by default (the original)
+    f32 = np.float32
+    state = host_state(env, 1)
+    heading = f32(np.pi)
+    np.testing.assert_array_equal(
+        state["observations_tagger"][0, 0][-5:],
+        f32([0.5, 0.25, 0.0, np.cos(heading), np.sin(heading)]),
+    )
+    step(env, state, [ACCELERATE, NOOP, NOOP])  # speed 1, heading pi: x = 5 - 1
+    assert state["tagged_by"][0].tolist() == [-1, 0, -1]
+    own = state["observations_tagger"][0, 0][-5:]
+    x = f32(5.0) + f32(1.0) * np.cos(heading)
+    np.testing.assert_array_equal(
+        own, [x / f32(10.0), f32(0.25), f32(1.0) / (f32(1.0) + f32(1e-10)), own[3], own[4]]
+    )
+    np.testing.assert_array_equal(own[3:], [np.cos(heading), np.sin(heading)])
+    # the tagged runner's row still describes the step's start of tags, as its neighbour features
+    np.testing.assert_array_equal(
+        state["observations_runner"][0, 0][-5:], f32([f32(4.2) / f32(10.0), 0.25, 0.0, 1.0, 0.0])
+    )
+    step(env, state, [NOOP] * 3)
+    assert not state["observations_runner"][0, 0].any()  # out of the game: zeros, own state too
+
+
+def test_egocentric_positions_are_forward_and_left_of_the_heading():
+    # tagger 0 at (5, 5) heading pi/2 (north): runner 1 one to the east (its right), runner 2
+    # two to the north (ahead); slots in distance order: runner 1, runner 2
+    heading = np.float32(np.pi / 2)
+    env = make([5.0, 6.0, 5.0], [5.0, 5.0, 7.0], [float(heading), 0.0, 0.0],
+               use_full_observation=False, num_other_agents_observed=2,
+               egocentric_observation=True)  # fmt: skip
+    state = host_state(env, 1)
+    diag = np.float32(10.0) * np.float32(np.sqrt(2.0))
+    c, s = np.cos(heading), np.sin(heading)
+    dx, dy = np.float32([1.0, 0.0]) / diag, np.float32([0.0, 2.0]) / diag
+    obs = state["observations_tagger"][0, 0]
+    np.testing.assert_array_equal(obs[0:2], dx * c + dy * s)  # forward
+    np.testing.assert_array_equal(obs[2:4], dy * c - dx * s)  # left
+    np.testing.assert_allclose(obs[0:4] * diag, [0.0, 2.0, -1.0, 0.0], atol=1e-6)
+    plain = make([5.0, 6.0, 5.0], [5.0, 5.0, 7.0], [float(heading), 0.0, 0.0],
+                 use_full_observation=False, num_other_agents_observed=2)  # fmt: skip
+    other = host_state(plain, 1)["observations_tagger"][0, 0]
+    np.testing.assert_array_equal(obs[4:], other[4:])  # only the positions turn
+
+
 def test_reward_sums_over_random_episodes():
     env = TagContinuous(num_taggers=3, num_runners=12, grid_length=4.0, episode_length=30,
                         tagging_distance=0.08, tag_reward_for_tagger=10.0,
@@ -227,12 +284,14 @@ def test_initial_state_is_per_env_and_seeded():
         ({"num_runners": 2.5}, "num_runners must be an integer"),
         ({"starting_location_x": [1.0], "starting_location_y": [1.0]}, "one value per agent"),
         ({"num_other_agents_observed": 50}, "must be <= num_agents"),
+        ({"observe_own_state": 1}, "observe_own_state must be True or False"),
+        ({"egocentric_observation": "yes"}, "egocentric_observation must be True or False"),
         ({"use_full_observation": False, "num_runners": 99, "num_other_agents_observed": 65},
          "must be <= 64"),
     ],
 )  # fmt: skip
 def test_bad_arguments_name_the_key(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((TypeError, ValueError), match=match):
         TagContinuous(**kwargs)
 
 

@@ -25,9 +25,11 @@ SMALL = dict(
 
 
 @pytest.mark.parametrize("backend", ["pycuda", "numba"])
+@pytest.mark.parametrize("own", [False, True], ids=["plain", "own-state+egocentric"])
 @pytest.mark.parametrize("full", [False, True], ids=["nearest-3", "full"])
-def test_kernels_match_the_reference_with_resets(backend, full):
-    env = TagContinuous(**{**SMALL, "use_full_observation": full})
+def test_kernels_match_the_reference_with_resets(backend, full, own):
+    env = TagContinuous(**{**SMALL, "use_full_observation": full, "observe_own_state": own,
+                           "egocentric_observation": own})  # fmt: skip
     result = check_parity(env, backend, num_envs=8, num_steps=30, seed=1)
     assert result, result.message
 
@@ -57,11 +59,34 @@ def test_pycuda_is_bit_exact_at_the_published_observation_size():
     assert result, result.message
 
 
+def test_pycuda_is_bit_exact_with_own_state_and_heading_frame_when_trigonometry_is_exact():
+    env = TagContinuous(**{**SMALL, "num_turn_levels": 0, "num_runners": 30,
+                           "num_other_agents_observed": 10, "observe_own_state": True,
+                           "egocentric_observation": True},
+                        starting_directions=[0.0] * 32)  # fmt: skip
+    result = check_parity(env, "pycuda", num_envs=16, num_steps=40, seed=4, rtol=0.0, atol=0.0)
+    assert result, result.message
+
+
 def test_pycuda_is_bit_exact_when_trigonometry_is_exact():
     # headings stay 0 (no turn levels): cos = 1 and sin = 0 exactly, everything else is IEEE
     env = TagContinuous(**{**SMALL, "num_turn_levels": 0, "num_runners": 14},
                         starting_directions=[0.0] * 16)  # fmt: skip
     result = check_parity(env, "pycuda", num_envs=16, num_steps=40, seed=2, rtol=0.0, atol=0.0)
+    assert result, result.message
+
+
+@pytest.mark.parametrize("backend", ["pycuda", "numba"])
+def test_split_search_at_the_published_size_matches_the_reference(backend):
+    # 110 agents observing their nearest 10: 4 threads an agent share the search (440 threads);
+    # headings stay 0 (no turn levels), so positions are exact and near ties cannot flip
+    env = TagContinuous(**{**SMALL, "num_taggers": 10, "num_runners": 100, "grid_length": 20.0,
+                           "num_turn_levels": 0, "num_other_agents_observed": 10,
+                           "tagging_distance": 0.02},
+                        starting_directions=[0.0] * 110)  # fmt: skip
+    assert env.threads_per_env == 440
+    exact = {"rtol": 0.0, "atol": 0.0} if backend == "pycuda" else {}
+    result = check_parity(env, backend, num_envs=8, num_steps=12, seed=6, **exact)
     assert result, result.message
 
 

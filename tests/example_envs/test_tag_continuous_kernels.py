@@ -36,8 +36,15 @@ needs_sim = pytest.mark.skipif(not cudasim_enabled(), reason="needs NUMBA_ENABLE
     [
         {"use_full_observation": False, "num_other_agents_observed": 3},
         {"use_full_observation": True, "runner_exits_game_after_tagged": False},
+        {
+            "use_full_observation": False,
+            "num_other_agents_observed": 3,
+            "observe_own_state": True,
+            "egocentric_observation": True,
+        },
+        {"use_full_observation": True, "observe_own_state": True, "egocentric_observation": True},
     ],
-    ids=["nearest-3", "full-observation+runners-stay"],
+    ids=["nearest-3", "full-observation+runners-stay", "nearest-3+own+ego", "full+own+ego"],
 )
 def test_numba_matches_the_reference_step_by_step(kwargs):
     env = TagContinuous(**SMALL, **kwargs)
@@ -90,6 +97,49 @@ def test_numba_nearest_lists_of_every_size_match_the_reference_with_ties(k, stag
             np.testing.assert_allclose(sim[name], ref[name], rtol=1e-6, atol=0, err_msg=name)
     assert (ref["observations_runner"][:, :, 6 * k : 7 * k] == 1).all()  # every slot filled
     assert (ref["tagged_by"] >= 0).any()
+
+
+@needs_sim
+@pytest.mark.parametrize("split", [1, 2, 3, 4, 8])
+def test_numba_split_nearest_search_matches_the_reference_with_ties(split):
+    # `split` threads an agent scan chunks of the candidates and merge their lists; agents on a
+    # coarse lattice (many equal distances: ties must stay in id order), some out of the game
+    from ai_economist.example_envs.tag_continuous import tag_continuous_numba
+
+    n, k = 11, 4
+    lattice = np.arange(n, dtype=np.float32) % 3
+    env = TagContinuous(**{**SMALL, "num_taggers": 2, "num_runners": n - 2, "grid_length": 3.0,
+                           "episode_length": 3, "tagging_distance": 0.3},
+                        starting_location_x=lattice.tolist(),
+                        starting_location_y=(lattice[::-1] % 2).tolist(),
+                        use_full_observation=False, num_other_agents_observed=k)  # fmt: skip
+    ref, sim = host_state(env, 2, seed=1), host_state(env, 2, seed=1)
+    for state in (ref, sim):
+        state["still_in_the_game"][:, [3, 7]] = 0
+        state["runners_left"][:] = n - 2 - 2
+    assert split * n * k <= tag_continuous_numba.STAGED_NEIGHBORS
+    rng = np.random.default_rng(split)
+    for step in range(2):
+        actions = rng.integers(0, env.num_actions, (2, env.num_agents)) * (step > 0)
+        set_actions(ref, actions, env.num_taggers)
+        set_actions(sim, actions, env.num_taggers)
+        env.reference_step(ref)
+        numba_step(env, sim, 2, threads=split * n)
+        for name in ("observations_tagger", "observations_runner", "tagged_by", "rewards_tagger"):
+            np.testing.assert_allclose(sim[name], ref[name], rtol=1e-6, atol=0, err_msg=name)
+
+
+def test_threads_per_env_share_the_nearest_search_when_it_fits():
+    from ai_economist.example_envs.tag_continuous.arguments import search_threads_per_agent
+
+    published = TagContinuous(num_taggers=10, num_runners=100, use_full_observation=False,
+                              num_other_agents_observed=10)  # fmt: skip
+    assert published.threads_per_env == 4 * 110 == published.kernels().threads_per_env
+    assert search_threads_per_agent(300, False, 10) == 2  # 4 x 300 threads > 1,024
+    assert search_threads_per_agent(200, False, 12) == 2  # 4 x 200 x 12 ids > 7,168 staged
+    assert search_threads_per_agent(110, True, 109) == 1  # full observation: no search
+    assert search_threads_per_agent(110, False, 13) == 1  # longer than the register lists
+    assert search_threads_per_agent(1000, False, 10) == 1
 
 
 @needs_sim

@@ -26,6 +26,40 @@ def test_trains_with_the_published_config_and_tiny_overrides(tmp_path):
     assert {"tagger/loss", "runner/loss", "tagger/episode_reward"} <= set(last)
 
 
+def test_learning_config_is_the_published_one_but_documented_changes(tmp_path):
+    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+
+    def flat(config: dict, prefix: str = "") -> dict:
+        out = {}
+        for key, value in config.items():
+            if isinstance(value, dict):
+                out.update(flat(value, f"{prefix}{key}."))
+            else:
+                out[f"{prefix}{key}"] = value
+        return out
+
+    learning = flat(load_run_config(RUN_CONFIG_DIR / "tag_continuous_learning.yaml"))
+    published = flat(load_run_config(RUN_CONFIG_DIR / "tag_continuous.yaml"))
+    changed = {k: (learning.get(k), published.get(k)) for k in learning.keys() | published.keys()
+               if learning.get(k) != published.get(k)}  # fmt: skip
+    assert changed == {
+        "env.observe_own_state": (True, None),  # the published config leaves it out (False)
+        "env.egocentric_observation": (True, None),
+        "policy.runner.normalize_advantage": (True, False),
+        "policy.runner.gae_lambda": (0.95, 1.0),
+        "policy.tagger.normalize_advantage": (True, False),
+        "policy.tagger.gae_lambda": (0.95, 1.0),
+        "policy.tagger.lr": (0.003, 0.001),
+        "policy.tagger.entropy_coeff": (0.01, 0.05),
+        "saving.tag": ("learning", "experiments"),
+    }
+    run_dir = tmp_path / "run"
+    args = ["--env", "tag_continuous", "--config", "tag_continuous_learning", "--device", "cpu",
+            "--results_dir", str(run_dir), "--quiet"]  # fmt: skip
+    assert training_script.main([*args, *TINY]) == 0
+    assert (run_dir / "metrics.jsonl").is_file()
+
+
 def test_registered_and_its_config_keys_are_checked(tmp_path, capsys):
     assert environments.get_training_env("tag_continuous").env_class() is TagContinuous
     assert "num_other_agents_observed" in inspect.signature(TagContinuous).parameters

@@ -10,6 +10,14 @@ import numpy as np
 
 MAX_OBSERVED = 64
 """Nearest agents a kernel thread keeps (``TAG_MAX_OBSERVED`` in CUDA C, the same in Numba)."""
+REGISTER_OBSERVED = 12
+"""Longest nearest-agent list kept in registers (``TAG_REGISTER_OBSERVED`` in CUDA C)."""
+STAGED_NEIGHBORS = 7168
+"""Nearest-agent ids the kernels stage in shared memory (``TAG_STAGED_NEIGHBORS``)."""
+SEARCH_THREADS_PER_AGENT = 4
+"""Threads that share one agent's nearest-agent search in the kernels (at most; see
+``search_threads_per_agent``)."""
+MAX_THREADS_PER_BLOCK = 1024
 
 DEFAULTS: dict[str, Any] = dict(
     num_taggers=1,
@@ -39,6 +47,8 @@ DEFAULTS: dict[str, Any] = dict(
     step_reward_for_runner=0.0,
     end_of_game_reward_for_runner=1.0,
     runner_exits_game_after_tagged=True,
+    observe_own_state=False,
+    egocentric_observation=False,
 )
 
 # (key, predicate, what is expected) checked in the constructor.
@@ -79,6 +89,9 @@ def checked_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
             + ", ".join(sorted(DEFAULTS))
         )
     cfg = {**DEFAULTS, **kwargs}
+    for key in ("observe_own_state", "egocentric_observation"):
+        if not isinstance(cfg[key], (bool, np.bool_)):
+            raise TypeError(f"TagContinuous: {key} must be True or False, got {cfg[key]!r}.")
     for key, ok, expected in _CHECKS:
         value = cfg[key]
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
@@ -99,3 +112,21 @@ def checked_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
             "observe every agent."
         )
     return cfg
+
+
+def search_threads_per_agent(
+    num_agents: int, use_full_observation: bool, num_observed: int, most: int | None = None
+) -> int:
+    """Threads per agent for the kernels' nearest-agent search: the block has this many times
+    ``num_agents`` threads. ``most`` (default ``SEARCH_THREADS_PER_AGENT``) halved until the
+    block fits 1,024 threads and the partial lists fit the shared staging area; 1 for the full
+    observation and for lists longer than the register lists (one thread an agent there)."""
+    split = SEARCH_THREADS_PER_AGENT if most is None else int(most)
+    if use_full_observation or not 0 < num_observed <= REGISTER_OBSERVED:
+        return 1
+    while split > 1 and (
+        split * num_agents > MAX_THREADS_PER_BLOCK
+        or split * num_agents * num_observed > STAGED_NEIGHBORS
+    ):
+        split //= 2
+    return max(split, 1)

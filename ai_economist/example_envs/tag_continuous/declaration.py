@@ -48,6 +48,8 @@ def state_fields() -> list[StateField]:
         _constant("num_turn_actions", I32, doc="flat action = accel * this + turn"),
         _constant("num_other_agents_observed", I32, doc="observed agents (all others if full)"),
         _constant("use_full_observation", I32),
+        _constant("observe_own_state", I32, doc="1: observations end with the own state"),
+        _constant("egocentric_observation", I32, doc="1: positions in the heading frame"),
         _constant("runner_exits_game_after_tagged", I32),
         _constant("grid_length", F32),
         _constant("max_speed", F32),

@@ -17,6 +17,8 @@ EPSILON = np.float32(1e-10)
 SQRT_TWO = np.float32(np.sqrt(2.0))
 NUM_FEATURES = 7
 """Features per observed agent: dx, dy, dspeed, dacceleration, ddirection, type, in game."""
+NUM_OWN_FEATURES = 5
+"""Own-state features (``observe_own_state``): x, y, speed, cos and sin of the heading."""
 
 
 def decode_actions(actions: np.ndarray, num_turn_actions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,6 +152,47 @@ def observe(
         me_in[:, :, 0], np.broadcast_to(time.reshape(-1, 1), (num_envs, num_agents)), np.float32(0)
     )
     return np.concatenate([*blocks, time[:, :, None]], axis=-1).astype(np.float32)
+
+
+def heading_frame(
+    dx: np.ndarray, dy: np.ndarray, direction: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Relative positions ``(E, N, M)`` turned into each agent's heading frame
+    (``egocentric_observation``): ``forward = dx cos d + dy sin d``, ``left = dy cos d - dx sin d``
+    with ``d`` the observer's heading, each product and sum rounded to float32."""
+    c = np.cos(direction).astype(np.float32)[:, :, None]
+    s = np.sin(direction).astype(np.float32)[:, :, None]
+    forward = (dx * c).astype(np.float32) + (dy * s).astype(np.float32)
+    left = (dy * c).astype(np.float32) - (dx * s).astype(np.float32)
+    return forward.astype(np.float32), left.astype(np.float32)
+
+
+def own_state(
+    loc_x: np.ndarray,
+    loc_y: np.ndarray,
+    speed: np.ndarray,
+    direction: np.ndarray,
+    still_in_the_game: np.ndarray,
+    grid_length: np.float32,
+    max_speed: np.float32,
+) -> np.ndarray:
+    """Each agent's own state ``(E, N, 5)``, appended to its observation with ``observe_own_state``.
+
+    ``x / L``, ``y / L``, ``s / (max_speed + eps)``, ``cos d``, ``sin d``; zeros for an agent
+    out of the game. The relative features alone do not say where an agent heads, yet its turn
+    actions are relative to that heading: without these, a tagger cannot steer towards a runner.
+    """
+    features = np.stack(
+        [
+            loc_x / grid_length,
+            loc_y / grid_length,
+            speed / (max_speed + EPSILON),
+            np.cos(direction),
+            np.sin(direction),
+        ],
+        axis=-1,
+    ).astype(np.float32)
+    return np.where(still_in_the_game.astype(bool)[:, :, None], features, np.float32(0))
 
 
 def tag_runners(

@@ -28,6 +28,7 @@ from ai_economist.example_envs.tag_continuous.arguments import (  # noqa: F401  
     DEFAULTS,
     MAX_OBSERVED,
     checked_arguments,
+    search_threads_per_agent,
 )
 from ai_economist.example_envs.tag_continuous.declaration import state_fields
 from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
@@ -65,6 +66,8 @@ class TagContinuous(GpuEnvironment):
         self.use_full_observation = bool(cfg["use_full_observation"])
         self.num_other_agents_observed = int(cfg["num_other_agents_observed"])
         self.runner_exits_game_after_tagged = bool(cfg["runner_exits_game_after_tagged"])
+        self.observe_own_state = bool(cfg["observe_own_state"])
+        self.egocentric_observation = bool(cfg["egocentric_observation"])
         self.acceleration_actions = _levels(
             cfg["min_acceleration"], cfg["max_acceleration"], int(cfg["num_acceleration_levels"])
         )
@@ -114,8 +117,10 @@ class TagContinuous(GpuEnvironment):
 
     @property
     def obs_dim(self) -> int:
-        """``7 * num_observed + 1`` (the features of the observed agents, then the time)."""
-        return dynamics.NUM_FEATURES * self.num_observed + 1
+        """``7 * num_observed + 1`` (the features of the observed agents, then the time), plus
+        ``5`` with ``observe_own_state`` (the agent's own state last)."""
+        own = dynamics.NUM_OWN_FEATURES if self.observe_own_state else 0
+        return dynamics.NUM_FEATURES * self.num_observed + 1 + own
 
     @property
     def num_turn_actions(self) -> int:
@@ -160,7 +165,19 @@ class TagContinuous(GpuEnvironment):
             step_kernels=(STEP_KERNEL,),
             cuda_source=SOURCE_DIR / "tag_continuous_step.cu",
             numba_module="ai_economist.example_envs.tag_continuous.tag_continuous_numba",
+            threads_per_env=self.threads_per_env,
         )
+
+    @property
+    def threads_per_env(self) -> int:
+        """Threads of one environment's block: ``num_agents`` times the threads that share an
+        agent's nearest-agent search (``search_threads_per_agent``: 4 at the published size,
+        110 agents observing their nearest 10); more than 1,024 agents fail with an error that
+        says so."""
+        split = search_threads_per_agent(
+            self.num_agents, self.use_full_observation, self.num_observed
+        )
+        return split * self.num_agents
 
     def config(self) -> dict[str, Any]:
         """The constructor arguments (arrays as lists)."""
@@ -183,6 +200,8 @@ class TagContinuous(GpuEnvironment):
             "num_turn_actions": np.int32(self.num_turn_actions),
             "num_other_agents_observed": np.int32(self.num_observed),
             "use_full_observation": np.int32(self.use_full_observation),
+            "observe_own_state": np.int32(self.observe_own_state),
+            "egocentric_observation": np.int32(self.egocentric_observation),
             "runner_exits_game_after_tagged": np.int32(self.runner_exits_game_after_tagged),
             "grid_length": self.grid_length,
             "max_speed": self.max_speed,
@@ -246,11 +265,22 @@ class TagContinuous(GpuEnvironment):
         else:
             d2 = dynamics.squared_distances(x, y) if d2 is None else d2
             ids = dynamics.nearest_neighbors(d2, still_in, self.num_other_agents_observed)
-        return dynamics.observe(
+        obs = dynamics.observe(
             x, y, state["speed"], state["direction"], state["acceleration"], self.agent_types,
             still_in, ids, timestep, self.episode_length, self.grid_length, self.max_speed,
             self.use_full_observation,
         )  # fmt: skip
+        if self.egocentric_observation:
+            m = ids.shape[-1]
+            obs[:, :, :m], obs[:, :, m : 2 * m] = dynamics.heading_frame(
+                obs[:, :, :m], obs[:, :, m : 2 * m], state["direction"]
+            )
+        if not self.observe_own_state:
+            return obs
+        own = dynamics.own_state(
+            x, y, state["speed"], state["direction"], still_in, self.grid_length, self.max_speed
+        )
+        return np.concatenate([obs, own], axis=-1)
 
     def _actions(self, state: dict[str, np.ndarray]) -> np.ndarray:
         actions = np.concatenate(

@@ -41,6 +41,7 @@ EPSILON = np.float32(1e-10)
 SQRT_TWO = np.float32(np.sqrt(2.0))
 ZERO = np.float32(0.0)
 NUM_FEATURES = 7
+NUM_OWN_FEATURES = 5
 INFINITY = np.float32(np.inf)
 MAX_AGENTS = 1024
 """Agents per block (shared arrays), as ``TAG_MAX_AGENTS`` in CUDA C."""
@@ -48,7 +49,6 @@ REGISTER_OBSERVED = 12
 """Nearest agents kept in a fixed-size list (``TAG_REGISTER_OBSERVED`` in CUDA C)."""
 STAGED_NEIGHBORS = 7168
 """Nearest-agent ids staged in shared memory (``TAG_STAGED_NEIGHBORS`` in CUDA C)."""
-MAX_OBS_DIM = NUM_FEATURES * MAX_OBSERVED + 1
 
 
 @cuda.jit(device=True)
@@ -131,12 +131,34 @@ def observed_feature(
 
 
 @cuda.jit(device=True)
+def heading_frame(dx, dy, c, s):
+    """Relative position ``(dx, dy)`` turned into the observer's heading frame, ``(c, s)`` the
+    cosine and sine of its heading (see ``dynamics.heading_frame``): ``(forward, left)``."""
+    forward = add_rn(mul_rn(dx, c), mul_rn(dy, s))
+    left = float32(mul_rn(dy, c) - mul_rn(dx, s))
+    return forward, left
+
+
+@cuda.jit(device=True)
 def observe_slot(
     obs, slot, slots, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins,
-    diagonal, speed_scale,
+    diagonal, speed_scale, egocentric, c, s,
 ):  # fmt: skip
-    """One observed agent's 7 features in slot ``slot`` of ``obs``."""
-    for f in range(NUM_FEATURES):
+    """One observed agent's 7 features in slot ``slot`` of ``obs``; with ``egocentric``, the
+    position in the heading frame given by ``(c, s)``."""
+    dx = observed_feature(
+        0, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+        speed_scale,
+    )  # fmt: skip
+    dy = observed_feature(
+        1, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
+        speed_scale,
+    )  # fmt: skip
+    if egocentric:
+        dx, dy = heading_frame(dx, dy, c, s)
+    obs[slot] = dx
+    obs[slots + slot] = dy
+    for f in range(2, NUM_FEATURES):
         obs[f * slots + slot] = observed_feature(
             f, me, j, me_in, seen, xs, ys, speed, direction, acceleration, types, ins, diagonal,
             speed_scale,
@@ -162,28 +184,71 @@ def _make_nearest_list(size: int):
         ids[0] = j if take else ids[0]
 
     @cuda.jit(device=True)
-    def nearest_list_in_registers(xs, ys, ins, me, num_agents, slots, me_in, out):
-        d = cuda.local.array(size, float32)
-        ids = cuda.local.array(size, int32)
+    def nearest_neighbors_in_registers(xs, ys, ins, me, first, last, d, ids):
+        # the nearest among the candidates first .. last - 1 (all of them: nearest_neighbors)
         for s in range(size):
             d[s] = INFINITY
             ids[s] = -1
-        for j in range(num_agents):
+        for j in range(first, last):
             valid = j != me and ins[j] != 0
             d2 = squared_distance(xs, ys, me, j) if valid else INFINITY
             if d2 < d[size - 1]:  # else nothing changes (a warp skips when no thread inserts)
                 insert_nearest(d, ids, d2, j)
+
+    @cuda.jit(device=True)
+    def nearest_list_in_registers(xs, ys, ins, me, num_agents, slots, me_in, out):
+        d = cuda.local.array(size, float32)
+        ids = cuda.local.array(size, int32)
+        nearest_neighbors_in_registers(xs, ys, ins, me, 0, num_agents, d, ids)
         for s in range(size):
             if s < slots:
                 out[s] = ids[s] if me_in else -1
 
-    return nearest_list_in_registers
+    @cuda.jit(device=True)
+    def nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors):
+        # CUDA C's nearest_lists<size>: `split` threads an agent scan contiguous chunks of the
+        # candidates, then merge pairwise through shared memory (lists of higher ids into
+        # lists of lower ids: ties stay in id order); (agent, r) stages its list at
+        # neighbors[(r * num_agents + agent) * slots], r = 0 being the final place
+        agent = cuda.threadIdx.x // split
+        r = cuda.threadIdx.x % split
+        in_game = agent < num_agents and ins[agent] != 0
+        chunk = (num_agents + split - 1) // split
+        d = cuda.local.array(size, float32)
+        ids = cuda.local.array(size, int32)
+        first = min(r * chunk, num_agents) if in_game else 0
+        last = min((r + 1) * chunk, num_agents) if in_game else 0
+        nearest_neighbors_in_registers(xs, ys, ins, agent, first, last, d, ids)
+        kept = min(slots, size)
+        width = 1
+        while width < split:
+            if in_game and r % (2 * width) == width:
+                base = (r * num_agents + agent) * slots
+                for s in range(kept):
+                    neighbors[base + s] = ids[s]
+            cuda.syncthreads()
+            if in_game and r % (2 * width) == 0 and r + width < split:
+                base = ((r + width) * num_agents + agent) * slots
+                for s in range(kept):
+                    j = neighbors[base + s]
+                    if j < 0:
+                        break
+                    d2 = squared_distance(xs, ys, agent, j)
+                    if d2 < d[size - 1]:
+                        insert_nearest(d, ids, d2, j)
+            width *= 2
+        if agent < num_agents and r == 0:
+            for s in range(size):
+                if s < slots:
+                    neighbors[agent * slots + s] = ids[s] if in_game else -1
+
+    return nearest_list_in_registers, nearest_lists
 
 
-nearest_list_4 = _make_nearest_list(4)
-nearest_list_8 = _make_nearest_list(8)
-nearest_list_10 = _make_nearest_list(10)
-nearest_list_r = _make_nearest_list(REGISTER_OBSERVED)
+nearest_list_4, nearest_lists_4 = _make_nearest_list(4)
+nearest_list_8, nearest_lists_8 = _make_nearest_list(8)
+nearest_list_10, nearest_lists_10 = _make_nearest_list(10)
+nearest_list_r, nearest_lists_r = _make_nearest_list(REGISTER_OBSERVED)
 
 
 @cuda.jit(device=True)
@@ -208,20 +273,40 @@ def nearest_list(xs, ys, ins, me, num_agents, slots, me_in, ids):
 
 
 @cuda.jit(device=True)
+def staged_nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors):
+    """``nearest_lists`` for any ``slots`` (register lists up to ``REGISTER_OBSERVED``; longer
+    lists: one thread an agent with the local-memory list). Every thread of the block calls it."""
+    if slots <= 4:
+        nearest_lists_4(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif slots <= 8:
+        nearest_lists_8(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif slots <= 10:
+        nearest_lists_10(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif slots <= REGISTER_OBSERVED:
+        nearest_lists_r(xs, ys, ins, num_agents, slots, split, neighbors)
+    elif cuda.threadIdx.x < num_agents:
+        me = cuda.threadIdx.x
+        own_list = neighbors[me * slots : me * slots + slots]
+        nearest_list(xs, ys, ins, me, num_agents, slots, ins[me] != 0, own_list)
+
+
+@cuda.jit(device=True)
 def observe(
     obs, me, num_agents, slots, full, time_fraction, xs, ys, speed, direction, acceleration,
-    types, ins, diagonal, speed_scale,
+    types, ins, diagonal, speed_scale, egocentric,
 ):  # fmt: skip
     """Agent ``me``'s observation row (see ``dynamics.observe``), written by its own thread:
     the path for the full observation and for lists too large to stage."""
     me_in = ins[me] != 0
+    c = float32(math.cos(direction[me])) if egocentric else float32(1.0)
+    sn = float32(math.sin(direction[me])) if egocentric else ZERO
     if full:
         for j in range(num_agents):
             if j != me:
                 slot = j if j < me else j - 1
                 observe_slot(
                     obs, slot, slots, me, j, me_in, True, xs, ys, speed, direction,
-                    acceleration, types, ins, diagonal, speed_scale,
+                    acceleration, types, ins, diagonal, speed_scale, egocentric, c, sn,
                 )  # fmt: skip
     else:
         ids = cuda.local.array(MAX_OBSERVED, int32)
@@ -229,52 +314,64 @@ def observe(
         for s in range(slots):
             observe_slot(
                 obs, s, slots, me, ids[s], me_in, ids[s] >= 0, xs, ys, speed, direction,
-                acceleration, types, ins, diagonal, speed_scale,
+                acceleration, types, ins, diagonal, speed_scale, egocentric, c, sn,
             )  # fmt: skip
     obs[NUM_FEATURES * slots] = time_fraction if me_in else ZERO
 
 
 @cuda.jit(device=True)
 def write_observations(
-    obs_taggers, obs_runners, num_agents, num_taggers, slots, time_fraction, moved, types, ins,
-    neighbors, columns, diagonal, speed_scale,
+    obs_taggers, obs_runners, num_agents, num_taggers, slots, xs, ys, speed, direction,
+    acceleration, types, ins, neighbors, diagonal, speed_scale, egocentric,
 ):  # fmt: skip
-    """Every observation row of this environment, written by the whole block in address order
-    (coalesced): column ``c`` holds feature ``columns[c] >> 8`` of slot ``columns[c] & 255``
-    (feature 7: the time), the agents come from ``neighbors[slot * num_agents + agent]``.
-    ``observed_feature`` without branches on the feature: relative features read row ``f`` of
-    ``moved`` (x, y, speed, acceleration, direction), divided by their own scale."""
-    obs_dim = NUM_FEATURES * slots + 1
-    total = num_agents * obs_dim
-    step_agents = cuda.blockDim.x // obs_dim
-    step_columns = cuda.blockDim.x % obs_dim
-    agent = cuda.threadIdx.x // obs_dim
-    c = cuda.threadIdx.x % obs_dim
-    for _ in range(cuda.threadIdx.x, total, cuda.blockDim.x):
-        me_in = ins[agent] != 0
-        f = columns[c] >> 8
-        j = neighbors[(columns[c] & 255) * num_agents + agent] if f < NUM_FEATURES else -1
-        k = j if j >= 0 else agent  # a valid index for the loads
-        row = moved[min(f, 4)]
-        scale = diagonal if f < 2 else (speed_scale if f < 4 else TWO_PI)
-        relative = float32(row[k] - row[agent]) / scale
-        flag = float32(types[k] if f == 5 else ins[k])
-        rel = me_in and j >= 0
-        if f == NUM_FEATURES:
-            value = time_fraction if me_in else ZERO
-        elif f < 5:
-            value = relative if rel else ZERO
-        else:
-            value = flag if j >= 0 else ZERO
-        if agent < num_taggers:
-            obs_taggers[agent, c] = value
-        else:
-            obs_runners[agent - num_taggers, c] = value
+    """The neighbour features of every observation row of this environment
+    (``dynamics.observe``), written by the whole block after the last barrier: one (agent,
+    slot) pair per thread and iteration, its observed agent from the staged lists
+    ``neighbors[agent * slots + slot]``. The time and the own state are written by each
+    agent's own thread."""
+    pairs = num_agents * slots
+    step_agents = cuda.blockDim.x // slots
+    step_slots = cuda.blockDim.x % slots
+    agent = cuda.threadIdx.x // slots
+    slot = cuda.threadIdx.x % slots
+    for p in range(cuda.threadIdx.x, pairs, cuda.blockDim.x):
+        j = neighbors[p]
+        present = j >= 0
+        k = j if present else agent  # a valid index for the loads
+        rel = present and ins[agent] != 0
+        out = obs_taggers[agent] if agent < num_taggers else obs_runners[agent - num_taggers]
+        dx = float32(xs[k] - xs[agent]) / diagonal
+        dy = float32(ys[k] - ys[agent]) / diagonal
+        if egocentric:
+            dx, dy = heading_frame(
+                dx, dy, float32(math.cos(direction[agent])), float32(math.sin(direction[agent]))
+            )
+        ds = float32(speed[k] - speed[agent]) / speed_scale
+        da = float32(acceleration[k] - acceleration[agent]) / speed_scale
+        dd = float32(direction[k] - direction[agent]) / TWO_PI
+        out[slot] = dx if rel else ZERO
+        out[slots + slot] = dy if rel else ZERO
+        out[2 * slots + slot] = ds if rel else ZERO
+        out[3 * slots + slot] = da if rel else ZERO
+        out[4 * slots + slot] = dd if rel else ZERO
+        out[5 * slots + slot] = float32(types[k]) if present else ZERO
+        out[6 * slots + slot] = float32(ins[k]) if present else ZERO
         agent += step_agents
-        c += step_columns
-        if c >= obs_dim:
-            c -= obs_dim
+        slot += step_slots
+        if slot >= slots:
+            slot -= slots
             agent += 1
+
+
+@cuda.jit(device=True)
+def own_state(out, x, y, s, d, in_game, grid_length, speed_scale):
+    """Agent's own state (see ``dynamics.own_state``) into ``out[:5]``: position over the grid
+    length, speed over its scale, cosine and sine of the heading; zeros out of the game."""
+    out[0] = float32(x / grid_length) if in_game else ZERO
+    out[1] = float32(y / grid_length) if in_game else ZERO
+    out[2] = float32(s / speed_scale) if in_game else ZERO
+    out[3] = float32(math.cos(d)) if in_game else ZERO
+    out[4] = float32(math.sin(d)) if in_game else ZERO
 
 
 @cuda.jit(device=True)
@@ -319,7 +416,8 @@ def _step_kernel_jit():
 def TagContinuousStep(
     agent_types, skill_levels, step_rewards, acceleration_actions, turn_actions, num_agents,
     num_taggers, episode_length, num_turn_actions, num_other_agents_observed,
-    use_full_observation, runner_exits_game_after_tagged, grid_length, max_speed,
+    use_full_observation, observe_own_state, egocentric_observation,
+    runner_exits_game_after_tagged, grid_length, max_speed,
     edge_hit_penalty, tagging_margin, tag_reward_for_tagger, tag_penalty_for_runner,
     end_of_game_reward_for_runner, loc_x, loc_y, speed, direction, acceleration,
     still_in_the_game, tagged_by, runners_left, episode_tags, last_episode_tags,
@@ -333,8 +431,7 @@ def TagContinuousStep(
     ins = cuda.shared.array(MAX_AGENTS, int32)
     tag_counts = cuda.shared.array(MAX_AGENTS, int32)  # runners each tagger tagged
     tags = cuda.shared.array(1, int32)  # runners tagged this step
-    neighbors = cuda.shared.array(STAGED_NEIGHBORS, int16)  # [slot][agent]: nearest lists
-    columns = cuda.shared.array(MAX_OBS_DIM, int16)  # feature << 8 | slot of each column
+    neighbors = cuda.shared.array(STAGED_NEIGHBORS, int16)  # [agent][slot]: nearest lists
     env = cuda.blockIdx.x
     me = cuda.threadIdx.x
     active = me < num_agents
@@ -344,8 +441,16 @@ def TagContinuousStep(
     dr, acc = direction[env], acceleration[env]
     t = _timestep_[env] + 1
     slots = num_other_agents_observed
-    obs_dim = NUM_FEATURES * slots + 1
     staged = use_full_observation == 0 and slots > 0 and num_agents * slots <= STAGED_NEIGHBORS
+    # threads of one agent's nearest-agent search (KernelSpec.threads_per_env: split agents)
+    threads_per_agent = cuda.blockDim.x // num_agents
+    split = 1
+    if (
+        threads_per_agent > 1
+        and slots <= REGISTER_OBSERVED
+        and threads_per_agent * num_agents * slots <= STAGED_NEIGHBORS
+    ):
+        split = threads_per_agent
     time_fraction = float32(float32(t) / float32(episode_length))
     diagonal = mul_rn(grid_length, SQRT_TWO)
     speed_scale = float32(max_speed + EPSILON)
@@ -353,9 +458,6 @@ def TagContinuousStep(
     edge_penalty = ZERO
     if me == 0:
         tags[0] = 0
-    if staged:
-        for c in range(me, obs_dim, cuda.blockDim.x):
-            columns[c] = (c // slots) << 8 | (c % slots)
     if active:
         in_before = still_in_the_game[env, me]
         action = sampled_actions_tagger[env, row] if is_tagger else sampled_actions_runner[env, row]
@@ -369,28 +471,34 @@ def TagContinuousStep(
         speeds[me] = sp[me]
         directions[me] = dr[me]
         accelerations[me] = acc[me]
+        if observe_own_state != 0:
+            obs_row = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
+            own_state(
+                obs_row[NUM_FEATURES * slots + 1 :], xs[me], ys[me], speeds[me], directions[me],
+                in_before != 0, grid_length, speed_scale,
+            )  # fmt: skip
         types[me] = agent_types[me]
         ins[me] = in_before
         tag_counts[me] = 0
     cuda.syncthreads()
     tagger = -1
     if active:
+        obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
         if staged:
-            ids = cuda.local.array(MAX_OBSERVED, int32)
-            nearest_list(xs, ys, ins, me, num_agents, slots, ins[me] != 0, ids)
-            for s in range(slots):
-                neighbors[s * num_agents + me] = ids[s]
+            obs[NUM_FEATURES * slots] = time_fraction if in_before != 0 else ZERO
         else:
-            obs = observations_tagger[env, row] if is_tagger else observations_runner[env, row]
             observe(
                 obs, me, num_agents, slots, use_full_observation != 0, time_fraction, xs, ys,
                 speeds, directions, accelerations, types, ins, diagonal, speed_scale,
+                egocentric_observation != 0,
             )  # fmt: skip
         tagger = tag_runners(xs, ys, ins, me, num_taggers, tagging_margin)
         tagged_by[env, me] = tagger
         if tagger >= 0:
             cuda.atomic.add(tag_counts, tagger, 1)
             cuda.atomic.add(tags, 0, 1)
+    if staged:
+        staged_nearest_lists(xs, ys, ins, num_agents, slots, split, neighbors)
     cuda.syncthreads()
     if active:
         reward = compute_rewards(
@@ -409,7 +517,8 @@ def TagContinuousStep(
     if staged:
         write_observations(
             observations_tagger[env], observations_runner[env], num_agents, num_taggers, slots,
-            time_fraction, moved, types, ins, neighbors, columns, diagonal, speed_scale,
+            xs, ys, speeds, directions, accelerations, types, ins, neighbors, diagonal,
+            speed_scale, egocentric_observation != 0,
         )  # fmt: skip
     if me == 0:
         episode_tags[env] += tags[0]
