@@ -1,19 +1,21 @@
-// Continuous Tag's step in CUDA C: one block per environment, one thread per agent.
+// Continuous Tag's step in CUDA C: one block per environment, one thread per agent for the
+// agent's own work (threads past num_agents help with the nearest-agent search and the
+// observation writes: the block has KernelSpec.threads_per_env threads).
 //
 // Mirrors ai_economist/example_envs/tag_continuous/dynamics.py function for function (same
 // names). Products that numpy rounds separately are written with __fmul_rn / __fadd_rn so
 // that nvcc does not fuse them into FMAs. The parameters are the kernel_arg fields of
 // declaration.py in declaration order (tests check it).
 //
-// Speed (a block of ~100 threads per environment is latency-bound, so the serial chain of
+// Speed (a block of ~100 agents per environment is latency-bound, so the serial chain of
 // one thread is what counts): the moved agents are staged once in shared memory (TagAgents)
-// and every later read comes from there; the nearest-N list lives in registers for
-// N <= TAG_REGISTER_OBSERVED (branch-free insertion, candidates' loads unrolled ahead) and
-// goes straight from registers to shared memory; after the last barrier the block writes the
-// observations one (agent, slot) pair per thread and iteration: one id load, then the 7
-// features of the pair as independent loads and divisions (ten iterations a thread at the
-// published size instead of one dependent chain per element); tags are counted with
-// shared-memory integer atomics (exact in any order); two barriers per step.
+// and every later read comes from there; each agent's nearest-N search is shared by
+// blockDim.x / num_agents threads (4 at the published size: each scans a quarter of the
+// candidates into a register list, N <= TAG_REGISTER_OBSERVED, branch-free insertion, then
+// the lists are merged pairwise through shared memory); after the last barrier the block
+// writes the observations one (agent, slot) pair per thread and iteration: one id load, then
+// the 7 features of the pair as independent loads and divisions; tags are counted with
+// shared-memory integer atomics (exact in any order); 2 + log2(threads an agent) barriers.
 #ifndef AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 #define AI_ECONOMIST_TAG_CONTINUOUS_STEP_CU_
 
