@@ -78,3 +78,82 @@ def test_the_phase2_planner_is_one_policy_agent_per_tax_bracket():
     assert batch.done().tolist() == [1, 1]
     batch.reset_only_done_envs()
     assert batch.done().tolist() == [0, 0] and batch.envs[0].world.timestep == 0
+
+
+def test_host_mirror_copies_only_when_the_tensors_are_not_shared():
+    import torch
+
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import HostMirror
+
+    obs, act = np.zeros((2, 3), np.float32), np.zeros(2, np.int32)
+    shared = HostMirror({"obs": {"a": obs}, "act": {"a": act}}, "cpu")
+    obs[0, 1] = 5.0
+    assert shared.shared and shared.tensors["obs"]["a"][0, 1].item() == 5.0  # same memory
+    copied = HostMirror({"obs": {"a": obs}, "act": {"a": act}}, "cpu", share=False)
+    obs[1, 2] = 7.0
+    assert copied.tensors["obs"]["a"][1, 2].item() == 0.0  # a copy until pushed
+    copied.push("obs")
+    assert torch.equal(copied.tensors["obs"]["a"], torch.from_numpy(obs))
+    copied.tensors["act"]["a"][:] = torch.tensor([3, 4], dtype=torch.int32)
+    assert act.tolist() == [0, 0]
+    copied.pull("act")
+    assert act.tolist() == [3, 4]
+    with pytest.raises(ValueError, match="cannot share host memory"):
+        HostMirror({"obs": {"a": obs}}, "meta", share=True)
+
+
+def test_the_registered_builder_names_an_unusable_env_backend():
+    from ai_economist.foundation.scenarios.simple_wood_and_stone import registration
+
+    run_config = {"env": {}, "trainer": {"num_envs": 1, "env_backend": "pycuda"}}
+    with pytest.raises(ValueError, match="env_backend='pycuda'.*models on the GPU"):
+        registration.build(run_config, "cpu")
+
+
+@pytest.mark.gpu
+def test_gpu_tensors_hold_the_host_batch_values_step_after_step():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    config = configs.env_config(configs.PHASE2_ENV_CONFIG)
+    config.update(episode_length=4, dense_log_frequency=None)
+    cpu = GatherTradeBuildBatch(config, num_envs=2, seed=0)
+    gpu = GatherTradeBuildBatch(config, num_envs=2, seed=0, device="cuda")
+    assert gpu.device.type == "cuda" and gpu.observations("a").is_cuda
+    for _ in range(5):
+        for tag in ("a", "p"):
+            for name in ("observations", "action_masks", "rewards"):
+                assert torch.equal(getattr(gpu, name)(tag).cpu(), getattr(cpu, name)(tag)), name
+        assert torch.equal(gpu.done().cpu(), cpu.done())
+        gpu.reset_only_done_envs()
+        cpu.reset_only_done_envs()
+        masks = cpu.action_masks("a")
+        first_allowed = (masks * torch.arange(masks.shape[-1])).argmax(-1).to(torch.int32)
+        cpu.actions("a").copy_(first_allowed)
+        gpu.actions("a").copy_(first_allowed.cuda())
+        cpu.step_all_envs()
+        gpu.step_all_envs()
+
+
+@pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:GatherTradeBuildBatch has no state_dict")
+@pytest.mark.parametrize("env", ["gather_trade_build_phase1", "one_step_economy"])
+def test_two_iterations_with_the_models_on_the_gpu(tmp_path, env):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    run_dir = tmp_path / env
+    args = ["--env", env, "--device", "cuda", "--quiet", "--results_dir", str(run_dir)]
+    if env == "one_step_economy":
+        tiny = ["trainer.num_envs=4", "trainer.train_batch_size=16", "trainer.num_episodes=16",
+                "saving.tensorboard=false", "saving.metrics_log_freq=1",
+                "trainer.progress_bar=false", "policy.a.model.fc_dims=[8]",
+                "policy.p.model.fc_dims=[8]"]  # fmt: skip
+    else:
+        tiny = TINY
+    assert training_script.main([*args, *tiny]) == 0
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert np.isfinite(rows[-1]["a/loss"])

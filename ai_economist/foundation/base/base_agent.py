@@ -28,14 +28,16 @@ from ai_economist.foundation.base.registrar import Registry
 PASSIVE_PLACEHOLDER = "PassiveAgentPlaceholder"
 
 
-def _as_action_int(value: Any, what: str) -> int:
-    """Convert an action value to int, raising TypeError for non-integers."""
+def _as_action_int(value: Any, what: str, subject: Any = None) -> int:
+    """Convert an action value to int, raising TypeError for non-integers (the message
+    names ``what``, formatted with ``subject`` only then: ``what % (subject,)``)."""
     if type(value) is int:
         return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             return int(value)
-        raise TypeError(f"{what} must be an integer action, got {value!r}")
+        label = what if subject is None else what % (subject,)
+        raise TypeError(f"{label} must be an integer action, got {value!r}")
     return int(value)
 
 
@@ -220,7 +222,7 @@ class BaseAgent:
     ) -> list[tuple[str, int]]:
         """The validated ``(sub_space, local_action)`` writes of ``set_component_action``."""
         if component_name in self.action:
-            value = _as_action_int(action, f"Action for {component_name!r}")
+            value = _as_action_int(action, "Action for %r", component_name)
             n = self._subspace_n[component_name]
             if not 0 <= value <= n:
                 raise ValueError(
@@ -303,7 +305,7 @@ class BaseAgent:
     def _resolve_single(self, actions: Any) -> list[tuple[str, int]]:
         if isinstance(actions, np.ndarray) and actions.size == 1:
             actions = actions.reshape(-1)[0]
-        action = _as_action_int(actions, f"Action of agent {self.idx!r}")
+        action = _as_action_int(actions, "Action of agent %r", self._idx)
         if action == 0:
             return []
         target = self.single_action_map.get(action)
@@ -327,11 +329,15 @@ class BaseAgent:
                 f"Agent {self.idx!r} expects {len(self._action_names)} actions (one per "
                 f"sub-space {self._action_names}), got {len(actions)}"
             )
-        return [
-            write
-            for name, value in zip(self._action_names, actions, strict=True)
-            for write in self._resolve_component_action(name, value)
-        ]
+        writes: list[tuple[str, int]] = []
+        action, sizes = self.action, self._subspace_n
+        for name, value in zip(self._action_names, actions, strict=True):
+            # the common case (an int in range for a sub-space) without the general checks
+            if type(value) is int and name in action and 0 <= value <= sizes[name]:
+                writes.append((name, value))
+            else:
+                writes.extend(self._resolve_component_action(name, value))
+        return writes
 
     # ------------------------------------------------------------------------ masks
     def flatten_masks(self, mask_dict: Mapping[str, Any]) -> np.ndarray:

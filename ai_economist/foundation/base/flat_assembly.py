@@ -23,11 +23,20 @@ from ai_economist.foundation.base.observations import (
     ObservationMerger,
     PackagerCache,
     filled,
-    write_slot,
 )
 
 # A planned write: (start, stop, single) of a flat slot, or a kept field's name.
 Slot = FlatSlot | str
+# How assemble writes one field: (SINGLE, start, stop), (VECTOR, start, stop) or (KEPT, name, 0).
+SINGLE, VECTOR, KEPT = 0, 1, 2
+FieldPlan = tuple[int, Any, int]
+
+
+def _field_plan(slot: Slot) -> FieldPlan:
+    if type(slot) is str:
+        return KEPT, slot, 0
+    start, stop, single = slot
+    return (SINGLE if single else VECTOR), start, stop
 
 
 class FusedFlattener:
@@ -35,10 +44,10 @@ class FusedFlattener:
 
     def __init__(self, agent_keys: Sequence[str]) -> None:
         self._timed_keys = [*agent_keys, "p"]  # keys that carry "time"
-        self._plans: list[dict[str, dict[str, Slot]]] | None = None
+        # Per source: (number of agent keys, {raw agent key: (key, {field: FieldPlan})}).
+        self._plans: list[tuple[int, dict[Any, tuple[str, dict[str, FieldPlan]]]]] | None = None
         self._sizes: dict[str, int] = {}
         self._time_slots: dict[str, int | None] = {}
-        self._n_writes = 0
 
     def learn(
         self, sources: Sequence[tuple[str, Any]], packagers: PackagerCache, keys: Sequence[str]
@@ -46,7 +55,7 @@ class FusedFlattener:
         """Record the layout the two-pass path just used for ``sources`` (``keys``: the
         packaged observation keys)."""
         self._plans = None
-        plans: list[dict[str, dict[str, Slot]]] = []
+        plans: list[tuple[int, dict[Any, tuple[str, dict[str, FieldPlan]]]]] = []
         slots_of: dict[str, dict[str, Slot]] = {}
         time_slots: dict[str, int | None] = {}
         sizes: dict[str, int] = {}
@@ -58,58 +67,68 @@ class FusedFlattener:
             time_slots[key] = flat_slots["time"][0] if "time" in flat_slots else None
             slots_of[key] = {**flat_slots, **{name: name for name in packager.keep_keys}}
             sizes[key] = packager._flat_size
-        n_writes = 0
         for prefix, source in sources:
-            plan: dict[str, dict[str, Slot]] = {}
+            plan: dict[Any, tuple[str, dict[str, FieldPlan]]] = {}
+            seen: set[str] = set()
             for raw_key, fields in source.items():
                 key = str(raw_key)
-                if key not in slots_of or key in plan:
+                if key not in slots_of or key in seen:
                     return
-                plan[key] = {}
+                seen.add(key)
+                field_plans: dict[str, FieldPlan] = {}
                 for field in fields:
                     name = prefix + field
                     if name in PUT_IN_BOTH or name not in slots_of[key]:
                         return
-                    plan[key][field] = slots_of[key][name]
-                    n_writes += 1
-            plans.append(plan)
+                    field_plans[field] = _field_plan(slots_of[key][name])
+                plan[raw_key] = (key, field_plans)
+            plans.append((len(source), plan))
         if any(key not in sizes for key in self._timed_keys):
             return
         self._time_slots = {key: time_slots[key] for key in self._timed_keys}
-        self._plans, self._n_writes, self._sizes = plans, n_writes, sizes
+        self._plans, self._sizes = plans, sizes
 
     def assemble(
         self, sources: Sequence[tuple[str, Any]], time_value: float
     ) -> dict[str, dict[str, Any]] | None:
-        """``{key: packaged observation}`` for every key, or None (take the two-pass path)."""
+        """``{key: packaged observation}`` for every key, or None (take the two-pass path).
+
+        Every learned field of every learned key is written exactly once (the counts are
+        checked and every name is looked up), so no slot keeps ``np.empty``'s garbage."""
         plans = self._plans
         if plans is None or len(plans) != len(sources):
             return None
         flats = {k: np.empty(n, dtype=np.float32) for k, n in self._sizes.items()}
         outs: dict[str, dict[str, Any]] = {k: {} for k in self._sizes}
         for key, slot in self._time_slots.items():
-            t = filled(1, time_value)
-            outs[key]["time"] = t
+            outs[key]["time"] = filled(1, time_value)
             if slot is not None:
                 flats[key][slot] = time_value
-        n_writes = 0
+        ndarray, ndim = np.ndarray, np.ndim
         try:
-            for plan, (_, source) in zip(plans, sources):
+            for (n_keys, plan), (_, source) in zip(plans, sources):
+                if len(source) != n_keys:
+                    return None
                 for raw_key, fields in source.items():
-                    key = raw_key if type(raw_key) is str else str(raw_key)
-                    key_plan = plan[key]
+                    key, field_plans = plan[raw_key]
+                    if len(fields) != len(field_plans):
+                        return None
                     flat, out = flats[key], outs[key]
                     for field, value in fields.items():
-                        slot = key_plan[field]
-                        n_writes += 1
-                        if type(slot) is str:
-                            out[slot] = value
-                            continue
-                        if not write_slot(flat, slot, value):
-                            return None
+                        kind, start, stop = field_plans[field]
+                        if kind == SINGLE:
+                            if type(value) is float:
+                                flat[start] = value
+                            else:
+                                flat[start:stop] = value
+                        elif kind == VECTOR:
+                            if (type(value) is ndarray and value.ndim == 1) or ndim(value) == 1:
+                                flat[start:stop] = value
+                            else:
+                                return None  # a scalar would broadcast over the slice
+                        else:
+                            out[start] = value
         except (KeyError, ValueError, TypeError):
-            return None
-        if n_writes != self._n_writes:
             return None
         for key, out in outs.items():
             out["flat"] = flats[key]

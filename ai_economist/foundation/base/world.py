@@ -109,7 +109,8 @@ class World:
 
     def get_random_order_agents(self) -> list[BaseAgent]:
         """The mobile agents in a random order drawn from ``self.rng``."""
-        return [self._agents[i] for i in self._rng.permutation(self.n_agents)]
+        agents = self._agents
+        return [agents[i] for i in self._rng.permutation(self.n_agents).tolist()]
 
     def is_valid(self, r: int, c: int) -> bool:
         """Whether ``(r, c)`` lies on the map."""

@@ -250,31 +250,33 @@ class ContinuousDoubleAuction(BaseComponent):
         """Market rate, price history and the books (agents see others' orders and their own)."""
         agents = self.world.agents
         history = self._history.sum(axis=1)  # (commodities, prices)
-        rates = (history @ self._prices) / np.maximum(0.001, history.sum(axis=1))
+        rates = ((history @ self._prices) / np.maximum(0.001, history.sum(axis=1))).tolist()
         scaled = history * self.inv_scale
-        full_asks, full_bids = self._asks.sum(axis=1), self._bids.sum(axis=1)
-        others_asks = full_asks[:, None] - self._asks
-        others_bids = full_bids[:, None] - self._bids
-        my_asks, my_bids = self._asks.copy(), self._bids.copy()
-        obs: dict[Any, dict[str, Any]] = {a.idx: {} for a in agents}
+        books = self._books  # (asks/bids, commodities, agents, prices)
+        full = books.sum(axis=2)  # (asks/bids, commodities, prices)
+        others = full[:, :, None] - books
+        mine = books.copy()
+        keys = [a.idx for a in agents]
+        obs: dict[Any, dict[str, Any]] = {k: {} for k in keys}
         planner: dict[str, Any] = {}
         for j, c in enumerate(self.commodities):
             k_rate, k_hist, k_asks, k_bids, k_full_asks, k_full_bids, k_my_asks, k_my_bids = (
                 self._obs_keys[c]
             )
-            rate = float(rates[j])
+            rate, hist = rates[j], scaled[j]
             planner[k_rate] = rate
-            planner[k_hist] = scaled[j]
-            planner[k_full_asks] = full_asks[j]
-            planner[k_full_bids] = full_bids[j]
-            for i, agent in enumerate(agents):
-                o = obs[agent.idx]
+            planner[k_hist] = hist
+            planner[k_full_asks] = full[0, j]
+            planner[k_full_bids] = full[1, j]
+            rows = zip(keys, others[0, j], others[1, j], mine[0, j], mine[1, j])
+            for key, others_asks, others_bids, my_asks, my_bids in rows:
+                o = obs[key]
                 o[k_rate] = rate
-                o[k_hist] = scaled[j]
-                o[k_asks] = others_asks[j, i]
-                o[k_bids] = others_bids[j, i]
-                o[k_my_asks] = my_asks[j, i]
-                o[k_my_bids] = my_bids[j, i]
+                o[k_hist] = hist
+                o[k_asks] = others_asks
+                o[k_bids] = others_bids
+                o[k_my_asks] = my_asks
+                o[k_my_bids] = my_bids
         obs[self.world.planner.idx] = planner
         return obs
 
@@ -337,8 +339,8 @@ class ContinuousDoubleAuction(BaseComponent):
         # (commodities, agents, prices) blocks; the per-commodity dicts hold views of them.
         n_c = len(self.commodities)
         self._history = self._price_zeros(n_c, n)
-        self._bids = self._price_zeros(n_c, n)
-        self._asks = self._price_zeros(n_c, n)
+        self._books = self._price_zeros(2, n_c, n)  # asks, then bids
+        self._asks, self._bids = self._books[0], self._books[1]
         self.price_history = {c: self._history[j] for j, c in enumerate(self.commodities)}
         self.bid_hists = {c: self._bids[j] for j, c in enumerate(self.commodities)}
         self.ask_hists = {c: self._asks[j] for j, c in enumerate(self.commodities)}

@@ -10,6 +10,7 @@ observations, masks, metrics and the dense log.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -245,13 +246,20 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
     def _current_marginal_rates(self) -> list[float]:
         """Each agent's marginal rate on its income since the last tax day (``marginal_rate``
         of the live rates), recomputed only when the coin, the last tax day's coin or the
-        rates changed since the previous call (most steps change none of them)."""
+        rates changed since the previous call (most steps change none of them). Plain Python
+        floats for the few agents: the same float64 subtraction and bracket search
+        (``bisect_right`` is ``searchsorted(side="right")``) as ``tb.marginal_rate``."""
         endowment = [a.total_endowment("Coin") for a in self.world.agents]
-        rates = np.asarray(self.curr_marginal_rates, dtype=np.float64)
-        key = (tuple(endowment), self.last_coin.tobytes(), rates.tobytes())
+        rates = np.asarray(self.curr_marginal_rates, dtype=np.float64).tolist()
+        key = (endowment, self.last_coin.tobytes(), rates)
         if key != self._marginal_cache_key:
-            income = np.array(endowment, dtype=np.float64) - self.last_coin
-            self._marginal_cache = tb.marginal_rate(income, self.bracket_cutoffs, rates).tolist()
+            cutoffs = np.asarray(self.bracket_cutoffs, dtype=np.float64).tolist()
+            self._marginal_cache = [
+                0.0 if income < 0 else rates[max(bisect.bisect_right(cutoffs, income) - 1, 0)]
+                for income in (
+                    float(e) - c for e, c in zip(endowment, self.last_coin.tolist(), strict=True)
+                )
+            ]
             self._marginal_cache_key = key
         return self._marginal_cache
 

@@ -76,3 +76,25 @@ def test_write_slot_fills_its_slice_and_refuses_a_scalar_for_a_vector():
     assert write_slot(flat, (2, 4, False), [3, 4])
     assert not write_slot(flat, (2, 4, False), 7.0)  # would broadcast: nothing written
     assert flat.tolist() == [2.5, 1.0, 3.0, 4.0]
+
+
+def test_a_changed_key_type_or_value_kind_gives_the_two_pass_observations():
+    fused, plain = gtb_env(2), gtb_env(2)
+    plain._fused = None
+    plain._masks._writer = None
+    for env in (fused, plain):
+        env.reset()
+        env.step({})  # the fused path has learned the layout (int agent keys from Build)
+        build = env.get_component("Build")
+        original = build.generate_observations
+
+        def str_keys_and_arrays(original=original):
+            obs = original()
+            return {str(k): {f: np.array([v]) for f, v in o.items()} for k, o in obs.items()}
+
+        build.generate_observations = str_keys_and_arrays
+    for _ in range(3):
+        obs_f, _, _, _ = fused.step({})
+        obs_p, _, _, _ = plain.step({})
+        assert_same(obs_f, obs_p)
+    assert fused._fused._plans is not None  # re-learned with the new key type

@@ -40,11 +40,15 @@ class MaskedActionCheck:
         if isinstance(mask, dict):
             return float(np.asarray(mask[sub])[local - 1])
         if agent.multi_action_mode:
-            offset = 0
-            for name in agent.action_names:
-                if name == sub:
-                    return float(mask[offset + local])
-                offset += agent.action_dim[name]
+            offsets = getattr(agent, "_gtb_mask_offsets", None)
+            if offsets is None:  # where each sub-space's block starts in the flat mask
+                offsets, offset = {}, 0
+                for name in agent.action_names:
+                    offsets.setdefault(name, offset)
+                    offset += agent.action_dim[name]
+                agent._gtb_mask_offsets = offsets
+            if sub in offsets:
+                return float(mask[offsets[sub] + local])
         inverse = getattr(agent, "_gtb_global_index", None)
         if inverse is None:
             inverse = {target: g for g, target in agent.single_action_map.items()}

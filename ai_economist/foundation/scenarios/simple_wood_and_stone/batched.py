@@ -12,6 +12,11 @@ sub-spaces (phase 2's tax brackets): then ``"p"`` has one agent per sub-space, w
 planner's vector plus the one-hot of its sub-space and picks that sub-space's action (0 is
 its NO-OP); every one of them gets the planner's reward (the design of the one-step
 economy's batched env, so that each policy keeps one discrete action space).
+
+The envs always step on the host; with ``device="cuda"`` the protocol's tensors live on the
+GPU (where the trainer then keeps the models) and are copied after every reset and step, the
+trainer's actions copied back before every step. On the CPU the tensors share the host
+arrays' memory.
 """
 
 from __future__ import annotations
@@ -43,6 +48,53 @@ def _planner_vector(o: dict[str, Any], n_agents: int) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
+class HostMirror:
+    """Torch tensors of host numpy arrays ``{group: {tag: array}}`` on ``device``.
+
+    On the CPU (``share`` None or True) the tensors are the arrays' memory; elsewhere (or with
+    ``share=False``) they are device copies: :meth:`push` copies host to device, :meth:`pull`
+    device to host.
+    """
+
+    def __init__(
+        self, arrays: dict[str, dict[str, np.ndarray]], device: Any, share: bool | None = None
+    ) -> None:
+        import torch
+
+        self.device = torch.device(device)
+        self.shared = self.device.type == "cpu" if share is None else bool(share)
+        if self.shared and self.device.type != "cpu":
+            raise ValueError(f"HostMirror: tensors on {self.device} cannot share host memory")
+        self._arrays = arrays
+        self.tensors = {
+            group: {
+                t: torch.from_numpy(a)
+                if self.shared
+                else torch.from_numpy(a).to(self.device, copy=True)
+                for t, a in by_tag.items()
+            }
+            for group, by_tag in arrays.items()
+        }
+
+    def push(self, *groups: str) -> None:
+        """Copy the host arrays of ``groups`` to their tensors (nothing when shared)."""
+        if self.shared:
+            return
+        import torch
+
+        for group in groups:
+            for t, array in self._arrays[group].items():
+                self.tensors[group][t].copy_(torch.from_numpy(array))
+
+    def pull(self, *groups: str) -> None:
+        """Copy the tensors of ``groups`` to their host arrays (nothing when shared)."""
+        if self.shared:
+            return
+        for group in groups:
+            for t, array in self._arrays[group].items():
+                array[...] = self.tensors[group][t].cpu().numpy()
+
+
 class GatherTradeBuildBatch:
     """``num_envs`` gather-trade-build envs stepped one after the other on the CPU.
 
@@ -52,11 +104,12 @@ class GatherTradeBuildBatch:
             masks and single-action mobile agents.
         num_envs: number of envs.
         seed: env i is seeded ``seed + i``.
+        device: torch device of the protocol's tensors (the envs step on the host).
     """
 
-    def __init__(self, env_config: dict[str, Any], num_envs: int, seed: int = 0) -> None:
-        import torch
-
+    def __init__(
+        self, env_config: dict[str, Any], num_envs: int, seed: int = 0, device: Any = "cpu"
+    ) -> None:
         config = dict(env_config)
         name = config.pop("scenario_name", SCENARIO_NAME)
         config.pop("seed", None)
@@ -104,26 +157,19 @@ class GatherTradeBuildBatch:
         self._rew = {t: np.zeros((e, s.num_agents), np.float32) for t, s in self._specs.items()}
         self._act = {t: np.zeros((e, s.num_agents), np.int32) for t, s in self._specs.items()}
         self._done = np.zeros(e, np.int32)
-        self._tensors = {
-            group: {t: torch.from_numpy(arr) for t, arr in arrays.items()}
-            for group, arrays in (
-                ("obs", self._obs),
-                ("masks", self._masks),
-                ("rew", self._rew),
-                ("act", self._act),
-            )
-        }
-        self._done_tensor = torch.from_numpy(self._done)
+        arrays = {"obs": self._obs, "masks": self._masks, "rew": self._rew, "act": self._act}
+        self._mirror = HostMirror({**arrays, "done": {"": self._done}}, device)
+        self._tensors = self._mirror.tensors
+        self._done_tensor = self._tensors["done"][""]
         self._last_metrics: dict[str, float] = {}
         for i, o in enumerate(obs):
             self._write(i, o)
+        self._mirror.push("obs", "masks")
 
     # ---------------------------------------------------------------- protocol
     @property
     def device(self) -> Any:
-        import torch
-
-        return torch.device("cpu")
+        return self._mirror.device
 
     @property
     def policy_specs(self) -> dict[str, PolicySpec]:
@@ -159,13 +205,18 @@ class GatherTradeBuildBatch:
         for i, env in enumerate(self.envs):
             self._write(i, env.reset())
         self._done[:] = 0
+        self._mirror.push("obs", "masks", "done")
 
     def reset_only_done_envs(self) -> None:
-        for i in np.flatnonzero(self._done):
+        which = np.flatnonzero(self._done)
+        for i in which:
             self._write(i, self.envs[i].reset())
             self._done[i] = 0
+        if which.size:
+            self._mirror.push("obs", "masks", "done")
 
     def step_all_envs(self) -> None:
+        self._mirror.pull("act")
         finished = []
         for i, env in enumerate(self.envs):
             actions: dict[str, Any] = {str(k): int(a) for k, a in enumerate(self._act["a"][i])}
@@ -180,6 +231,7 @@ class GatherTradeBuildBatch:
             self._done[i] = int(done["__all__"])
             if done["__all__"]:
                 finished.append(env.previous_episode_metrics)
+        self._mirror.push("obs", "masks", "rew", "done")
         if finished:
             self._last_metrics = {
                 k: float(np.mean([m[k] for m in finished]))

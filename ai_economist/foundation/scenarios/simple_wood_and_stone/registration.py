@@ -1,6 +1,7 @@
 """Registers the gather-trade-build run configs as training environments
 (``training_script --env gather_trade_build_phase1``): N dict-API envs on the CPU
-(:class:`~.batched.GatherTradeBuildBatch`)."""
+(:class:`~.batched.GatherTradeBuildBatch`); with ``--device cuda`` the models train on the GPU
+and the observations, masks, rewards and actions are copied between host and GPU each step."""
 
 from __future__ import annotations
 
@@ -20,21 +21,21 @@ def _env_class() -> Any:
 
 
 def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The batch of ``trainer.num_envs`` envs (CPU only: the dict API has no GPU path yet)."""
+    """The batch of ``trainer.num_envs`` envs, stepped on the host through the dict API (no
+    GPU env backend yet); its tensors live on ``device``, where the trainer keeps the models."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
         GatherTradeBuildBatch,
     )
 
-    if str(device).startswith("cuda"):
-        raise ValueError(
-            "gather-trade-build trains on the CPU for now (--device cpu): its envs step "
-            "through the dict API; a GPU array model is future work"
-        )
-    if env_backend not in (None, "auto", "cpu", "numpy"):
-        raise ValueError(f"trainer.env_backend={env_backend!r}: gather-trade-build runs on 'cpu'")
     trainer = run_config["trainer"]
+    backend = env_backend or trainer.get("env_backend", "auto")
+    if backend not in ("auto", "cpu", "numpy"):
+        raise ValueError(
+            f"trainer.env_backend={backend!r}: gather-trade-build steps its envs on the host "
+            "('auto', 'cpu' or 'numpy'); --device cuda still puts the models on the GPU"
+        )
     return GatherTradeBuildBatch(
-        run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0))
+        run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)), device=device
     )
 
 
