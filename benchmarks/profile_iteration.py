@@ -2,13 +2,15 @@
 update, from ``torch.profiler``.
 
     python benchmarks/profile_iteration.py --num_envs 1200 [--precision bf16] [--rows 20]
-        [--env covid_and_economy_environment] [--cuda_graphs]
+        [--env covid_and_economy_environment] [--cuda_graphs] [--config RUN_CONFIG]
 
 It builds the trainer exactly as ``train_throughput.py`` does (published models, one epoch,
 minibatches of at most ``--max_minibatch`` agent-steps), runs ``--warmup`` iterations, then
 profiles one rollout and one update separately and prints, for each, the kernels sorted by
 their total GPU time (with ``--cuda_graphs`` a replayed rollout shows as one graph launch;
-leave it off to see its kernels).  It measures; it changes nothing.
+leave it off to see its kernels).  ``--config NAME`` profiles a packaged run config as it is
+(its own trainer and policies, e.g. ``tag_continuous``) instead.  It measures; it changes
+nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +26,26 @@ from torch.profiler import ProfilerActivity, profile
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_throughput import build_trainer  # noqa: E402
 
+from ai_economist.training.config import find_run_config, load_run_config  # noqa: E402
+from ai_economist.training.training_script import (  # noqa: E402
+    ENVIRONMENTS,
+    policy_tag_to_agent_id_map,
+)
 from ai_economist.warp_drive.training.distributed import DistributedContext  # noqa: E402
+from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
+
+
+def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Trainer:
+    """The trainer of a packaged run config, on the GPU, with only the device settings changed."""
+    overrides = ["trainer.device=cuda", "trainer.num_episodes=100000000",
+                 f"trainer.precision={args.precision}", "trainer.progress_bar=false",
+                 f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}", "saving.tensorboard=false"]  # fmt: skip
+    config = load_run_config(find_run_config(args.config), overrides)
+    entry = ENVIRONMENTS[config["name"]]
+    env = entry.build(config, torch.device("cuda"), None)
+    return Trainer(env, config, policy_tag_to_agent_id_map(env), True,
+                   entry.obs_dim_corresponding_to_num_agents, results_directory=run_dir,
+                   verbose=False)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rows", type=int, default=20, help="kernels listed per phase")
     parser.add_argument("--max_minibatch", type=int, default=1 << 21)
+    parser.add_argument("--config", default="", help="profile this packaged run config as it is")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         parser.error("needs a CUDA GPU")
@@ -45,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in defaults.items():
         setattr(args, key, value)
     with tempfile.TemporaryDirectory() as tmp:
-        trainer, _ = build_trainer(args, args.num_envs, "cuda", tmp, DistributedContext())
+        if args.config:
+            trainer = build_from_run_config(args, tmp)
+        else:
+            trainer, _ = build_trainer(args, args.num_envs, "cuda", tmp, DistributedContext())
         for _ in range(args.warmup):
             trainer.train_iteration()
         torch.cuda.synchronize()

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from ai_economist.warp_drive.training.gae import compute_gae
+from ai_economist.warp_drive.training.gae import (
+    MATRIX_MAX_ELEMENTS,
+    MATRIX_MAX_STEPS,
+    MIN_CHUNK_STEPS,
+    chunk_steps,
+    compute_gae,
+)
 
 
 def reference_gae(rewards, values, dones, last_value, gamma, lam):
@@ -46,18 +52,31 @@ def test_gae_matches_plain_loop(gamma, lam, method):
             np.testing.assert_allclose(ret[:, e, n].numpy(), ref_ret, rtol=1e-5, atol=1e-5)
 
 
-def test_long_rollouts_use_the_loop_and_agree():
+@pytest.mark.parametrize("steps", [128, 129, 300])
+def test_long_rollouts_in_matrix_chunks_agree_with_the_loop(steps):
     gen = torch.Generator().manual_seed(3)
-    steps = 200  # beyond the matrix form's limit
     rewards, values = (
         torch.randn(steps, 2, 3, generator=gen),
         torch.randn(steps, 2, 3, generator=gen),
     )
     dones = (torch.rand(steps, 2, generator=gen) < 0.05).int()
+    for t in (126, 127, 128, 255):  # episode ends on and around the chunk boundaries
+        if t < steps:
+            dones[t, t % 2] = 1
     last = torch.randn(2, 3, generator=gen)
     auto = compute_gae(rewards, values, dones, last, 0.99, 0.95)[0]
-    matrix = compute_gae(rewards, values, dones, last, 0.99, 0.95, "matrix")[0]
-    assert torch.allclose(auto, matrix, atol=1e-4)
+    loop = compute_gae(rewards, values, dones, last, 0.99, 0.95, "loop")[0]
+    assert torch.allclose(auto, loop, atol=1e-4)
+    dones.zero_()  # no episode end: the advantage carries across every chunk boundary
+    auto = compute_gae(rewards, values, dones, last, 0.99, 0.95)[0]
+    loop = compute_gae(rewards, values, dones, last, 0.99, 0.95, "loop")[0]
+    assert torch.allclose(auto, loop, atol=1e-4)
+
+
+def test_chunk_length_follows_the_number_of_envs():
+    assert chunk_steps(1200) == MATRIX_MAX_STEPS
+    assert (chunk_steps(100_000) + 1) ** 2 * 100_000 <= MATRIX_MAX_ELEMENTS
+    assert chunk_steps(10**8) < MIN_CHUNK_STEPS  # so many envs that the loop is used
 
 
 @pytest.mark.parametrize("method", ["loop", "matrix"])
