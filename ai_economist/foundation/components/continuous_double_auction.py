@@ -249,13 +249,8 @@ class ContinuousDoubleAuction(BaseComponent):
     def generate_observations(self) -> dict[Any, dict[str, Any]]:
         """Market rate, price history and the books (agents see others' orders and their own)."""
         agents = self.world.agents
-        history = self._history.sum(axis=1)  # (commodities, prices)
-        rates = ((history @ self._prices) / np.maximum(0.001, history.sum(axis=1))).tolist()
-        scaled = history * self.inv_scale
-        books = self._books  # (asks/bids, commodities, agents, prices)
-        full = books.sum(axis=2)  # (asks/bids, commodities, prices)
-        others = full[:, :, None] - books
-        mine = books.copy()
+        rates, scaled, full, others = self._market_view()
+        mine = self._books.copy()
         keys = [a.idx for a in agents]
         obs: dict[Any, dict[str, Any]] = {k: {} for k in keys}
         planner: dict[str, Any] = {}
@@ -279,6 +274,47 @@ class ContinuousDoubleAuction(BaseComponent):
                 o[k_my_bids] = my_bids
         obs[self.world.planner.idx] = planner
         return obs
+
+    def _market_view(self) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
+        """Market rates, scaled price histories (commodities, prices), the full books
+        (asks/bids, commodities, prices) and each agent's view of the others' orders
+        (asks/bids, commodities, agents, prices)."""
+        history = self._history.sum(axis=1)  # (commodities, prices)
+        rates = ((history @ self._prices) / np.maximum(0.001, history.sum(axis=1))).tolist()
+        full = self._books.sum(axis=2)
+        return rates, history * self.inv_scale, full, full[:, :, None] - self._books
+
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``):
+        one fancy-indexed write per kind of field for all agents and commodities."""
+        agent_keys = [str(a.idx) for a in self.world.agents]
+        keys = [*agent_keys, self.world.planner.idx]
+        slots.scalars([(k, f"market_rate-{c}") for c in self.commodities for k in keys])
+
+        def where(fields: tuple[str, ...], who: list[str]) -> np.ndarray:
+            return np.array(
+                [
+                    [[slots.positions(k, f"{f}-{c}") for k in who] for c in self.commodities]
+                    for f in fields
+                ]
+            )
+
+        hist = where(("price_history",), keys)[0]  # (commodities, keys, prices)
+        others = where(("available_asks", "available_bids"), agent_keys)
+        mine = where(("my_asks", "my_bids"), agent_keys)
+        full = where(("full_asks", "full_bids"), [self.world.planner.idx])[:, :, 0]
+        n_keys = len(keys)
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            rates, scaled, full_books, others_books = self._market_view()
+            for rate in rates:
+                scalars.extend([rate] * n_keys)
+            buf[hist] = scaled[:, None, :]
+            buf[others] = others_books
+            buf[mine] = self._books
+            buf[full] = full_books
+
+        return write
 
     def generate_masks(self, completions: int = 0) -> dict[int, dict[str, np.ndarray]]:
         """Sell: all prices if the agent can ask, else none. Buy: prices <= its coin, if below the order limit."""

@@ -104,6 +104,16 @@ class Gather(BaseComponent):
             for agent in self.world.agents
         }
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        agents = self.world.agents
+        slots.scalars([(str(a.idx), "bonus_gather_prob") for a in agents])
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            scalars.extend([a.state["bonus_gather_prob"] for a in agents])
+
+        return write
+
     def generate_masks(self, completions: int = 0) -> dict[int, np.ndarray]:
         """A move is allowed when its target cell is on the map, accessible and unoccupied."""
         world = self.world

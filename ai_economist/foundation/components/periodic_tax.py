@@ -243,6 +243,31 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             }
         return obs
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        keys = [self.world.planner.idx, *(str(a.idx) for a in self.world.agents)]
+        agent_keys = keys[1:]
+        common = ("is_tax_day", "is_first_day", "tax_phase")
+        slots.scalars([(k, f) for k in keys for f in common])
+        slots.scalars([(k, "marginal_rate") for k in agent_keys])
+        per_agent = ("last_income", "last_marginal_rate", "curr_marginal_rate")
+        slots.scalars([("p" + k, f) for k in agent_keys for f in per_agent])
+        incomes = np.stack([slots.positions(k, "last_incomes") for k in keys])
+        rates = np.stack([slots.positions(k, "curr_rates") for k in keys])
+        n_keys = len(keys)
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            pos, period = self.tax_cycle_pos, self.period
+            scalars.extend([float(pos >= period), float(pos == 1), pos / period] * n_keys)
+            curr = self._current_marginal_rates()
+            scalars.extend(curr)
+            for row in zip(self._last_income_list, self._last_marginal_list, curr, strict=True):
+                scalars.extend(row)
+            buf[incomes] = self._last_income_obs_sorted
+            buf[rates] = self._curr_rates_obs
+
+        return write
+
     def _current_marginal_rates(self) -> list[float]:
         """Each agent's marginal rate on its income since the last tax day (``marginal_rate``
         of the live rates), recomputed only when the coin, the last tax day's coin or the

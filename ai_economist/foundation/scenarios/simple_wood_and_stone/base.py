@@ -304,6 +304,58 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             obs["p" + key] = dict(invs[key], **loc) if spatial else invs[key]
         return obs
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``),
+        for egocentric windows (None with full observability)."""
+        if self._full_observability:
+            return None
+        world, spatial = self.world, self._planner_gets_spatial_info
+        agents, planner = world.agents, world.planner
+        res = list(agents[0].inventory)
+        p_res = list(planner.inventory)
+        names = self._inventory_names
+        kept = []
+        for a in agents:
+            key = str(a.idx)
+            kept.append((slots.kept(key, "map"), slots.kept(key, "idx_map")))
+            slots.scalars([(key, "loc-row"), (key, "loc-col")] + [(key, names[r]) for r in res])
+        slots.scalars([(planner.idx, names[r]) for r in p_res])
+        p_kept = (slots.kept("p", "map"), slots.kept("p", "idx_map")) if spatial else None
+        for a in agents:
+            key = "p" + str(a.idx)
+            loc = [(key, "loc-row"), (key, "loc-col")] if spatial else []
+            slots.scalars([(key, names[r]) for r in res] + loc)
+        n_res = len(res)
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            h, w = self.world_size
+            r, scale = self._mobile_agent_observation_range, self.inv_scale
+            padded, padded_idx = self._padded_maps(r)
+            locs = [a.state["loc"] for a in agents]
+            loc_channel = padded_idx[-1]
+            for a, (row, col) in zip(agents, locs):
+                loc_channel[row + r, col + r] = a.idx + 2
+            views = dynamics.egocentric_views(padded, padded_idx, locs, r)
+            rows = []
+            for a, (row, col), (view, idx), (k_map, k_idx) in zip(agents, locs, views, kept):
+                out = outs[str(a.idx)]
+                out[k_map], out[k_idx] = view, idx
+                inv = a.state["inventory"]
+                values = [row / h, col / w, *(inv[k] * scale for k in res)]
+                scalars.extend(values)
+                rows.append(values)
+            inv = planner.state["inventory"]
+            scalars.extend([inv[k] * scale for k in p_res])
+            if p_kept is not None:
+                outs["p"][p_kept[0]] = world.maps.state
+                outs["p"][p_kept[1]] = dynamics.agent_idx_maps(
+                    world.maps.owner_state, world.loc_map
+                )
+            for values in rows:
+                scalars.extend(values[2:] + values[:2] if spatial else values[2 : 2 + n_res])
+
+        return write
+
     def _padded_maps(self, w: int) -> tuple[np.ndarray, np.ndarray]:
         """:func:`dynamics.padded_views` of the maps (cached while ``maps.version`` is
         unchanged) and a fresh padded index array whose location channel is still empty."""
