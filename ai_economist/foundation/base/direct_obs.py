@@ -98,10 +98,13 @@ def _owner(cls: type, name: str) -> type | None:
     return next((c for c in cls.__mro__ if name in vars(c)), None)
 
 
-def trusted_writer(source: Any) -> bool:
-    """Whether ``source``'s ``observation_writer`` belongs to its ``generate_observations``."""
-    writer_cls = _owner(type(source), "observation_writer")
-    obs_cls = _owner(type(source), "generate_observations")
+def trusted_writer(
+    source: Any, writer: str = "observation_writer", general: str = "generate_observations"
+) -> bool:
+    """Whether ``source``'s ``writer`` method belongs to its ``general`` one: defined in the
+    same class or a subclass of it (so a subclass overriding only ``general`` is not fast)."""
+    writer_cls = _owner(type(source), writer)
+    obs_cls = _owner(type(source), general)
     return writer_cls is not None and obs_cls is not None and issubclass(writer_cls, obs_cls)
 
 

@@ -144,6 +144,16 @@ class Build(BaseComponent):
             for agent in self.world.agents
         }
 
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        agents = self.world.agents
+        where = np.concatenate([slots.positions(str(a.idx)) for a in agents])
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            buf[where] = [self.agent_can_build(agent) for agent in agents]
+
+        return write
+
     # ----------------------------------------------------------------- optional
     def get_metrics(self) -> dict[str, Any]:
         """``<idx>/n_builds`` per agent and ``total_builds`` (house cells on the map)."""

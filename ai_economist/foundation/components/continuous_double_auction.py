@@ -333,6 +333,29 @@ class ContinuousDoubleAuction(BaseComponent):
                 m[sell] = ones if below_limit[i] and agent.state["inventory"][c] > 0 else zeros
         return masks
 
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        agents = self.world.agents
+        keys = [str(a.idx) for a in agents]
+
+        def where(side: str) -> np.ndarray:
+            return np.array(
+                [[slots.positions(k, f"{side}_{c}") for k in keys] for c in self.commodities]
+            )
+
+        buy, sell = where("Buy"), where("Sell")
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            inventories = [a.state["inventory"] for a in agents]
+            coin = np.array([inv["Coin"] for inv in inventories])
+            can_pay = self._prices <= coin[:, None]  # (agents, prices)
+            below = np.array([self.n_orders[c] < self.max_num_orders for c in self.commodities])
+            has = np.array([[inv[c] > 0 for inv in inventories] for c in self.commodities])
+            buf[buy] = can_pay & below[:, :, None]
+            buf[sell] = (below & has)[:, :, None]
+
+        return write
+
     # ----------------------------------------------------------------- optional
     def get_metrics(self) -> dict[str, Any]:
         """Per agent and commodity: mean price, cost, income and the count of sales and

@@ -295,6 +295,22 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             return {}
         return {self.world.planner.idx: self._masks.masks(self.tax_cycle_pos == 1, completions)}
 
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``), for the
+        planner-set rates (None otherwise)."""
+        if self.disable_taxes or self.tax_model != "model_wrapper":
+            return None
+        planner = self.world.planner.idx
+        where = [(name, slots.positions(planner, name)) for name in self._masks.sub_names]
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            self._masks.update_completions(completions)
+            masks = self._masks.masks(self.tax_cycle_pos == 1, completions)
+            for name, positions in where:
+                buf[positions[0] : positions[-1] + 1] = masks[name]
+
+        return write
+
     def _reset_trackers(self, last_coin: np.ndarray) -> None:
         self.tax_cycle_pos = 1
         self.last_coin = np.asarray(last_coin, dtype=np.float64)
