@@ -284,8 +284,9 @@ class MaskBuilder:
             writer = self._writer
             direct = DirectMasks.build(writer._templates, writer._slots, components)
             self._direct = direct or False
-        if self._direct:
-            return self._direct.build_masks(completions)
+        direct_masks = self._direct.build_masks(completions) if self._direct else None
+        if direct_masks is not None:
+            return direct_masks
         if self._writer is not None:
             written = self._writer.build(components, completions)
             if written is not None:

@@ -76,6 +76,7 @@ class DirectMasks:
         self._bounds = [(k, o, o + templates[k].size) for k, o in self._offsets.items()]
         self._template = np.concatenate(list(templates.values())).astype(np.float32)
         self._writers: list[MaskWriter] = []
+        self._components: list[Any] = []
 
     @classmethod
     def build(
@@ -100,13 +101,19 @@ class DirectMasks:
             if writer is None or not mask_slots.complete:
                 return None
             direct._writers.append(writer)
+            direct._components.append(component)
             claimed.add(component.name)
         if any(name not in claimed for s in slots.values() for name in s):
             return None
         return direct
 
-    def build_masks(self, completions: int) -> dict[str, np.ndarray]:
-        """``{agent key: flattened float32 mask}`` (views of one fresh buffer)."""
+    def build_masks(self, completions: int) -> dict[str, np.ndarray] | None:
+        """``{agent key: flattened float32 mask}`` (views of one fresh buffer), or None
+        (take the general path) when a component's ``generate_masks`` was replaced on the
+        instance."""
+        for component in self._components:
+            if "generate_masks" in vars(component):  # replaced on the instance since
+                return None
         buf = self._template.copy()
         for writer in self._writers:
             writer(buf, completions)

@@ -103,6 +103,8 @@ def trusted_writer(
 ) -> bool:
     """Whether ``source``'s ``writer`` method belongs to its ``general`` one: defined in the
     same class or a subclass of it (so a subclass overriding only ``general`` is not fast)."""
+    if general in vars(source):  # replaced on the instance
+        return False
     writer_cls = _owner(type(source), writer)
     obs_cls = _owner(type(source), general)
     return writer_cls is not None and obs_cls is not None and issubclass(writer_cls, obs_cls)
@@ -129,6 +131,7 @@ class DirectObservations:
             k: dict.fromkeys((["time"] if k in time_slots else []) + kept.get(k, [])) for k in sizes
         }
         self._writers: list[Writer] = []
+        self._sources: list[Any] = []
         self._scalar_idx = np.zeros(0, dtype=np.int64)
         self._n_scalars = 0
 
@@ -158,6 +161,7 @@ class DirectObservations:
             if writer is None or not slots.complete:
                 return None
             direct._writers.append(writer)
+            direct._sources.append(source)
             positions += slots.scalar_positions
         direct._scalar_idx = np.array(positions, dtype=np.int64)
         direct._n_scalars = len(positions)
@@ -166,7 +170,11 @@ class DirectObservations:
 
     def assemble(self, time_value: float) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """``(obs, agent-wise planner obs)`` as ``merge_and_flatten`` returns them, or None
-        when a writer did not append the declared number of scalars."""
+        (take the general path) when a source's ``generate_observations`` was replaced on
+        the instance or a writer did not append the declared number of scalars."""
+        for source in self._sources:
+            if "generate_observations" in vars(source):  # replaced on the instance since
+                return None
         buf = np.empty(self._size, dtype=np.float32)
         scalars: list = [time_value] * len(self._time_positions)
         outs = {k: t.copy() for k, t in self._templates.items()}
