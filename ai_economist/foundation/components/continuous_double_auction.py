@@ -334,25 +334,30 @@ class ContinuousDoubleAuction(BaseComponent):
         return masks
 
     def mask_writer(self, slots: Any) -> Any:
-        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``); the
+        buffer starts at zeros there, so only allowed orders are written."""
         agents = self.world.agents
-        keys = [str(a.idx) for a in agents]
 
-        def where(side: str) -> np.ndarray:
-            return np.array(
-                [[slots.positions(k, f"{side}_{c}") for k in keys] for c in self.commodities]
-            )
+        def bounds(side: str, c: str) -> list[tuple[int, int]]:
+            out = []
+            for agent in agents:
+                where = slots.positions(str(agent.idx), f"{side}_{c}")
+                out.append((int(where[0]), int(where[-1]) + 1))
+            return out
 
-        buy, sell = where("Buy"), where("Sell")
+        per_commodity = [(c, bounds("Buy", c), bounds("Sell", c)) for c in self.commodities]
 
         def write(buf: np.ndarray, completions: int) -> None:
             inventories = [a.state["inventory"] for a in agents]
             coin = np.array([inv["Coin"] for inv in inventories])
             can_pay = self._prices <= coin[:, None]  # (agents, prices)
-            below = np.array([self.n_orders[c] < self.max_num_orders for c in self.commodities])
-            has = np.array([[inv[c] > 0 for inv in inventories] for c in self.commodities])
-            buf[buy] = can_pay & below[:, :, None]
-            buf[sell] = (below & has)[:, :, None]
+            for c, buy, sell in per_commodity:
+                below = (self.n_orders[c] < self.max_num_orders).tolist()
+                for i, inv in enumerate(inventories):
+                    if below[i]:
+                        buf[buy[i][0] : buy[i][1]] = can_pay[i]
+                        if inv[c] > 0:
+                            buf[sell[i][0] : sell[i][1]] = 1
 
         return write
 

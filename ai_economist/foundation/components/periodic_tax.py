@@ -301,13 +301,16 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         if self.disable_taxes or self.tax_model != "model_wrapper":
             return None
         planner = self.world.planner.idx
-        where = [(name, slots.positions(planner, name)) for name in self._masks.sub_names]
+        where = []
+        for name in self._masks.sub_names:
+            positions = slots.positions(planner, name)
+            where.append((name, int(positions[0]), int(positions[-1]) + 1))
 
         def write(buf: np.ndarray, completions: int) -> None:
             self._masks.update_completions(completions)
             masks = self._masks.masks(self.tax_cycle_pos == 1, completions)
-            for name, positions in where:
-                buf[positions[0] : positions[-1] + 1] = masks[name]
+            for name, start, stop in where:
+                buf[start:stop] = masks[name]
 
         return write
 

@@ -103,8 +103,9 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             who, "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
         )
         self.check_action_masks = bool(check_action_masks)
-        self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._source_cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._padded_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._state_cache: tuple[int, np.ndarray] | None = None
         self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
@@ -220,6 +221,22 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def scenario_step(self) -> None:
         """Regrow wood and stone on their source cells (:func:`dynamics.regrow`)."""
         maps = self.world.maps
+        specs = [self.layout_specs[r] for r in RESOURCES]
+        if all(int(spec["regen_halfwidth"]) == 0 for spec in specs):
+            current = [maps.get(r) for r in RESOURCES]
+            cached = [self._source_cells(r, with_values=True) for r in RESOURCES]
+            grown = dynamics.regrow_all(
+                current,
+                [values for _, values in cached],
+                [cells for cells, _ in cached],
+                [spec["regen_weight"] for spec in specs],
+                [spec["max_health"] for spec in specs],
+                self.world.rng,
+            )
+            for resource, before, after in zip(RESOURCES, current, grown):
+                if after is not before:
+                    maps.set(resource, after)
+            return
         for resource in RESOURCES:
             spec = self.layout_specs[resource]
             current = maps.get(resource)
@@ -235,14 +252,16 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             if grown is not current:
                 maps.set(resource, grown)
 
-    def _source_cells(self, resource: str) -> np.ndarray:
-        """Flat indices of the resource's source cells (cached while its map is unchanged)."""
+    def _source_cells(self, resource: str, with_values: bool = False) -> Any:
+        """Flat indices of the resource's source cells (cached while its map is unchanged);
+        ``with_values``: and the source map's values there."""
         source = self.world.maps.get(resource + "SourceBlock")
         cached = self._source_cache.get(resource)
         if cached is None or cached[0] is not source:
-            cached = (source, np.flatnonzero(source))
+            cells = np.flatnonzero(source)
+            cached = (source, cells, source.take(cells))
             self._source_cache[resource] = cached
-        return cached[1]
+        return cached[1:] if with_values else cached[1]
 
     def compute_reward(self) -> dict[Any, float]:
         """Change in each agent's utility and in the planner's social welfare."""
@@ -346,15 +365,21 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
                 rows.append(values)
             inv = planner.state["inventory"]
             scalars.extend([inv[k] * scale for k in p_res])
-            if p_kept is not None:
-                outs["p"][p_kept[0]] = world.maps.state
-                outs["p"][p_kept[1]] = dynamics.agent_idx_maps(
-                    world.maps.owner_state, world.loc_map
-                )
+            if p_kept is not None:  # the planner's full maps, from the same caches
+                outs["p"][p_kept[0]] = self._map_state()
+                # = agent_idx_maps(owner_state, loc_map): the padded maps' middle
+                outs["p"][p_kept[1]] = padded_idx[:, r : r + h, r : r + w].copy()
             for values in rows:
                 scalars.extend(values[2:] + values[:2] if spatial else values[2 : 2 + n_res])
 
         return write
+
+    def _map_state(self) -> np.ndarray:
+        """A copy of ``maps.state`` (cached while ``maps.version`` is unchanged)."""
+        maps = self.world.maps
+        if self._state_cache is None or self._state_cache[0] != maps.version:
+            self._state_cache = (maps.version, maps.state)
+        return self._state_cache[1].copy()
 
     def _padded_maps(self, w: int) -> tuple[np.ndarray, np.ndarray]:
         """:func:`dynamics.padded_views` of the maps (cached while ``maps.version`` is

@@ -2,7 +2,8 @@
 
 * :func:`convolve_same`: 2-D convolution, zero padded, output the size of the input
   (``scipy.signal.convolve2d(x, k, "same")`` for odd kernels).
-* :func:`regrow`: stochastic resource regeneration on source cells.
+* :func:`regrow`: stochastic resource regeneration on source cells (:func:`regrow_all`:
+  several resources with one draw).
 * :func:`agent_idx_maps`: owner and location channels coded 0 nobody / k + 2 agent k.
 * :func:`egocentric_views`: each agent's (2w+1)^2 window of the maps.
 """
@@ -69,6 +70,37 @@ def regrow(
         return resource
     out = resource.copy()
     out.flat[cells] = after
+    return out
+
+
+def regrow_all(
+    resources: list[np.ndarray],
+    source_values: list[np.ndarray],
+    cells: list[np.ndarray],
+    weights: list[float],
+    max_healths: list[float],
+    rng: np.random.Generator,
+) -> list[np.ndarray]:
+    """:func:`regrow` with ``halfwidth=0`` for several resources at once, with one draw of
+    u ~ U[0, 1) for all their source cells (the same numbers, in the same order, as one
+    :func:`regrow` call per resource: ``Generator.random`` makes one double per 64-bit
+    output). ``source_values[k]`` is ``source_k.take(cells[k])``. Returns each resource's
+    map, the input array itself where no cell changed."""
+    befores = [r.take(c) for r, c in zip(resources, cells)]
+    draws = rng.random(sum(c.size for c in cells))
+    out, start = [], 0
+    for resource, before, source, n_cells, weight, max_health in zip(
+        resources, befores, source_values, cells, weights, max_healths
+    ):
+        stop = start + n_cells.size
+        spawn = draws[start:stop] < np.maximum(before, source) * weight
+        start = stop
+        if spawn.any():
+            after = np.minimum(before + spawn, max_health)
+            if (after != before).any():
+                resource = resource.copy()
+                resource.flat[n_cells] = after
+        out.append(resource)
     return out
 
 
