@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.components import cda_writers
 from ai_economist.foundation.components.param_checks import check_integer, check_number
 from ai_economist.foundation.entities import resource_registry
 
@@ -284,38 +285,6 @@ class ContinuousDoubleAuction(BaseComponent):
         full = self._books.sum(axis=2)
         return rates, history * self.inv_scale, full, full[:, :, None] - self._books
 
-    def observation_writer(self, slots: Any) -> Any:
-        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``):
-        one fancy-indexed write per kind of field for all agents and commodities."""
-        agent_keys = [str(a.idx) for a in self.world.agents]
-        keys = [*agent_keys, self.world.planner.idx]
-        slots.scalars([(k, f"market_rate-{c}") for c in self.commodities for k in keys])
-
-        def where(fields: tuple[str, ...], who: list[str]) -> np.ndarray:
-            return np.array(
-                [
-                    [[slots.positions(k, f"{f}-{c}") for k in who] for c in self.commodities]
-                    for f in fields
-                ]
-            )
-
-        hist = where(("price_history",), keys)[0]  # (commodities, keys, prices)
-        others = where(("available_asks", "available_bids"), agent_keys)
-        mine = where(("my_asks", "my_bids"), agent_keys)
-        full = where(("full_asks", "full_bids"), [self.world.planner.idx])[:, :, 0]
-        n_keys = len(keys)
-
-        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
-            rates, scaled, full_books, others_books = self._market_view()
-            for rate in rates:
-                scalars.extend([rate] * n_keys)
-            buf[hist] = scaled[:, None, :]
-            buf[others] = others_books
-            buf[mine] = self._books
-            buf[full] = full_books
-
-        return write
-
     def generate_masks(self, completions: int = 0) -> dict[int, dict[str, np.ndarray]]:
         """Sell: all prices if the agent can ask, else none. Buy: prices <= its coin, if below the order limit."""
         agents = self.world.agents
@@ -333,33 +302,13 @@ class ContinuousDoubleAuction(BaseComponent):
                 m[sell] = ones if below_limit[i] and agent.state["inventory"][c] > 0 else zeros
         return masks
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        return cda_writers.observation_writer(self, slots)
+
     def mask_writer(self, slots: Any) -> Any:
-        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``); the
-        buffer starts at zeros there, so only allowed orders are written."""
-        agents = self.world.agents
-
-        def bounds(side: str, c: str) -> list[tuple[int, int]]:
-            out = []
-            for agent in agents:
-                where = slots.positions(str(agent.idx), f"{side}_{c}")
-                out.append((int(where[0]), int(where[-1]) + 1))
-            return out
-
-        per_commodity = [(c, bounds("Buy", c), bounds("Sell", c)) for c in self.commodities]
-
-        def write(buf: np.ndarray, completions: int) -> None:
-            inventories = [a.state["inventory"] for a in agents]
-            coin = np.array([inv["Coin"] for inv in inventories])
-            can_pay = self._prices <= coin[:, None]  # (agents, prices)
-            for c, buy, sell in per_commodity:
-                below = (self.n_orders[c] < self.max_num_orders).tolist()
-                for i, inv in enumerate(inventories):
-                    if below[i]:
-                        buf[buy[i][0] : buy[i][1]] = can_pay[i]
-                        if inv[c] > 0:
-                            buf[sell[i][0] : sell[i][1]] = 1
-
-        return write
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        return cda_writers.mask_writer(self, slots)
 
     # ----------------------------------------------------------------- optional
     def get_metrics(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from ai_economist.foundation.components.param_checks import (
     check_integer,
     check_number,
 )
-from ai_economist.foundation.scenarios.simple_wood_and_stone import dynamics
+from ai_economist.foundation.scenarios.simple_wood_and_stone import dynamics, writers
 from ai_economist.foundation.scenarios.simple_wood_and_stone.action_checks import MaskedActionCheck
 from ai_economist.foundation.scenarios.utils import rewards, social_metrics
 
@@ -326,53 +326,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def observation_writer(self, slots: Any) -> Any:
         """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``),
         for egocentric windows (None with full observability)."""
-        if self._full_observability:
-            return None
-        world, spatial = self.world, self._planner_gets_spatial_info
-        agents, planner = world.agents, world.planner
-        res = list(agents[0].inventory)
-        p_res = list(planner.inventory)
-        names = self._inventory_names
-        kept = []
-        for a in agents:
-            key = str(a.idx)
-            kept.append((slots.kept(key, "map"), slots.kept(key, "idx_map")))
-            slots.scalars([(key, "loc-row"), (key, "loc-col")] + [(key, names[r]) for r in res])
-        slots.scalars([(planner.idx, names[r]) for r in p_res])
-        p_kept = (slots.kept("p", "map"), slots.kept("p", "idx_map")) if spatial else None
-        for a in agents:
-            key = "p" + str(a.idx)
-            loc = [(key, "loc-row"), (key, "loc-col")] if spatial else []
-            slots.scalars([(key, names[r]) for r in res] + loc)
-        n_res = len(res)
-
-        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
-            h, w = self.world_size
-            r, scale = self._mobile_agent_observation_range, self.inv_scale
-            padded, padded_idx = self._padded_maps(r)
-            locs = [a.state["loc"] for a in agents]
-            loc_channel = padded_idx[-1]
-            for a, (row, col) in zip(agents, locs):
-                loc_channel[row + r, col + r] = a.idx + 2
-            views = dynamics.egocentric_views(padded, padded_idx, locs, r)
-            rows = []
-            for a, (row, col), (view, idx), (k_map, k_idx) in zip(agents, locs, views, kept):
-                out = outs[str(a.idx)]
-                out[k_map], out[k_idx] = view, idx
-                inv = a.state["inventory"]
-                values = [row / h, col / w, *(inv[k] * scale for k in res)]
-                scalars.extend(values)
-                rows.append(values)
-            inv = planner.state["inventory"]
-            scalars.extend([inv[k] * scale for k in p_res])
-            if p_kept is not None:  # the planner's full maps, from the same caches
-                outs["p"][p_kept[0]] = self._map_state()
-                # = agent_idx_maps(owner_state, loc_map): the padded maps' middle
-                outs["p"][p_kept[1]] = padded_idx[:, r : r + h, r : r + w].copy()
-            for values in rows:
-                scalars.extend(values[2:] + values[:2] if spatial else values[2 : 2 + n_res])
-
-        return write
+        return writers.scenario_observation_writer(self, slots)
 
     def _map_state(self) -> np.ndarray:
         """A copy of ``maps.state`` (cached while ``maps.version`` is unchanged)."""
