@@ -27,6 +27,7 @@ from ai_economist.foundation.components.param_checks import (
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone import dynamics, writers
 from ai_economist.foundation.scenarios.simple_wood_and_stone.action_checks import MaskedActionCheck
+from ai_economist.foundation.scenarios.simple_wood_and_stone.map_cache import MapCache
 from ai_economist.foundation.scenarios.utils import rewards, social_metrics
 
 PLANNER_REWARD_TYPES = (
@@ -104,8 +105,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         )
         self.check_action_masks = bool(check_action_masks)
         self._source_cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._padded_cache: tuple[int, np.ndarray, np.ndarray] | None = None
-        self._state_cache: tuple[int, np.ndarray] | None = None
+        self._map_cache = MapCache()
         self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
@@ -329,25 +329,13 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         return writers.scenario_observation_writer(self, slots)
 
     def _map_state(self) -> np.ndarray:
-        """A copy of ``maps.state`` (cached while ``maps.version`` is unchanged)."""
-        maps = self.world.maps
-        if self._state_cache is None or self._state_cache[0] != maps.version:
-            self._state_cache = (maps.version, maps.state)
-        return self._state_cache[1].copy()
+        """A fresh copy of ``maps.state`` (:class:`MapCache`)."""
+        return self._map_cache.state(self.world.maps)
 
     def _padded_maps(self, w: int) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`dynamics.padded_views` of the maps (cached while ``maps.version`` is
-        unchanged) and a fresh padded index array whose location channel is still empty."""
-        maps = self.world.maps
-        cached = self._padded_cache
-        if cached is None or cached[0] != maps.version:
-            owners = dynamics.code_agent_indices(maps.owner_state)
-            empty_locs = np.zeros((1, *self.world_size), dtype=np.int16)
-            padded, padded_idx = dynamics.padded_views(
-                [maps.get(k) for k in maps.keys()], np.concatenate([owners, empty_locs]), w
-            )
-            cached = self._padded_cache = (maps.version, padded, padded_idx)
-        return cached[1], cached[2].copy()
+        """:func:`dynamics.padded_views` of the maps (cached, :class:`MapCache`) and a fresh
+        padded index array whose location channel is still empty."""
+        return self._map_cache.padded(self.world.maps, w)
 
     # ---------------------------------------------------------------- metrics
     def scenario_metrics(self) -> dict[str, Any]:
