@@ -64,6 +64,7 @@ def random_valid_actions(obs, env, rng):
 
 def run_both(fast, slow, steps, seed=0):
     rng = np.random.default_rng(seed)
+    houses = 0
     obs_fast, obs_slow = fast.reset(), slow.reset()
     assert_same(obs_fast, obs_slow, "reset")
     for t in range(steps):
@@ -71,14 +72,17 @@ def run_both(fast, slow, steps, seed=0):
         out_fast, out_slow = fast.step(actions), slow.step(actions)
         assert_same(out_fast, out_slow, f"step {t}")
         obs_fast = out_fast[0]
+        houses = max(houses, int((fast.world.maps.get("House") > 0).sum()))
         if out_fast[2]["__all__"]:
             obs_fast = fast.reset()
             assert_same(obs_fast, slow.reset(), f"reset after step {t}")
+    return houses
 
 
 def test_phase2_direct_paths_match_the_general_path_over_random_steps():
     fast, slow = make(), general(make())
-    run_both(fast, slow, 300)  # 2.5 episodes of 120 steps: resets and tax days
+    houses = run_both(fast, slow, 300)  # 2.5 episodes of 120 steps: resets and tax days
+    assert houses >= 2  # owned cells in the index maps were covered too
     assert fast._direct and fast._masks._direct  # the fast paths were used
 
 

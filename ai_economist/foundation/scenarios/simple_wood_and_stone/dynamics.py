@@ -156,3 +156,21 @@ def egocentric_views(
         idx[idx == i + 2] = 1
         out.append((padded[:, r : r + side, c : c + side], idx))
     return out
+
+
+def egocentric_views_owned(
+    padded: np.ndarray, padded_idx: np.ndarray, locs: list[list[int]], w: int, owners: set[int]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`egocentric_views` where the last index channel holds each agent's own code
+    only at its location (the window's centre) and ``owners`` are the agents whose code
+    appears in the other channels: the same arrays with fewer whole-window operations."""
+    out = []
+    side = 2 * w + 1
+    for i, (r, c) in enumerate(locs):
+        idx = padded_idx[:, r : r + side, c : c + side].copy()
+        if i in owners:
+            owned = idx[:-1]
+            owned[owned == i + 2] = 1
+        idx[-1, w, w] = 1
+        out.append((padded[:, r : r + side, c : c + side], idx))
+    return out

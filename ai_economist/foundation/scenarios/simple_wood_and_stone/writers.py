@@ -45,7 +45,8 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
         loc_channel = padded_idx[-1]
         for a, (row, col) in zip(agents, locs):
             loc_channel[row + r, col + r] = a.idx + 2
-        views = dynamics.egocentric_views(padded, padded_idx, locs, r)
+        owners = env._map_cache.owners(world.maps)
+        views = dynamics.egocentric_views_owned(padded, padded_idx, locs, r, owners)
         rows = []
         for a, (row, col), (view, idx), (k_map, k_idx) in zip(agents, locs, views, kept):
             out = outs[str(a.idx)]
