@@ -148,7 +148,7 @@ def bench_gtb(
             done_steps += 1
             if done["__all__"]:
                 obs = env.reset()
-        best = max(best, done_steps / (clock() - start - sampling))
+        best = max(best, done_steps / max(clock() - start - sampling, 1e-9))
     return best, what
 
 
