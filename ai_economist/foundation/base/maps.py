@@ -90,6 +90,10 @@ class Maps:
         """Names of the private landmarks (their ``owner_state`` rows, in that order)."""
         return tuple(self._private)
 
+    def layer_stamp(self, entity_name: str) -> int:
+        """The ``version`` of the last write to one layer (see :meth:`layer_stamps`)."""
+        return self._stamps.get(entity_name, 0)
+
     def layer_stamps(self) -> tuple[int, ...]:
         """Per layer (in ``keys()`` order) the ``version`` of its last write through this
         class (0: never written), so caches can refresh only the layers that changed."""

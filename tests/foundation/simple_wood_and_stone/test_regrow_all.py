@@ -18,8 +18,11 @@ def test_regrow_all_equals_sequential_regrow_with_the_same_generator(seed):
     rng_all, rng_one = np.random.default_rng(seed), np.random.default_rng(seed)
     for _ in range(20):
         cells = [np.flatnonzero(s) for s in sources]
-        values = [s.take(c) for s, c in zip(sources, cells)]
-        together = dynamics.regrow_all(maps, values, cells, weights, max_healths, rng_all)
+        inputs = [
+            dynamics.regrow_inputs(m, s.take(c), c, w)
+            for m, s, c, w in zip(maps, sources, cells, weights)
+        ]
+        together = dynamics.regrow_all(maps, cells, inputs, max_healths, rng_all)
         one_by_one = [
             dynamics.regrow(m, s, w, 0, h, rng_one)
             for m, s, w, h in zip(maps, sources, weights, max_healths)

@@ -104,7 +104,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             who, "mixing_weight_gini_vs_coin", mixing_weight_gini_vs_coin, 0.0, 1.0
         )
         self.check_action_masks = bool(check_action_masks)
-        self._source_cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._regrow_cache: dict[str, tuple[tuple, tuple[np.ndarray, np.ndarray]]] = {}
         self._map_cache = MapCache()
         self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
@@ -224,14 +225,10 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         specs = [self.layout_specs[r] for r in RESOURCES]
         if all(int(spec["regen_halfwidth"]) == 0 for spec in specs):
             current = [maps.get(r) for r in RESOURCES]
-            cached = [self._source_cells(r, with_values=True) for r in RESOURCES]
+            cells = [self._source_cells(r) for r in RESOURCES]
+            inputs = [self._regrow_inputs(r, spec) for r, spec in zip(RESOURCES, specs)]
             grown = dynamics.regrow_all(
-                current,
-                [values for _, values in cached],
-                [cells for cells, _ in cached],
-                [spec["regen_weight"] for spec in specs],
-                [spec["max_health"] for spec in specs],
-                self.world.rng,
+                current, cells, inputs, [s["max_health"] for s in specs], self.world.rng
             )
             for resource, before, after in zip(RESOURCES, current, grown):
                 if after is not before:
@@ -252,16 +249,33 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             if grown is not current:
                 maps.set(resource, grown)
 
-    def _source_cells(self, resource: str, with_values: bool = False) -> Any:
-        """Flat indices of the resource's source cells (cached while its map is unchanged);
-        ``with_values``: and the source map's values there."""
+    def _source_cells(self, resource: str) -> np.ndarray:
+        """Flat indices of the resource's source cells (cached while its map is unchanged)."""
         source = self.world.maps.get(resource + "SourceBlock")
         cached = self._source_cache.get(resource)
         if cached is None or cached[0] is not source:
-            cells = np.flatnonzero(source)
-            cached = (source, cells, source.take(cells))
+            cached = (source, np.flatnonzero(source))
             self._source_cache[resource] = cached
-        return cached[1:] if with_values else cached[1]
+        return cached[1]
+
+    def _regrow_inputs(self, resource: str, spec: dict) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`dynamics.regrow_inputs` of ``resource``, kept while neither its map
+        (``Maps.layer_stamp``), its source cells nor its weight changed."""
+        maps = self.world.maps
+        source, cells = self._source_cache[resource]
+        key = (maps.layer_stamp(resource), cells, spec["regen_weight"])
+        cached = self._regrow_cache.get(resource)
+        if (
+            cached is None
+            or cached[0][0] != key[0]
+            or cached[0][1] is not cells
+            or cached[0][2] != key[2]
+        ):
+            inputs = dynamics.regrow_inputs(
+                maps.get(resource), source.take(cells), cells, spec["regen_weight"]
+            )
+            cached = self._regrow_cache[resource] = (key, inputs)
+        return cached[1]
 
     def compute_reward(self) -> dict[Any, float]:
         """Change in each agent's utility and in the planner's social welfare."""

@@ -3,7 +3,7 @@
 * :func:`convolve_same`: 2-D convolution, zero padded, output the size of the input
   (``scipy.signal.convolve2d(x, k, "same")`` for odd kernels).
 * :func:`regrow`: stochastic resource regeneration on source cells (:func:`regrow_all`:
-  several resources with one draw).
+  several resources with one draw, from :func:`regrow_inputs`).
 * :func:`agent_idx_maps`: owner and location channels coded 0 nobody / k + 2 agent k.
 * :func:`egocentric_views`: each agent's (2w+1)^2 window of the maps.
 """
@@ -73,27 +73,33 @@ def regrow(
     return out
 
 
+def regrow_inputs(
+    resource: np.ndarray, source_values: np.ndarray, cells: np.ndarray, weight: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(before, prob)`` at ``cells`` for :func:`regrow_all` (``halfwidth=0``):
+    ``source_values`` is the source map at ``cells``."""
+    before = resource.take(cells)
+    return before, np.maximum(before, source_values) * weight
+
+
 def regrow_all(
     resources: list[np.ndarray],
-    source_values: list[np.ndarray],
     cells: list[np.ndarray],
-    weights: list[float],
+    inputs: list[tuple[np.ndarray, np.ndarray]],
     max_healths: list[float],
     rng: np.random.Generator,
 ) -> list[np.ndarray]:
     """:func:`regrow` with ``halfwidth=0`` for several resources at once, with one draw of
     u ~ U[0, 1) for all their source cells (the same numbers, in the same order, as one
     :func:`regrow` call per resource: ``Generator.random`` makes one double per 64-bit
-    output). ``source_values[k]`` is ``source_k.take(cells[k])``. Returns each resource's
-    map, the input array itself where no cell changed."""
-    befores = [r.take(c) for r, c in zip(resources, cells)]
+    output). ``inputs[k]`` is :func:`regrow_inputs` of resource k (a caller may keep it while
+    the resource map is unchanged). Returns each resource's map, the input array itself
+    where no cell changed."""
     draws = rng.random(sum(c.size for c in cells))
     out, start = [], 0
-    for resource, before, source, n_cells, weight, max_health in zip(
-        resources, befores, source_values, cells, weights, max_healths
-    ):
+    for resource, n_cells, (before, prob), max_health in zip(resources, cells, inputs, max_healths):
         stop = start + n_cells.size
-        spawn = draws[start:stop] < np.maximum(before, source) * weight
+        spawn = draws[start:stop] < prob
         start = stop
         if spawn.any():
             after = np.minimum(before + spawn, max_health)

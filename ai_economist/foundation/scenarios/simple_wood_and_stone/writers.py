@@ -36,6 +36,8 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
         loc = [(key, "loc-row"), (key, "loc-col")] if spatial else []
         slots.scalars([(key, names[r]) for r in res] + loc)
     n_res = len(res)
+    agent_keys = [str(a.idx) for a in agents]
+    codes = [a.idx + 2 for a in agents]
 
     def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
         h, w = env.world_size
@@ -43,16 +45,18 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
         padded, padded_idx = env._padded_maps(r)
         locs = [a.state["loc"] for a in agents]
         loc_channel = padded_idx[-1]
-        for a, (row, col) in zip(agents, locs):
-            loc_channel[row + r, col + r] = a.idx + 2
+        for code, (row, col) in zip(codes, locs):
+            loc_channel[row + r, col + r] = code
         owners = env._map_cache.owners(world.maps)
         views = dynamics.egocentric_views_owned(padded, padded_idx, locs, r, owners)
         rows = []
-        for a, (row, col), (view, idx), (k_map, k_idx) in zip(agents, locs, views, kept):
-            out = outs[str(a.idx)]
+        for a, key, (row, col), (view, idx), (k_map, k_idx) in zip(
+            agents, agent_keys, locs, views, kept
+        ):
+            out = outs[key]
             out[k_map], out[k_idx] = view, idx
             inv = a.state["inventory"]
-            values = [row / h, col / w, *(inv[k] * scale for k in res)]
+            values = [row / h, col / w] + [inv[k] * scale for k in res]
             scalars.extend(values)
             rows.append(values)
         inv = planner.state["inventory"]
