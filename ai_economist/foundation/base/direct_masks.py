@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.base.direct_obs import trusted_writer
+from ai_economist.foundation.base.direct_obs import NotCopied, trusted_writer
 
 MaskWriter = Callable[[np.ndarray, int], None]
 
@@ -64,7 +64,7 @@ class MaskSlots:
         return not self._unclaimed
 
 
-class DirectMasks:
+class DirectMasks(NotCopied):
     """Every agent's flattened mask from the components' mask writers."""
 
     def __init__(self, templates: dict[str, np.ndarray]) -> None:

@@ -94,6 +94,22 @@ class SourceSlots:
         return not self._unclaimed
 
 
+def _dropped() -> None:
+    return None
+
+
+class NotCopied:
+    """Mixin: copies of the env get None here (``copy.deepcopy`` and pickling), so they
+    rebuild the direct path for their own objects (the writers are closures over the
+    original env's scenario and components, which a copy must not keep using)."""
+
+    def __deepcopy__(self, memo: dict) -> None:
+        return None
+
+    def __reduce__(self) -> tuple:
+        return (_dropped, ())
+
+
 def _owner(cls: type, name: str) -> type | None:
     return next((c for c in cls.__mro__ if name in vars(c)), None)
 
@@ -110,7 +126,7 @@ def trusted_writer(
     return writer_cls is not None and obs_cls is not None and issubclass(writer_cls, obs_cls)
 
 
-class DirectObservations:
+class DirectObservations(NotCopied):
     """The step's observations from the sources' writers (see the module docstring)."""
 
     def __init__(

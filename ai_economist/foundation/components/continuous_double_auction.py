@@ -353,11 +353,20 @@ class ContinuousDoubleAuction(BaseComponent):
         n_c = len(self.commodities)
         self._history = self._price_zeros(n_c, n)
         self._books = self._price_zeros(2, n_c, n)  # asks, then bids
+        self._bind_views()
+        self.executed_trades: list[list[dict[str, Any]]] = []
+
+    def _bind_views(self) -> None:
+        """The per-commodity dicts and the asks/bids halves as views of the blocks."""
         self._asks, self._bids = self._books[0], self._books[1]
         self.price_history = {c: self._history[j] for j, c in enumerate(self.commodities)}
         self.bid_hists = {c: self._bids[j] for j, c in enumerate(self.commodities)}
         self.ask_hists = {c: self._asks[j] for j, c in enumerate(self.commodities)}
-        self.executed_trades: list[list[dict[str, Any]]] = []
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Copies and pickles turn views into separate arrays: make them views again.
+        self.__dict__.update(state)
+        self._bind_views()
 
     def get_dense_log(self) -> list[list[dict[str, Any]]]:
         """Per step, the executed trades."""

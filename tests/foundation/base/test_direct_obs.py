@@ -144,3 +144,23 @@ def test_source_slots_refuse_unknown_twice_claimed_and_wrong_kind_fields():
         SourceSlots("x-", plan, {"0": 0}).positions("0", "m")
     assert slots.kept("0", "m") == "x-m"
     assert slots.complete
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copies_rebuild_the_direct_paths_for_their_own_objects(how):
+    import copy
+    import pickle
+
+    env = make()
+    obs = env.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        obs = env.step(random_valid_actions(obs, env, rng))[0]
+    twin = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert twin._direct is None and twin._masks._direct is None  # not the original's writers
+    for _ in range(20):
+        actions = random_valid_actions(obs, env, rng)
+        out, out_twin = env.step(actions), twin.step(actions)
+        assert_same(out, out_twin)
+        obs = out[0]
+    assert twin._direct._sources[0] is twin and twin._masks._direct
