@@ -369,7 +369,7 @@ class BaseEnvironment(EnvironmentViews, ABC):
         obs, planner_obs = merge_and_flatten(
             sources, time_value, self._merger, flattener, self._fused, self._obs_keys
         )
-        if self._direct is None and self._fused is not None:
+        if self._direct is None and self._fused is not None and self._fused.layout()[0]:
             objects = [("world-", self), *((c.name + "-", c) for c in self._components)]
             self._direct = DirectObservations.build(self._fused, objects, self._obs_keys) or False
         return obs, planner_obs
