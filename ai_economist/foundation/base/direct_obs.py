@@ -15,7 +15,8 @@ An observation source (the scenario, or a component) may offer, besides its publ
   :meth:`SourceSlots.kept`,
 
 or returns None (no fast path, e.g. for a configuration it does not cover). Every field of
-the learned layout must be claimed exactly once, else there is no fast path. The env uses
+the learned layout must be claimed exactly once, else there is no fast path, and written at
+every step (only the count of scalars is checked per step). The env uses
 :class:`DirectObservations` only when every source offers a writer and its class defines the
 writer no higher than ``generate_observations`` (a subclass that overrides only
 ``generate_observations`` keeps the general path). The result equals the general path's
@@ -150,6 +151,7 @@ class DirectObservations(NotCopied):
         self._sources: list[Any] = []
         self._scalar_idx = np.zeros(0, dtype=np.int64)
         self._n_scalars = 0
+        self._obs_keys: list[str] = []
 
     @classmethod
     def build(
