@@ -37,3 +37,4 @@ def test_gtb_benchmark_prints_wall_and_cpu_rates(cpu_step, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "phase-2 config, random valid actions), wall clock:" in out
     assert "CPU time:" in out and "ratio to 490" in out
+    assert "env.step alone (sampling left out), CPU time:" in out

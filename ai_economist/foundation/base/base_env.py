@@ -43,6 +43,7 @@ from ai_economist.foundation.base.collation import (
     collate_rewards,
     split_rewards,
 )
+from ai_economist.foundation.base.direct_obs import DirectObservations
 from ai_economist.foundation.base.env_views import EnvironmentViews
 from ai_economist.foundation.base.flat_assembly import FusedFlattener, merge_and_flatten
 from ai_economist.foundation.base.observations import ObservationMerger, PackagerCache
@@ -183,6 +184,8 @@ class BaseEnvironment(EnvironmentViews, ABC):
         self._fused: FusedFlattener | None = None
         if self._flatten_observations and not self.collate_agent_step_and_reset_data:
             self._fused = FusedFlattener(self._obs_keys[:-1])
+        # Direct path (None: not tried yet, False: not available); see base/direct_obs.py.
+        self._direct: DirectObservations | None | bool = None
         self._agents_and_planner: tuple[BaseAgent, ...] = tuple(self.all_agents)
         self._agent_keys = [str(a.idx) for a in self.world.agents]
         self._agent_lookup: dict[str, BaseAgent] = {str(a.idx): a for a in self.all_agents}
@@ -339,17 +342,12 @@ class BaseEnvironment(EnvironmentViews, ABC):
     # ----------------------------------------------------- observations/rewards
     def _generate_observations(self) -> dict[str, Any]:
         scale = self.episode_length if self._allow_observation_scaling else 1
-        sources = [("world-", self.generate_observations())]
-        # generate_observations, not obs(): the merger casts the agent keys to str itself
-        sources += [(c.name + "-", c.generate_observations()) for c in self._components]
-        obs, planner_obs = merge_and_flatten(
-            sources,
-            self.world.timestep / scale,
-            self._merger,
-            self._packagers if self._flatten_observations else None,
-            self._fused,
-            self._obs_keys,
-        )
+        time_value = self.world.timestep / scale
+        direct = self._direct.assemble(time_value) if self._direct else None
+        if direct is not None:
+            obs, planner_obs = direct
+        else:
+            obs, planner_obs = self._merged_observations(time_value)
         for key, mask in self._masks.build(self._components, self._completions).items():
             obs[key]["action_mask"] = mask
         if planner_obs:
@@ -359,6 +357,27 @@ class BaseEnvironment(EnvironmentViews, ABC):
                 )
             obs["p"].update(planner_obs)
         return obs
+
+    def _merged_observations(self, time_value: float) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The general path: every source's ``generate_observations`` dict, merged and
+        flattened; once the layout is learned, the direct path is set up if every source
+        offers a writer (``base/direct_obs.py``)."""
+        sources = [("world-", self.generate_observations())]
+        # generate_observations, not obs(): the merger casts the agent keys to str itself
+        sources += [(c.name + "-", c.generate_observations()) for c in self._components]
+        flattener = self._packagers if self._flatten_observations else None
+        obs, planner_obs = merge_and_flatten(
+            sources, time_value, self._merger, flattener, self._fused, self._obs_keys
+        )
+        if self._direct is None and self._fused is not None and self._fused.layout()[0]:
+            objects = [("world-", self), *((c.name + "-", c) for c in self._components)]
+            self._direct = DirectObservations.build(self._fused, objects, self._obs_keys) or False
+        return obs, planner_obs
+
+    def observation_writer(self, slots: Any) -> Any:
+        """The scenario's direct-path observation writer (``base/direct_obs.py``); None
+        (the default): the scenario has none and the env keeps the general path."""
+        return None
 
     def _reset_all_actions(self, mobile_agents: bool = True) -> None:
         """Every action back to NO-OP (the mobile agents' only if ``mobile_agents``: they

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.base_agent import BaseAgent
+from ai_economist.foundation.base.direct_masks import DirectMasks
 
 
 def collect_masks(components: Sequence[Any], completions: int) -> dict[str, dict[str, Any]]:
@@ -270,6 +271,8 @@ class MaskBuilder:
         self.layout = layout
         self._valid_keys = set(self.agent_lookup) | {"a"}
         self._writer = None
+        # Components' mask writers (None: not tried yet, False: not all offer one).
+        self._direct: DirectMasks | None | bool = None
         if flatten and layout is None:
             from ai_economist.foundation.base.flat_assembly import FlatMaskWriter
 
@@ -277,6 +280,13 @@ class MaskBuilder:
 
     def build(self, components: Sequence[Any], completions: int) -> dict[str, Any]:
         """Masks keyed like the observations."""
+        if self._direct is None and self._writer is not None:
+            writer = self._writer
+            direct = DirectMasks.build(writer._templates, writer._slots, components)
+            self._direct = direct or False
+        direct_masks = self._direct.build_masks(completions) if self._direct else None
+        if direct_masks is not None:
+            return direct_masks
         if self._writer is not None:
             written = self._writer.build(components, completions)
             if written is not None:

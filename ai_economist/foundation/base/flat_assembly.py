@@ -88,6 +88,16 @@ class FusedFlattener:
         self._time_slots = {key: time_slots[key] for key in self._timed_keys}
         self._plans, self._sizes = plans, sizes
 
+    def layout(
+        self,
+    ) -> tuple[list[dict[str, dict[str, FieldPlan]]] | None, dict[str, int], dict[str, Any]]:
+        """The learned layout: per source ``{key: {field: FieldPlan}}`` (None before
+        learning), each key's ``"flat"`` size and the ``time`` slot of the timed keys."""
+        if self._plans is None:
+            return None, {}, {}
+        plans = [{key: fields for key, fields in plan.values()} for _, plan in self._plans]
+        return plans, dict(self._sizes), dict(self._time_slots)
+
     def assemble(
         self, sources: Sequence[tuple[str, Any]], time_value: float
     ) -> dict[str, dict[str, Any]] | None:

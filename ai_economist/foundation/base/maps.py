@@ -48,6 +48,7 @@ class Maps:
         self._unoccupied = np.ones(self.size, dtype=bool)
         self._agent_locs: list[tuple[int, int] | None] = [None] * self.n_agents
         self._version = 0
+        self._stamps: dict[str, int] = {}  # layer -> the version of its last write
 
         source_blocks = []
         for name in self.resources:
@@ -84,9 +85,25 @@ class Maps:
         ``set``)."""
         return self._version
 
+    @property
+    def private_layers(self) -> tuple[str, ...]:
+        """Names of the private landmarks (their ``owner_state`` rows, in that order)."""
+        return tuple(self._private)
+
+    def layer_stamp(self, entity_name: str) -> int:
+        """The ``version`` of the last write to one layer (see :meth:`layer_stamps`)."""
+        return self._stamps.get(entity_name, 0)
+
+    def layer_stamps(self) -> tuple[int, ...]:
+        """Per layer (in ``keys()`` order) the ``version`` of its last write through this
+        class (0: never written), so caches can refresh only the layers that changed."""
+        stamps = self._stamps
+        return tuple(stamps.get(k, 0) for k in self._maps)
+
     def clear(self) -> None:
         """Zero every map (private landmarks: no owner) and make every cell accessible."""
         self._version += 1
+        self._stamps = dict.fromkeys(self._maps, self._version)
         for layer in self._maps.values():
             if isinstance(layer, dict):
                 layer["owner"][:] = -1
@@ -116,6 +133,7 @@ class Maps:
         """Replace a map (clamped at >= 0). Private landmarks take ``{"owner", "health"}``."""
         self._check_name(entity_name)
         self._version += 1
+        self._stamps[entity_name] = self._version
         if entity_name in self._private:
             self._set_private(entity_name, map_state)
             return
@@ -167,6 +185,7 @@ class Maps:
         """Set one cell (clamped at >= 0). Private landmarks need ``owner`` (an agent index)."""
         self._check_name(entity_name)
         self._version += 1
+        self._stamps[entity_name] = self._version
         if entity_name in self._private:
             self._set_private_point(entity_name, r, c, val, owner)
             return

@@ -123,12 +123,36 @@ class Build(BaseComponent):
             for agent in self.world.agents
         }
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        agents = self.world.agents
+        slots.scalars([(str(a.idx), f) for a in agents for f in ("build_payment", "build_skill")])
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            scale = self.payment if self.payment > 0 else 1
+            skills = self.sampled_skills
+            for agent in agents:
+                scalars.append(agent.state["build_payment"] / scale)
+                scalars.append(skills[agent.idx])
+
+        return write
+
     def generate_masks(self, completions: int = 0) -> dict[int, np.ndarray]:
         """Build is allowed exactly when :meth:`agent_can_build`."""
         return {
             agent.idx: np.array([self.agent_can_build(agent)], dtype=np.float32)
             for agent in self.world.agents
         }
+
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        agents = self.world.agents
+        where = np.concatenate([slots.positions(str(a.idx)) for a in agents])
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            buf[where] = [self.agent_can_build(agent) for agent in agents]
+
+        return write
 
     # ----------------------------------------------------------------- optional
     def get_metrics(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.components import cda_writers
 from ai_economist.foundation.components.param_checks import check_integer, check_number
 from ai_economist.foundation.entities import resource_registry
 
@@ -249,13 +250,8 @@ class ContinuousDoubleAuction(BaseComponent):
     def generate_observations(self) -> dict[Any, dict[str, Any]]:
         """Market rate, price history and the books (agents see others' orders and their own)."""
         agents = self.world.agents
-        history = self._history.sum(axis=1)  # (commodities, prices)
-        rates = ((history @ self._prices) / np.maximum(0.001, history.sum(axis=1))).tolist()
-        scaled = history * self.inv_scale
-        books = self._books  # (asks/bids, commodities, agents, prices)
-        full = books.sum(axis=2)  # (asks/bids, commodities, prices)
-        others = full[:, :, None] - books
-        mine = books.copy()
+        rates, scaled, full, others = self._market_view()
+        mine = self._books.copy()
         keys = [a.idx for a in agents]
         obs: dict[Any, dict[str, Any]] = {k: {} for k in keys}
         planner: dict[str, Any] = {}
@@ -280,6 +276,15 @@ class ContinuousDoubleAuction(BaseComponent):
         obs[self.world.planner.idx] = planner
         return obs
 
+    def _market_view(self) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
+        """Market rates, scaled price histories (commodities, prices), the full books
+        (asks/bids, commodities, prices) and each agent's view of the others' orders
+        (asks/bids, commodities, agents, prices)."""
+        history = self._history.sum(axis=1)  # (commodities, prices)
+        rates = ((history @ self._prices) / np.maximum(0.001, history.sum(axis=1))).tolist()
+        full = self._books.sum(axis=2)
+        return rates, history * self.inv_scale, full, full[:, :, None] - self._books
+
     def generate_masks(self, completions: int = 0) -> dict[int, dict[str, np.ndarray]]:
         """Sell: all prices if the agent can ask, else none. Buy: prices <= its coin, if below the order limit."""
         agents = self.world.agents
@@ -296,6 +301,14 @@ class ContinuousDoubleAuction(BaseComponent):
                 m[buy] = can_pay[i] if below_limit[i] else zeros
                 m[sell] = ones if below_limit[i] and agent.state["inventory"][c] > 0 else zeros
         return masks
+
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        return cda_writers.observation_writer(self, slots)
+
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        return cda_writers.mask_writer(self, slots)
 
     # ----------------------------------------------------------------- optional
     def get_metrics(self) -> dict[str, Any]:
@@ -340,11 +353,20 @@ class ContinuousDoubleAuction(BaseComponent):
         n_c = len(self.commodities)
         self._history = self._price_zeros(n_c, n)
         self._books = self._price_zeros(2, n_c, n)  # asks, then bids
+        self._bind_views()
+        self.executed_trades: list[list[dict[str, Any]]] = []
+
+    def _bind_views(self) -> None:
+        """The per-commodity dicts and the asks/bids halves as views of the blocks."""
         self._asks, self._bids = self._books[0], self._books[1]
         self.price_history = {c: self._history[j] for j, c in enumerate(self.commodities)}
         self.bid_hists = {c: self._bids[j] for j, c in enumerate(self.commodities)}
         self.ask_hists = {c: self._asks[j] for j, c in enumerate(self.commodities)}
-        self.executed_trades: list[list[dict[str, Any]]] = []
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Copies and pickles turn views into separate arrays: make them views again.
+        self.__dict__.update(state)
+        self._bind_views()
 
     def get_dense_log(self) -> list[list[dict[str, Any]]]:
         """Per step, the executed trades."""

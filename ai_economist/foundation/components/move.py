@@ -104,8 +104,24 @@ class Gather(BaseComponent):
             for agent in self.world.agents
         }
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        agents = self.world.agents
+        slots.scalars([(str(a.idx), "bonus_gather_prob") for a in agents])
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            scalars.extend([a.state["bonus_gather_prob"] for a in agents])
+
+        return write
+
     def generate_masks(self, completions: int = 0) -> dict[int, np.ndarray]:
         """A move is allowed when its target cell is on the map, accessible and unoccupied."""
+        allowed = self._allowed_moves()
+        return {agent.idx: allowed[i] for i, agent in enumerate(self.world.agents)}
+
+    def _allowed_moves(self) -> np.ndarray:
+        """float32 (n_agents, 4): 1 where the move's target cell is on the map, accessible
+        to the agent and unoccupied."""
         world = self.world
         h, w = world.world_size
         free = world.maps.unoccupied
@@ -117,7 +133,16 @@ class Gather(BaseComponent):
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < h and 0 <= cc < w and free[rr, cc] and access[i, rr, cc]:
                     allowed[i, k] = 1.0
-        return {agent.idx: allowed[i] for i, agent in enumerate(world.agents)}
+        return allowed
+
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
+        where = np.stack([slots.positions(str(a.idx)) for a in self.world.agents])
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            buf[where] = self._allowed_moves()
+
+        return write
 
     # ----------------------------------------------------------------- optional
     def additional_reset_steps(self) -> None:

@@ -243,6 +243,31 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             }
         return obs
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
+        keys = [self.world.planner.idx, *(str(a.idx) for a in self.world.agents)]
+        agent_keys = keys[1:]
+        common = ("is_tax_day", "is_first_day", "tax_phase")
+        slots.scalars([(k, f) for k in keys for f in common])
+        slots.scalars([(k, "marginal_rate") for k in agent_keys])
+        per_agent = ("last_income", "last_marginal_rate", "curr_marginal_rate")
+        slots.scalars([("p" + k, f) for k in agent_keys for f in per_agent])
+        incomes = np.stack([slots.positions(k, "last_incomes") for k in keys])
+        rates = np.stack([slots.positions(k, "curr_rates") for k in keys])
+        n_keys = len(keys)
+
+        def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+            pos, period = self.tax_cycle_pos, self.period
+            scalars.extend([float(pos >= period), float(pos == 1), pos / period] * n_keys)
+            curr = self._current_marginal_rates()
+            scalars.extend(curr)
+            for row in zip(self._last_income_list, self._last_marginal_list, curr, strict=True):
+                scalars.extend(row)
+            buf[incomes] = self._last_income_obs_sorted
+            buf[rates] = self._curr_rates_obs
+
+        return write
+
     def _current_marginal_rates(self) -> list[float]:
         """Each agent's marginal rate on its income since the last tax day (``marginal_rate``
         of the live rates), recomputed only when the coin, the last tax day's coin or the
@@ -269,6 +294,25 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         if self.disable_taxes or self.tax_model != "model_wrapper":
             return {}
         return {self.world.planner.idx: self._masks.masks(self.tax_cycle_pos == 1, completions)}
+
+    def mask_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``), for the
+        planner-set rates (None otherwise)."""
+        if self.disable_taxes or self.tax_model != "model_wrapper":
+            return None
+        planner = self.world.planner.idx
+        where = []
+        for name in self._masks.sub_names:
+            positions = slots.positions(planner, name)
+            where.append((name, int(positions[0]), int(positions[-1]) + 1))
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            self._masks.update_completions(completions)
+            masks = self._masks.masks(self.tax_cycle_pos == 1, completions)
+            for name, start, stop in where:
+                buf[start:stop] = masks[name]
+
+        return write
 
     def _reset_trackers(self, last_coin: np.ndarray) -> None:
         self.tax_cycle_pos = 1

@@ -25,8 +25,9 @@ from ai_economist.foundation.components.param_checks import (
     check_integer,
     check_number,
 )
-from ai_economist.foundation.scenarios.simple_wood_and_stone import dynamics
+from ai_economist.foundation.scenarios.simple_wood_and_stone import dynamics, writers
 from ai_economist.foundation.scenarios.simple_wood_and_stone.action_checks import MaskedActionCheck
+from ai_economist.foundation.scenarios.simple_wood_and_stone.map_cache import MapCache
 from ai_economist.foundation.scenarios.utils import rewards, social_metrics
 
 PLANNER_REWARD_TYPES = (
@@ -104,7 +105,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         )
         self.check_action_masks = bool(check_action_masks)
         self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._padded_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._regrow_cache: dict[str, tuple[tuple, tuple[np.ndarray, np.ndarray]]] = {}
+        self._map_cache = MapCache()
         self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
@@ -220,6 +222,18 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def scenario_step(self) -> None:
         """Regrow wood and stone on their source cells (:func:`dynamics.regrow`)."""
         maps = self.world.maps
+        specs = [self.layout_specs[r] for r in RESOURCES]
+        if all(int(spec["regen_halfwidth"]) == 0 for spec in specs):
+            current = [maps.get(r) for r in RESOURCES]
+            cells = [self._source_cells(r) for r in RESOURCES]
+            inputs = [self._regrow_inputs(r, spec) for r, spec in zip(RESOURCES, specs)]
+            grown = dynamics.regrow_all(
+                current, cells, inputs, [s["max_health"] for s in specs], self.world.rng
+            )
+            for resource, before, after in zip(RESOURCES, current, grown):
+                if after is not before:
+                    maps.set(resource, after)
+            return
         for resource in RESOURCES:
             spec = self.layout_specs[resource]
             current = maps.get(resource)
@@ -242,6 +256,25 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         if cached is None or cached[0] is not source:
             cached = (source, np.flatnonzero(source))
             self._source_cache[resource] = cached
+        return cached[1]
+
+    def _regrow_inputs(self, resource: str, spec: dict) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`dynamics.regrow_inputs` of ``resource``, kept while neither its map
+        (``Maps.layer_stamp``), its source cells nor its weight changed."""
+        maps = self.world.maps
+        source, cells = self._source_cache[resource]
+        key = (maps.layer_stamp(resource), cells, spec["regen_weight"])
+        cached = self._regrow_cache.get(resource)
+        if (
+            cached is None
+            or cached[0][0] != key[0]
+            or cached[0][1] is not cells
+            or cached[0][2] != key[2]
+        ):
+            inputs = dynamics.regrow_inputs(
+                maps.get(resource), source.take(cells), cells, spec["regen_weight"]
+            )
+            cached = self._regrow_cache[resource] = (key, inputs)
         return cached[1]
 
     def compute_reward(self) -> dict[Any, float]:
@@ -304,19 +337,19 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             obs["p" + key] = dict(invs[key], **loc) if spatial else invs[key]
         return obs
 
+    def observation_writer(self, slots: Any) -> Any:
+        """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``),
+        for egocentric windows (None with full observability)."""
+        return writers.scenario_observation_writer(self, slots)
+
+    def _map_state(self) -> np.ndarray:
+        """A fresh copy of ``maps.state`` (:class:`MapCache`)."""
+        return self._map_cache.state(self.world.maps)
+
     def _padded_maps(self, w: int) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`dynamics.padded_views` of the maps (cached while ``maps.version`` is
-        unchanged) and a fresh padded index array whose location channel is still empty."""
-        maps = self.world.maps
-        cached = self._padded_cache
-        if cached is None or cached[0] != maps.version:
-            owners = dynamics.code_agent_indices(maps.owner_state)
-            empty_locs = np.zeros((1, *self.world_size), dtype=np.int16)
-            padded, padded_idx = dynamics.padded_views(
-                [maps.get(k) for k in maps.keys()], np.concatenate([owners, empty_locs]), w
-            )
-            cached = self._padded_cache = (maps.version, padded, padded_idx)
-        return cached[1], cached[2].copy()
+        """:func:`dynamics.padded_views` of the maps (cached, :class:`MapCache`) and a fresh
+        padded index array whose location channel is still empty."""
+        return self._map_cache.padded(self.world.maps, w)
 
     # ---------------------------------------------------------------- metrics
     def scenario_metrics(self) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 * :func:`convolve_same`: 2-D convolution, zero padded, output the size of the input
   (``scipy.signal.convolve2d(x, k, "same")`` for odd kernels).
-* :func:`regrow`: stochastic resource regeneration on source cells.
+* :func:`regrow`: stochastic resource regeneration on source cells (:func:`regrow_all`:
+  several resources with one draw, from :func:`regrow_inputs`).
 * :func:`agent_idx_maps`: owner and location channels coded 0 nobody / k + 2 agent k.
 * :func:`egocentric_views`: each agent's (2w+1)^2 window of the maps.
 """
@@ -72,6 +73,43 @@ def regrow(
     return out
 
 
+def regrow_inputs(
+    resource: np.ndarray, source_values: np.ndarray, cells: np.ndarray, weight: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(before, prob)`` at ``cells`` for :func:`regrow_all` (``halfwidth=0``):
+    ``source_values`` is the source map at ``cells``."""
+    before = resource.take(cells)
+    return before, np.maximum(before, source_values) * weight
+
+
+def regrow_all(
+    resources: list[np.ndarray],
+    cells: list[np.ndarray],
+    inputs: list[tuple[np.ndarray, np.ndarray]],
+    max_healths: list[float],
+    rng: np.random.Generator,
+) -> list[np.ndarray]:
+    """:func:`regrow` with ``halfwidth=0`` for several resources at once, with one draw of
+    u ~ U[0, 1) for all their source cells (the same numbers, in the same order, as one
+    :func:`regrow` call per resource: ``Generator.random`` makes one double per 64-bit
+    output). ``inputs[k]`` is :func:`regrow_inputs` of resource k (a caller may keep it while
+    the resource map is unchanged). Returns each resource's map, the input array itself
+    where no cell changed."""
+    draws = rng.random(sum(c.size for c in cells))
+    out, start = [], 0
+    for resource, n_cells, (before, prob), max_health in zip(resources, cells, inputs, max_healths):
+        stop = start + n_cells.size
+        spawn = draws[start:stop] < prob
+        start = stop
+        if spawn.any():
+            after = np.minimum(before + spawn, max_health)
+            if (after != before).any():
+                resource = resource.copy()
+                resource.flat[n_cells] = after
+        out.append(resource)
+    return out
+
+
 def code_agent_indices(idx_map: np.ndarray) -> np.ndarray:
     """int16 copy of an owner or location map coded 0 for nobody (-1) and ``k + 2`` for agent k."""
     idx = np.asarray(idx_map, dtype=np.int16)
@@ -122,5 +160,23 @@ def egocentric_views(
     for i, (r, c) in enumerate(locs):
         idx = padded_idx[:, r : r + side, c : c + side].copy()
         idx[idx == i + 2] = 1
+        out.append((padded[:, r : r + side, c : c + side], idx))
+    return out
+
+
+def egocentric_views_owned(
+    padded: np.ndarray, padded_idx: np.ndarray, locs: list[list[int]], w: int, owners: set[int]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`egocentric_views` where the last index channel holds each agent's own code
+    only at its location (the window's centre) and ``owners`` are the agents whose code
+    appears in the other channels: the same arrays with fewer whole-window operations."""
+    out = []
+    side = 2 * w + 1
+    for i, (r, c) in enumerate(locs):
+        idx = padded_idx[:, r : r + side, c : c + side].copy()
+        if i in owners:
+            owned = idx[:-1]
+            owned[owned == i + 2] = 1
+        idx[-1, w, w] = 1
         out.append((padded[:, r : r + side, c : c + side], idx))
     return out

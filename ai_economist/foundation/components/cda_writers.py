@@ -1,0 +1,74 @@
+"""Direct-path writers of ``ContinuousDoubleAuction``'s observations and masks.
+
+``ContinuousDoubleAuction.observation_writer`` / ``mask_writer`` (see ``base/direct_obs.py``
+and ``base/direct_masks.py``): the same values as its ``generate_observations`` and
+``generate_masks``, written into the step's buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def observation_writer(cda: Any, slots: Any) -> Any:
+    """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``):
+    one fancy-indexed write per kind of field for all agents and commodities."""
+    agent_keys = [str(a.idx) for a in cda.world.agents]
+    keys = [*agent_keys, cda.world.planner.idx]
+    slots.scalars([(k, f"market_rate-{c}") for c in cda.commodities for k in keys])
+
+    def where(fields: tuple[str, ...], who: list[str]) -> np.ndarray:
+        return np.array(
+            [
+                [[slots.positions(k, f"{f}-{c}") for k in who] for c in cda.commodities]
+                for f in fields
+            ]
+        )
+
+    hist = where(("price_history",), keys)[0]  # (commodities, keys, prices)
+    others = where(("available_asks", "available_bids"), agent_keys)
+    mine = where(("my_asks", "my_bids"), agent_keys)
+    full = where(("full_asks", "full_bids"), [cda.world.planner.idx])[:, :, 0]
+    n_keys = len(keys)
+
+    def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
+        rates, scaled, full_books, others_books = cda._market_view()
+        for rate in rates:
+            scalars.extend([rate] * n_keys)
+        buf[hist] = scaled[:, None, :]
+        buf[others] = others_books
+        buf[mine] = cda._books
+        buf[full] = full_books
+
+    return write
+
+
+def mask_writer(cda: Any, slots: Any) -> Any:
+    """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``); the
+    buffer starts at zeros there, so only allowed orders are written."""
+    agents = cda.world.agents
+
+    def bounds(side: str, c: str) -> list[tuple[int, int]]:
+        out = []
+        for agent in agents:
+            where = slots.positions(str(agent.idx), f"{side}_{c}")
+            out.append((int(where[0]), int(where[-1]) + 1))
+        return out
+
+    per_commodity = [(c, bounds("Buy", c), bounds("Sell", c)) for c in cda.commodities]
+
+    def write(buf: np.ndarray, completions: int) -> None:
+        inventories = [a.state["inventory"] for a in agents]
+        coin = np.array([inv["Coin"] for inv in inventories])
+        can_pay = cda._prices <= coin[:, None]  # (agents, prices)
+        for c, buy, sell in per_commodity:
+            below = (cda.n_orders[c] < cda.max_num_orders).tolist()
+            for i, inv in enumerate(inventories):
+                if below[i]:
+                    buf[buy[i][0] : buy[i][1]] = can_pay[i]
+                    if inv[c] > 0:
+                        buf[sell[i][0] : sell[i][1]] = 1
+
+    return write

@@ -1,0 +1,69 @@
+"""MapCache (per-layer refreshed copies of the maps) and egocentric_views_owned give exactly
+what Maps.state, dynamics.padded_views and dynamics.egocentric_views give."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ai_economist import foundation
+from ai_economist.foundation.scenarios.simple_wood_and_stone import configs, dynamics
+from ai_economist.foundation.scenarios.simple_wood_and_stone.map_cache import MapCache
+
+
+def reference_padded(maps, w):
+    owners = dynamics.code_agent_indices(maps.owner_state)
+    empty = np.zeros((1, *maps.size), dtype=np.int16)
+    return dynamics.padded_views(
+        [maps.get(k) for k in maps.keys()], np.concatenate([owners, empty]), w
+    )
+
+
+def test_map_cache_follows_every_kind_of_map_write():
+    kwargs = configs.env_config(configs.PHASE2_ENV_CONFIG)
+    env = foundation.make_env_instance(configs.SCENARIO_NAME, seed=0, **kwargs)
+    env.reset()
+    maps, cache, rng = env.world.maps, MapCache(), np.random.default_rng(0)
+    h, w = maps.size
+    held = []
+    for step in range(60):
+        kind = step % 4
+        r, c = int(rng.integers(h)), int(rng.integers(w))
+        if kind == 0:
+            maps.set("Wood", (rng.random((h, w)) < 0.2).astype(float))
+        elif kind == 1:
+            maps.set_point("Stone", r, c, float(rng.integers(0, 3)))
+        elif kind == 2 and maps.get("Water")[r, c] == 0:
+            maps.set_point("House", r, c, 1, owner=int(rng.integers(4)))
+        state = cache.state(maps)
+        padded, padded_idx = cache.padded(maps, 5)
+        ref_padded, ref_idx = reference_padded(maps, 5)
+        np.testing.assert_array_equal(state, maps.state)
+        assert state.dtype == np.float32
+        np.testing.assert_array_equal(padded, ref_padded)
+        np.testing.assert_array_equal(padded_idx, ref_idx)
+        owned = {int(k) for k in np.unique(maps.owner_state) if k >= 0}
+        assert cache.owners(maps) == owned
+        held.append((padded, padded.copy()))
+    for array, values in held:  # arrays handed out earlier were never edited
+        np.testing.assert_array_equal(array, values)
+    assert cache.owners(maps)  # houses were placed
+
+
+def test_egocentric_views_owned_equals_egocentric_views():
+    rng = np.random.default_rng(1)
+    h, w, r = 9, 8, 2
+    owners = np.where(rng.random((h, w)) < 0.3, rng.integers(0, 3, (h, w)), -1)
+    locs = [[0, 0], [4, 7], [8, 3]]
+    loc_map = np.full((h, w), -1)
+    for i, (row, col) in enumerate(locs):
+        loc_map[row, col] = i
+    idx_maps = dynamics.agent_idx_maps(owners[None].astype(np.int16), loc_map)
+    padded, padded_idx = dynamics.padded_views([rng.random((h, w))], idx_maps, r)
+    owned = {int(k) for k in np.unique(owners) if k >= 0}
+    for (m1, i1), (m2, i2) in zip(
+        dynamics.egocentric_views(padded, padded_idx, locs, r),
+        dynamics.egocentric_views_owned(padded, padded_idx, locs, r, owned),
+    ):
+        np.testing.assert_array_equal(m1, m2)
+        np.testing.assert_array_equal(i1, i2)
+        assert i1.dtype == i2.dtype
