@@ -46,13 +46,9 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (  #
     GatherTradeBuildBatch,
 )
 from ai_economist.training.config import default_config_path, load_run_config  # noqa: E402
-from ai_economist.training.training_script import (  # noqa: E402
-    ENVIRONMENTS,
-    policy_tag_to_agent_id_map,
-)
+from ai_economist.training.training_script import build_trainer  # noqa: E402
 from ai_economist.warp_drive.training.checkpoint import find_checkpoint  # noqa: E402
 from ai_economist.warp_drive.training.models import greedy_masked, sample_masked  # noqa: E402
-from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
 
 QUIET = ["saving.tensorboard=false", "trainer.progress_bar=false"]
 # PeriodicBracketTax settings of each fixed schedule (on top of the phase-2 config).
@@ -68,16 +64,8 @@ def train(name: str, seconds: float, results_dir: Path, overrides: list[str]) ->
     """Train run config ``name`` for about ``seconds`` (the iteration running at the deadline
     finishes) on the CPU; return its run directory, iterations, env-steps and CPU models."""
     config = load_run_config(default_config_path(name), ["trainer.device=cpu", *QUIET, *overrides])
-    entry = ENVIRONMENTS[name]
-    env = entry.build(config, torch.device("cpu"), None)
-    trainer = Trainer(
-        env,
-        config,
-        policy_tag_to_agent_id_map(env),
-        create_separate_placeholders_for_each_policy=True,
-        obs_dim_corresponding_to_num_agents=entry.obs_dim_corresponding_to_num_agents,
-        results_directory=str(results_dir),
-        verbose=False,
+    trainer = build_trainer(
+        config, torch.device("cpu"), results_directory=str(results_dir), verbose=False
     )
     try:
         with warnings.catch_warnings():  # GTB checkpoints hold no env state: fine here

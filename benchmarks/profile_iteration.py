@@ -19,6 +19,7 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -27,25 +28,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_throughput import build_trainer  # noqa: E402
 
 from ai_economist.training.config import find_run_config, load_run_config  # noqa: E402
-from ai_economist.training.training_script import (  # noqa: E402
-    ENVIRONMENTS,
-    policy_tag_to_agent_id_map,
-)
+from ai_economist.training.training_script import build_trainer as build_registered  # noqa: E402
 from ai_economist.warp_drive.training.distributed import DistributedContext  # noqa: E402
-from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
 
 
-def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Trainer:
+def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Any:
     """The trainer of a packaged run config, on the GPU, with only the device settings changed."""
     overrides = ["trainer.device=cuda", "trainer.num_episodes=100000000",
                  f"trainer.precision={args.precision}", "trainer.progress_bar=false",
                  f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}", "saving.tensorboard=false"]  # fmt: skip
     config = load_run_config(find_run_config(args.config), overrides)
-    entry = ENVIRONMENTS[config["name"]]
-    env = entry.build(config, torch.device("cuda"), None)
-    return Trainer(env, config, policy_tag_to_agent_id_map(env), True,
-                   entry.obs_dim_corresponding_to_num_agents, results_directory=run_dir,
-                   verbose=False)  # fmt: skip
+    return build_registered(config, torch.device("cuda"), results_directory=run_dir, verbose=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,9 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from ai_economist.training.config import find_run_config, load_run_config  # noqa: E402
 from ai_economist.training.environments import get_training_env  # noqa: E402
-from ai_economist.training.training_script import policy_tag_to_agent_id_map  # noqa: E402
+from ai_economist.training.training_script import build_trainer  # noqa: E402
 from ai_economist.warp_drive.training.models import greedy_masked, sample_masked  # noqa: E402
-from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
 
 ENV = "tag_continuous"
 LEARNING_CONFIG = "tag_continuous_learning"
@@ -161,11 +160,7 @@ def main(argv: list[str] | None = None) -> dict:
         path, ["trainer.num_episodes=100000000", f"trainer.device={args.device}", *args.overrides]
     )
     device = torch.device(args.device)
-    wrapper = get_training_env(ENV).build(config, device, None)
-    trainer = Trainer(
-        wrapper, config, policy_tag_to_agent_id_map(wrapper), True, "first",
-        results_directory=args.results_dir, verbose=False,
-    )  # fmt: skip
+    trainer = build_trainer(config, device, results_directory=args.results_dir, verbose=False)
     hardware = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"training {ENV} on {hardware}: {config['trainer']['num_envs']} envs, "
           f"up to {args.minutes} min; run config {path}; overrides: "

@@ -55,6 +55,24 @@ def policy_tag_to_agent_id_map(env: Any) -> dict[str, list]:
     }
 
 
+def build_trainer(config: dict, device: Any, **trainer_options: Any) -> Any:
+    """The registered env of ``config["name"]`` built on ``device``, and a ``Trainer`` around
+    it (what each training process does); ``trainer_options`` go to ``Trainer``
+    (``results_directory``, ``verbose``, ``num_devices``, ``device_id``, ``resume_from``)."""
+    from ai_economist.warp_drive.training.trainer import Trainer
+
+    entry = ENVIRONMENTS[config["name"]]
+    env = entry.build(config, device, None)
+    return Trainer(
+        env,
+        config,
+        policy_tag_to_agent_id_map(env),
+        create_separate_placeholders_for_each_policy=True,
+        obs_dim_corresponding_to_num_agents=entry.obs_dim_corresponding_to_num_agents,
+        **trainer_options,
+    )
+
+
 def resolve_device(requested: str) -> str:
     """``auto`` -> ``cuda`` if a GPU is visible, else ``cpu``; ``cuda`` without one is an error."""
     import torch
@@ -172,20 +190,13 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
     """Build the env and the trainer in this process (one per GPU) and train."""
     import torch
 
-    from ai_economist.warp_drive.training.trainer import Trainer
-
     rank, world = (ctx.rank, ctx.world_size) if ctx is not None else (0, 1)
     device = (
         torch.device("cuda", rank) if config["trainer"]["device"] == "cuda" else torch.device("cpu")
     )
-    entry = ENVIRONMENTS[env_name]
-    env = entry.build(config, device, None)
-    trainer = Trainer(
-        env,
+    trainer = build_trainer(
         config,
-        policy_tag_to_agent_id_map(env),
-        create_separate_placeholders_for_each_policy=True,
-        obs_dim_corresponding_to_num_agents=entry.obs_dim_corresponding_to_num_agents,
+        device,
         num_devices=world,
         device_id=rank,
         results_directory=results_dir,

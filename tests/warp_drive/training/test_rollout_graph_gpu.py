@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from ai_economist.training.config import default_config_path, load_run_config
-from ai_economist.training.training_script import ENVIRONMENTS, policy_tag_to_agent_id_map
-from ai_economist.warp_drive.training.trainer import Trainer
+from ai_economist.training.training_script import build_trainer as build_registered
 
 pytestmark = pytest.mark.gpu
 
@@ -38,11 +37,7 @@ def build_trainer(tmp_path, env_name, backend, graphs, precision="fp32", num_env
         *env_overrides,
     ]
     config = load_run_config(default_config_path(env_name), overrides)
-    entry = ENVIRONMENTS[env_name]
-    env = entry.build(config, torch.device("cuda"), None)
-    return Trainer(env, config, policy_tag_to_agent_id_map(env), True,
-                   entry.obs_dim_corresponding_to_num_agents, results_directory=tmp_path,
-                   verbose=False)  # fmt: skip
+    return build_registered(config, torch.device("cuda"), results_directory=tmp_path, verbose=False)
 
 
 def trained_state(trainer, iterations=3):
