@@ -123,7 +123,7 @@ def ctypes_parameter(value: Any) -> ctypes._SimpleCData:
     return ctype(value.item() if hasattr(value, "item") else value)
 
 
-def launch_stream_source() -> tuple[int, Any]:
+def _launch_device() -> tuple[int, Any]:
     """(torch's current device index, the stream reader), or (0, None) without torch's CUDA:
     a launcher launches on the device that was current when it was bound."""
     torch = sys.modules.get("torch")
@@ -153,7 +153,7 @@ class StreamLaunch:
             *[ctypes.addressof(h) for h in self._holders]
         )
         self._launch = libcuda().cuLaunchKernel
-        self._device, self._stream_of = launch_stream_source()
+        self._device, self._stream_of = _launch_device()
 
     def __call__(self) -> None:
         stream = self._stream_of(self._device) if self._stream_of else 0

@@ -16,12 +16,21 @@ never depend on the path; :attr:`PreparedLaunch.prepared` says which one is in u
 from __future__ import annotations
 
 import ctypes
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ai_economist.warp_drive.driver_launch import launch_stream_source
+from ai_economist.warp_drive.driver_launch import current_stream_handle
 from ai_economist.warp_drive.errors import cudasim_enabled
+
+
+def _torch_device_index() -> int | None:
+    """torch's current CUDA device when torch's CUDA is in use (the launches' device)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return torch.cuda.current_device()
 
 
 def _as_dim3(dim: int | Sequence[int]) -> tuple[int, int, int]:
@@ -99,14 +108,14 @@ class PreparedLaunch:
         handle = kernel._codelibrary.get_cufunc().handle
         self._function = cu.CUfunction(int(handle))
         self._fixed_stream = int(stream)
-        self._device, self._stream_of = launch_stream_source()
+        self._device = _torch_device_index()
         self._streams: dict[int, Any] = {}
         self._driver = cu
 
     def _stream(self) -> Any:
         """The stream of this launch: the one given, else torch's current stream (so that a
         CUDA graph capture records the launch)."""
-        handle = self._fixed_stream or (self._stream_of(self._device) if self._stream_of else 0)
+        handle = self._fixed_stream or current_stream_handle(self._device)
         stream = self._streams.get(handle)
         if stream is None:
             stream = self._streams[handle] = self._driver.CUstream(handle)
