@@ -10,7 +10,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,6 +150,10 @@ class RolloutCollector:
 
     Both need the env's tensors to stay at fixed addresses, which is checked every rollout.
     ``precision="bf16"`` runs the models' forward passes under bfloat16 autocast.
+
+    On a GPU with several policies, each policy's forward pass and sampling run on a CUDA
+    stream of its own (:class:`PolicyStreams`), so that their small kernels execute side by
+    side (also inside the captured graphs); the env step waits for all of them.
     """
 
     def __init__(self, env: Any, policies: dict[str, Any], num_steps: int,
@@ -168,6 +172,7 @@ class RolloutCollector:
         self._graphs: list[torch.cuda.CUDAGraph] = []
         self._rollout_graph: torch.cuda.CUDAGraph | None = None
         self._graph_addresses: list[int] = []
+        self.streams = PolicyStreams(self.device, list(policies))
 
     def _env_addresses(self) -> list[int]:
         env = self.env
@@ -181,16 +186,17 @@ class RolloutCollector:
         env = self.env
         for p in self.policies.values():
             buf = p.buffer
-            with timer.phase("policy_forward"):
-                buf.obs[t].copy_(env.observations(p.tag))
-                buf.masks[t].copy_(env.action_masks(p.tag))
-                logits, values = p.act_model(buf.obs[t])  # in the caller's autocast
-            with timer.phase("sampling"):
-                actions, log_probs = sample_masked(logits, buf.masks[t], gumbel=buf.gumbel[t])
-                buf.actions[t].copy_(actions)
-                buf.log_probs[t].copy_(log_probs)
-                buf.values[t].copy_(values)
-                env.actions(p.tag).copy_(actions)
+            with self.streams.on(p.tag):
+                with timer.phase("policy_forward"):
+                    buf.obs[t].copy_(env.observations(p.tag))
+                    buf.masks[t].copy_(env.action_masks(p.tag))
+                    logits, values = p.act_model(buf.obs[t])  # in the caller's autocast
+                with timer.phase("sampling"):
+                    out = (buf.actions[t], buf.log_probs[t])
+                    sample_masked(logits, buf.masks[t], gumbel=buf.gumbel[t], out=out)
+                    buf.values[t].copy_(values)
+                    env.actions(p.tag).copy_(buf.actions[t])
+        self.streams.join()
 
     def _env_step(self, t: int, timer: PhaseTimer) -> None:
         env = self.env
@@ -217,7 +223,12 @@ class RolloutCollector:
             return False
         graph = torch.cuda.CUDAGraph()
         try:
-            with env.graph_capture(), torch.cuda.graph(graph), self._autocast(cache=True):
+            with (
+                env.graph_capture(),
+                torch.cuda.graph(graph),
+                self._autocast(cache=True),
+                self._frozen_heads(),
+            ):
                 for t in range(self.num_steps):  # weights are cast once a rollout (bf16)
                     self._policy_step(t, timer)
                     self._env_step(t, timer)
@@ -243,7 +254,7 @@ class RolloutCollector:
                 pool = torch.cuda.graph_pool_handle()
                 for t in range(self.num_steps):
                     graph = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(graph, pool=pool), self._autocast():
+                    with torch.cuda.graph(graph, pool=pool), self._autocast(), self._frozen_heads():
                         self._policy_step(t, timer)
                     self._graphs.append(graph)
                 self.graph_mode = "policy"
@@ -272,7 +283,7 @@ class RolloutCollector:
                 self._rollout_graph.replay()
                 env.advance_host_steps(self.num_steps)
         else:
-            with self._autocast(cache=True):
+            with self._autocast(cache=True), self._frozen_heads():
                 for t in range(self.num_steps):
                     if self._graphs:
                         with timer.phase("policy (graph)"):
@@ -285,6 +296,51 @@ class RolloutCollector:
                 if p.config["to_train"]:
                     self.last_values[tag] = p.act_model(env.observations(tag).float())[1]
 
+    def _frozen_heads(self) -> ExitStack:
+        """Every model's heads stacked once for the enclosed forward passes (models that
+        offer ``frozen_heads``; see :class:`~.models.FullyConnectedActorCritic`)."""
+        stack = ExitStack()
+        for p in self.policies.values():
+            frozen = getattr(p.model, "frozen_heads", None)
+            if frozen is not None:
+                stack.enter_context(frozen())
+        return stack
+
     def _autocast(self, cache: bool = False) -> AbstractContextManager:
         """The models' precision (``trainer.precision``) for the enclosed forward passes."""
         return autocast(self.device, self.precision, cache)
+
+
+class PolicyStreams:
+    """A CUDA stream per policy, so that independent per-policy work runs concurrently.
+
+    ``on(tag)`` makes the policy's stream current after it has waited for the current
+    stream's work so far; ``join()`` makes the current stream wait for every policy stream.
+    With one policy, or off a GPU, ``on`` changes nothing.  Works inside CUDA graph capture
+    (the streams fork from and join the capturing stream).
+    """
+
+    def __init__(self, device: torch.device, tags: list[str], enabled: bool = True) -> None:
+        self.enabled = enabled and device.type == "cuda" and len(tags) > 1
+        self.device = device
+        self._streams = {t: torch.cuda.Stream(device) for t in tags} if self.enabled else {}
+        self._origin: torch.cuda.Stream | None = None
+
+    def on(self, tag: str) -> AbstractContextManager:
+        """The policy's stream as the current stream for the enclosed block."""
+        if not self.enabled:
+            return nullcontext()
+        origin = self._origin
+        if origin is None:
+            origin = self._origin = torch.cuda.current_stream(self.device)
+        side = self._streams[tag]
+        side.wait_stream(origin)
+        return torch.cuda.stream(side)
+
+    def join(self) -> None:
+        """The stream that was current at the first ``on`` waits for all policy streams."""
+        if self._origin is None:
+            return
+        for side in self._streams.values():
+            self._origin.wait_stream(side)
+        self._origin = None

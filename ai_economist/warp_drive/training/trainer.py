@@ -44,6 +44,7 @@ from ai_economist.warp_drive.training.models import build_policy_model
 from ai_economist.warp_drive.training.rollout import (
     EpisodeTracker,
     PhaseTimer,
+    PolicyStreams,
     RolloutBuffer,
     RolloutCollector,
 )
@@ -146,6 +147,9 @@ class Trainer(TrainerCheckpointing):
             precision=tcfg["precision"],
         )  # fmt: skip
         self.dones = self.rollout.dones
+        trained = [t for t, p in self.policies.items() if p.config["to_train"]]
+        # the trained policies' updates side by side (not across processes: NCCL's streams)
+        self.update_streams = PolicyStreams(self.device, trained, enabled=not self.dist.enabled)
         self.tracker = EpisodeTracker(list(self.policies), self.num_envs, self.device)
         self.timer = PhaseTimer(self.device, synchronize=tcfg["profile_phases"])
         # first iteration whose loss was NaN/inf, per policy (inf: none), checked lazily
@@ -306,47 +310,63 @@ class Trainer(TrainerCheckpointing):
         optimizers: dict[str, torch.optim.Optimizer] | None = None,
         backward: Callable[[torch.Tensor], None] | None = None,
     ) -> None:
-        """GAE, then the PPO/A2C update of every trained policy."""
+        """GAE, then the PPO/A2C update of every trained policy (on a GPU, each policy's on
+        a stream of its own unless another framework steps the optimizers)."""
+        side_by_side = optimizers is None and backward is None
         for i, p in enumerate(self.policies.values()):
-            buf = p.buffer
-            p.window_reward += buf.rewards.mean()
+            p.window_reward += p.buffer.rewards.mean()
             if not p.config["to_train"]:
                 continue
-            p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
-            advantages, returns = compute_gae(
-                buf.rewards, buf.values, self.dones, self.rollout.last_values[p.tag],
-                p.hyper["gamma"], p.config["gae_lambda"],
-            )  # fmt: skip
-            batch = Batch(
-                obs=buf.obs.flatten(0, 2),
-                masks=buf.masks.flatten(0, 2),
-                actions=buf.actions.flatten(),
-                log_probs=buf.log_probs.flatten(),
-                advantages=advantages.flatten(),
-                returns=returns.flatten(),
-            )
-            optimizer = p.optimizer if optimizers is None else optimizers[p.tag]
-            for group in optimizer.param_groups:
-                group["lr"] = p.hyper["lr"]
-            hp = UpdateHyperParams(
-                algorithm=p.config["algorithm"],
-                vf_loss_coeff=p.hyper["vf_loss_coeff"],
-                entropy_coeff=p.hyper["entropy_coeff"],
-                clip_param=p.config["clip_param"],
-                clip_grad_norm=p.config["clip_grad_norm"],
-                max_grad_norm=p.config["max_grad_norm"],
-                normalize_advantage=p.config["normalize_advantage"],
-                num_epochs=p.config["num_epochs"],
-                num_mini_batches=p.config["num_mini_batches"],
-                precision=self.config["trainer"]["precision"],
-            )
-            sync = self.dist.average_gradients if self.dist.enabled else None
-            stats, nonfinite = update_policy(
-                p.model, optimizer, batch, hp, self.generator, sync, backward
-            )
-            p.window_stats += stats
-            first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
-            self._nan_iteration[i] = torch.minimum(self._nan_iteration[i], first_bad)
+            if side_by_side:
+                with self.update_streams.on(p.tag):
+                    self._update_policy(i, p, p.optimizer, backward)
+            else:
+                optimizer = p.optimizer if optimizers is None else optimizers[p.tag]
+                self._update_policy(i, p, optimizer, backward)
+        self.update_streams.join()
+
+    def _update_policy(
+        self,
+        index: int,
+        p: Policy,
+        optimizer: torch.optim.Optimizer,
+        backward: Callable[[torch.Tensor], None] | None,
+    ) -> None:
+        buf = p.buffer
+        p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
+        advantages, returns = compute_gae(
+            buf.rewards, buf.values, self.dones, self.rollout.last_values[p.tag],
+            p.hyper["gamma"], p.config["gae_lambda"],
+        )  # fmt: skip
+        batch = Batch(
+            obs=buf.obs.flatten(0, 2),
+            masks=buf.masks.flatten(0, 2),
+            actions=buf.actions.flatten(),
+            log_probs=buf.log_probs.flatten(),
+            advantages=advantages.flatten(),
+            returns=returns.flatten(),
+        )
+        for group in optimizer.param_groups:
+            group["lr"] = p.hyper["lr"]
+        hp = UpdateHyperParams(
+            algorithm=p.config["algorithm"],
+            vf_loss_coeff=p.hyper["vf_loss_coeff"],
+            entropy_coeff=p.hyper["entropy_coeff"],
+            clip_param=p.config["clip_param"],
+            clip_grad_norm=p.config["clip_grad_norm"],
+            max_grad_norm=p.config["max_grad_norm"],
+            normalize_advantage=p.config["normalize_advantage"],
+            num_epochs=p.config["num_epochs"],
+            num_mini_batches=p.config["num_mini_batches"],
+            precision=self.config["trainer"]["precision"],
+        )
+        sync = self.dist.average_gradients if self.dist.enabled else None
+        stats, nonfinite = update_policy(
+            p.model, optimizer, batch, hp, self.generator, sync, backward
+        )
+        p.window_stats += stats
+        first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
+        self._nan_iteration[index] = torch.minimum(self._nan_iteration[index], first_bad)
 
     # ------------------------------------------------------------- metrics and checks --
     def _check_finite(self) -> None:

@@ -104,3 +104,23 @@ def test_bf16_training_stays_close_to_fp32_and_finite(tmp_path):
         assert torch.isfinite(bf16[key]).all(), key
         # three small Adam steps from the same initial weights: bf16 moves them alike
         assert torch.allclose(value, bf16[key], atol=5e-3), key
+
+
+@needs_cuda
+@pytest.mark.parametrize("graphs", [False, True])
+def test_policies_on_their_own_streams_train_like_one_stream(tmp_path, graphs):
+    from ai_economist.warp_drive.training.rollout import PolicyStreams
+
+    env_name = "covid_and_economy_environment"
+    serial = build_trainer(tmp_path / "serial", env_name, "pycuda", graphs=graphs)
+    tags = list(serial.policies)
+    serial.rollout.streams = PolicyStreams(serial.device, tags, enabled=False)
+    serial.update_streams = PolicyStreams(serial.device, tags, enabled=False)
+    side_by_side = build_trainer(tmp_path / "streams", env_name, "pycuda", graphs=graphs)
+    assert side_by_side.rollout.streams.enabled and side_by_side.update_streams.enabled
+    params_s, rewards_s = trained_state(serial)
+    params_p, rewards_p = trained_state(side_by_side)
+    for tag, value in rewards_s.items():
+        assert torch.allclose(value, rewards_p[tag], atol=1e-5), tag
+    for key, value in params_s.items():
+        assert torch.allclose(value, params_p[key], atol=1e-5), key

@@ -103,3 +103,13 @@ def test_initial_weights_from_a_checkpoint(tmp_path):
     loaded = second.policies["a"].model.state_dict()
     assert all(torch.equal(trained[k], loaded[k]) for k in trained)
     second.graceful_close()
+
+
+def test_policy_streams_do_nothing_off_the_gpu():
+    from ai_economist.warp_drive.training.rollout import PolicyStreams
+
+    streams = PolicyStreams(torch.device("cpu"), ["a", "p"])
+    assert not streams.enabled
+    with streams.on("a"):
+        pass
+    streams.join()  # nothing to join
