@@ -3,7 +3,7 @@
     python benchmarks/train_throughput.py [--env covid_and_economy_environment|toy]
         [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--num_gpus 1 2]
         [--rollout_length 90] [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu]
-        [--compile] [--cuda_graphs] [--json PATH]
+        [--compile] [--compile_update] [--cuda_graphs] [--json PATH]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
 one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
@@ -103,6 +103,7 @@ def build_trainer(
         f"trainer.device={device}",
         f"trainer.env_backend={args.env_backend}",
         f"trainer.compile={str(args.compile).lower()}",
+        f"trainer.compile_update={str(args.compile_update).lower()}",
         f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}",
         f"trainer.precision={args.precision}",
         f"trainer.num_threads={args.num_threads}",
@@ -283,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env_backend", default="auto")
     parser.add_argument("--num_threads", type=int, default=1, help="torch CPU threads (0: default)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the models")
+    parser.add_argument("--compile_update", action="store_true",
+                        help="trainer.compile_update: torch.compile the update's loss")  # fmt: skip
     parser.add_argument(
         "--cuda_graphs",
         action="store_true",

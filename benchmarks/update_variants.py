@@ -32,13 +32,15 @@ from ai_economist.warp_drive.training.models import FullyConnectedActorCritic  #
 OBS_DIM, NUM_ACTIONS, NUM_AGENTS = 64, 11, 51
 
 VARIANTS = {
-    # name: (autocast dtype or None, fused Adam, max minibatch override or None)
-    "fp32": (None, False, None),
-    "fused": (None, True, None),
-    "bf16": (torch.bfloat16, False, None),
-    "bf16_fused": (torch.bfloat16, True, None),
-    "bf16_fused_mb4M": (torch.bfloat16, True, 1 << 22),
-    "bf16_fused_mb512k": (torch.bfloat16, True, 1 << 19),
+    # name: (autocast dtype or None, fused Adam, max minibatch override or None, compiled loss)
+    "fp32": (None, False, None, False),
+    "fused": (None, True, None, False),
+    "bf16": (torch.bfloat16, False, None, False),
+    "bf16_fused": (torch.bfloat16, True, None, False),
+    "bf16_fused_mb4M": (torch.bfloat16, True, 1 << 22, False),
+    "bf16_fused_mb512k": (torch.bfloat16, True, 1 << 19, False),
+    "fused_compiled": (None, True, None, True),
+    "bf16_fused_compiled": (torch.bfloat16, True, None, True),
 }
 
 
@@ -55,20 +57,23 @@ def make_batch(size: int, device: torch.device, gen: torch.Generator) -> Batch:
 
 def time_variant(name: str, size: int, num_envs: int, args: argparse.Namespace) -> str:
     device = torch.device("cuda")
-    dtype, fused, mb = VARIANTS[name]
+    dtype, fused, mb, compiled = VARIANTS[name]
     gen = torch.Generator(device=device).manual_seed(0)
     batch = make_batch(size, device, gen)
     model = FullyConnectedActorCritic(OBS_DIM, NUM_ACTIONS, [256, 256]).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, eps=1e-5, fused=fused)
     max_mb = mb or args.max_minibatch
-    hp = UpdateHyperParams("PPO", 1.0, 0.05, 0.1, True, 10.0, True, 1, -(-size // max_mb))
+    precision = "bf16" if dtype == torch.bfloat16 else "fp32"
+    hp = UpdateHyperParams(
+        "PPO", 1.0, 0.05, 0.1, True, 10.0, True, 1, -(-size // max_mb), precision
+    )
     ctx = torch.autocast("cuda", dtype=dtype) if dtype else contextlib.nullcontext()
 
     def update() -> None:
-        with ctx:
-            update_policy(model, opt, batch, hp, gen)
+        update_policy(model, opt, batch, hp, gen, compile_loss=compiled)
 
     update()
+    update()  # a compiled loss compiles its last, smaller minibatch here
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(args.repeats):

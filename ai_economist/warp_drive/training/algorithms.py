@@ -7,8 +7,9 @@ minibatches.  It returns its statistics as one device tensor (no host synchronis
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import nn
@@ -42,6 +43,12 @@ class UpdateHyperParams:
     num_mini_batches: int
     precision: str = "fp32"  # the models' hidden layers: "fp32", or "bf16" autocast on a GPU
 
+    def loss_settings(self) -> LossSettings:
+        """The settings that stay fixed during training."""
+        return LossSettings(
+            self.algorithm, self.clip_param, self.normalize_advantage, self.precision
+        )
+
 
 @dataclass
 class Batch:
@@ -63,6 +70,7 @@ def update_policy(
     generator: torch.Generator | None = None,
     sync_gradients: Callable[[nn.Module], None] | None = None,
     backward: Callable[[torch.Tensor], None] | None = None,
+    compile_loss: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the PPO or A2C update of one policy.
 
@@ -71,6 +79,7 @@ def update_policy(
             processes when training on several GPUs).
         backward: computes the gradients of a loss (default ``loss.backward()``); the
             Lightning module passes its ``manual_backward`` so Lightning's hooks run.
+        compile_loss: compute each minibatch's loss with :func:`compiled_minibatch_loss`.
 
     Returns:
         ``(stats, nonfinite)``: the mean of :data:`STAT_NAMES` over the minibatches, and a
@@ -78,37 +87,26 @@ def update_policy(
     """
     size = batch.obs.shape[0]
     mb_size = -(-size // hp.num_mini_batches)
+    device = batch.obs.device
     params = [p for p in model.parameters() if p.requires_grad]
     max_norm = hp.max_grad_norm if hp.clip_grad_norm else float("inf")
-    stats = torch.zeros(len(STAT_NAMES), device=batch.obs.device)
-    nonfinite = torch.zeros((), dtype=torch.bool, device=batch.obs.device)
+    stats = torch.zeros(len(STAT_NAMES), device=device)
+    nonfinite = torch.zeros((), dtype=torch.bool, device=device)
+    coeffs: tuple[float, float] | torch.Tensor = (hp.vf_loss_coeff, hp.entropy_coeff)
+    loss_fn = minibatch_loss
+    if compile_loss:  # coefficients as a tensor: a schedule's new values do not re-trace
+        loss_fn, coeffs = compiled_minibatch_loss(), torch.empty(2, device=device)
+        coeffs[0].fill_(hp.vf_loss_coeff)
+        coeffs[1].fill_(hp.entropy_coeff)
     num_updates = 0
     for _epoch in range(hp.num_epochs):
         order = None
         if hp.num_mini_batches > 1 or hp.num_epochs > 1:
-            order = torch.randperm(size, generator=generator, device=batch.obs.device)
+            order = torch.randperm(size, generator=generator, device=device)
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
-            with autocast(batch.obs.device, hp.precision):
-                logits, values = model(batch.obs[idx])
-            log_prob, entropy = masked_log_prob_entropy(
-                logits, batch.masks[idx], batch.actions[idx]
-            )
-
-            advantages = batch.advantages[idx]
-            if hp.normalize_advantage and advantages.numel() > 1:
-                advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-
-            log_ratio = log_prob - batch.log_probs[idx]
-            ratio = log_ratio.exp()
-            if hp.algorithm == "PPO":
-                clipped = ratio.clamp(1.0 - hp.clip_param, 1.0 + hp.clip_param)
-                policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean()
-            else:  # A2C: the plain policy gradient
-                policy_loss = -(log_prob * advantages).mean()
-            value_loss = 0.5 * (values - batch.returns[idx]).pow(2).mean()
-            entropy_mean = entropy.mean()
-            loss = policy_loss + hp.vf_loss_coeff * value_loss - hp.entropy_coeff * entropy_mean
+            minibatch = Batch(*(getattr(batch, f.name)[idx] for f in fields(Batch)))
+            loss, step_stats = loss_fn(model, minibatch, coeffs, hp.loss_settings())
 
             optimizer.zero_grad(set_to_none=True)
             if backward is None:
@@ -121,11 +119,67 @@ def update_policy(
             optimizer.step()
 
             with torch.no_grad():
-                approx_kl = ((ratio - 1.0) - log_ratio).mean()
-                clip_frac = ((ratio - 1.0).abs() > hp.clip_param).float().mean()
-                stats += torch.stack(
-                    [loss, policy_loss, value_loss, entropy_mean, approx_kl, clip_frac, grad_norm]
-                ).detach()
+                stats += torch.cat([step_stats, grad_norm.reshape(1)])
                 nonfinite |= ~torch.isfinite(loss)
             num_updates += 1
     return stats / num_updates, nonfinite
+
+
+@dataclass(frozen=True)
+class LossSettings:
+    """The settings of the loss that stay fixed during training (constants of a compiled loss)."""
+
+    algorithm: str
+    clip_param: float
+    normalize_advantage: bool
+    precision: str
+
+
+def minibatch_loss(
+    model: nn.Module,
+    mb: Batch,
+    coeffs: tuple[float, float] | torch.Tensor,
+    settings: LossSettings,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The PPO or A2C loss of one minibatch.
+
+    Args:
+        coeffs: ``(vf_loss_coeff, entropy_coeff)``, numbers or a tensor of two (the compiled
+            loss takes a tensor, so that a schedule's new values do not re-trace it).
+
+    Returns:
+        ``(loss, stats)``: the scalar loss and the detached
+        ``[loss, policy_loss, value_loss, entropy, approx_kl, clip_frac]``.
+    """
+    with autocast(mb.obs.device, settings.precision):
+        logits, values = model(mb.obs)
+    log_prob, entropy = masked_log_prob_entropy(logits, mb.masks, mb.actions)
+
+    advantages = mb.advantages
+    if settings.normalize_advantage and advantages.numel() > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+    log_ratio = log_prob - mb.log_probs
+    ratio = log_ratio.exp()
+    clip = settings.clip_param
+    if settings.algorithm == "PPO":
+        clipped = ratio.clamp(1.0 - clip, 1.0 + clip)
+        policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+    else:  # A2C: the plain policy gradient
+        policy_loss = -(log_prob * advantages).mean()
+    value_loss = 0.5 * (values - mb.returns).pow(2).mean()
+    entropy_mean = entropy.mean()
+    loss = policy_loss + coeffs[0] * value_loss - coeffs[1] * entropy_mean
+
+    with torch.no_grad():
+        approx_kl = ((ratio - 1.0) - log_ratio).mean()
+        clip_frac = ((ratio - 1.0).abs() > clip).float().mean()
+        stats = torch.stack([loss, policy_loss, value_loss, entropy_mean, approx_kl, clip_frac])
+    return loss, stats.detach()
+
+
+@functools.cache
+def compiled_minibatch_loss() -> Callable:
+    """:func:`minibatch_loss` compiled by ``torch.compile`` (Inductor fuses its elementwise
+    work and reductions into a few kernels, forward and backward); built on first use."""
+    return torch.compile(minibatch_loss, dynamic=False)

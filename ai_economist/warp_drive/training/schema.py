@@ -149,6 +149,12 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "int", 1, "torch CPU threads when training on the CPU (0: torch's default)", minimum=0
     ),
     "compile": Field("bool", False, "torch.compile the models"),
+    "compile_update": Field(
+        "bool",
+        False,
+        "torch.compile (Inductor) each minibatch's loss, forward and backward: fused "
+        "elementwise kernels; the first iterations compile (about a minute); needs Triton",
+    ),
     "cuda_graphs": Field(
         "bool",
         False,

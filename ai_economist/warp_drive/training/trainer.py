@@ -362,8 +362,9 @@ class Trainer(TrainerCheckpointing):
         )
         sync = self.dist.average_gradients if self.dist.enabled else None
         stats, nonfinite = update_policy(
-            p.model, optimizer, batch, hp, self.generator, sync, backward
-        )
+            p.model, optimizer, batch, hp, self.generator, sync, backward,
+            compile_loss=self.config["trainer"]["compile_update"],
+        )  # fmt: skip
         p.window_stats += stats
         first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
         self._nan_iteration[index] = torch.minimum(self._nan_iteration[index], first_bad)

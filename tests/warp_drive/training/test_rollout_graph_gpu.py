@@ -124,3 +124,17 @@ def test_policies_on_their_own_streams_train_like_one_stream(tmp_path, graphs):
         assert torch.allclose(value, rewards_p[tag], atol=1e-5), tag
     for key, value in params_s.items():
         assert torch.allclose(value, params_p[key], atol=1e-5), key
+
+
+@needs_cuda
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_compiled_update_trains_like_the_eager_update(tmp_path, precision):
+    env_name = "covid_and_economy_environment"
+    eager = build_trainer(tmp_path / "eager", env_name, "pycuda", True, precision)
+    compiled = build_trainer(tmp_path / "compiled", env_name, "pycuda", True, precision)
+    compiled.config["trainer"]["compile_update"] = True
+    params_e, rewards_e = trained_state(eager)
+    params_c, rewards_c = trained_state(compiled)
+    atol = 1e-4 if precision == "fp32" else 2e-3  # fused reductions sum in another order
+    for key, value in params_e.items():
+        assert torch.allclose(value, params_c[key], atol=atol), key
