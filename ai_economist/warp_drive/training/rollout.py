@@ -184,27 +184,35 @@ class RolloutCollector:
 
     def _policy_step(self, t: int, timer: PhaseTimer) -> None:
         env = self.env
+        streams = self.streams
         for p in self.policies.values():
             buf = p.buffer
-            with self.streams.on(p.tag):
+            obs, masks = env.observations(p.tag), env.action_masks(p.tag)
+            direct = streams.enabled and obs.dtype == torch.float32 and masks.dtype == torch.bool
+            with streams.on(p.tag, side=direct):  # the buffer copies beside the forward pass
+                buf.obs[t].copy_(obs)
+                buf.masks[t].copy_(masks)
+            if not direct:
+                obs, masks = buf.obs[t], buf.masks[t]
+            with streams.on(p.tag):
                 with timer.phase("policy_forward"):
-                    buf.obs[t].copy_(env.observations(p.tag))
-                    buf.masks[t].copy_(env.action_masks(p.tag))
-                    logits, values = p.act_model(buf.obs[t])  # in the caller's autocast
+                    logits, values = p.act_model(obs)  # in the caller's autocast
                 with timer.phase("sampling"):
                     out = (buf.actions[t], buf.log_probs[t])
-                    sample_masked(logits, buf.masks[t], gumbel=buf.gumbel[t], out=out)
+                    sample_masked(logits, masks, gumbel=buf.gumbel[t], out=out)
                     buf.values[t].copy_(values)
                     env.actions(p.tag).copy_(buf.actions[t])
-        self.streams.join()
+        streams.join()
 
     def _env_step(self, t: int, timer: PhaseTimer) -> None:
         env = self.env
         with timer.phase("env_step"):
             env.step_all_envs()
             for p in self.policies.values():
-                p.buffer.rewards[t].copy_(env.rewards(p.tag))
+                with self.streams.on(p.tag):
+                    p.buffer.rewards[t].copy_(env.rewards(p.tag))
             self.dones[t].copy_(env.done())
+            self.streams.join()
             env.reset_only_done_envs()
 
     def _warm_up_policy(self, timer: PhaseTimer) -> None:
@@ -312,10 +320,11 @@ class RolloutCollector:
 
 
 class PolicyStreams:
-    """A CUDA stream per policy, so that independent per-policy work runs concurrently.
+    """CUDA streams per policy, so that independent per-policy work runs concurrently.
 
     ``on(tag)`` makes the policy's stream current after it has waited for the current
-    stream's work so far; ``join()`` makes the current stream wait for every policy stream.
+    stream's work so far (``on(tag, side=True)``: a second stream of the policy's, for copies
+    beside its main work); ``join()`` makes that current stream wait for every policy stream.
     With one policy, or off a GPU, ``on`` changes nothing.  Works inside CUDA graph capture
     (the streams fork from and join the capturing stream).
     """
@@ -323,24 +332,33 @@ class PolicyStreams:
     def __init__(self, device: torch.device, tags: list[str], enabled: bool = True) -> None:
         self.enabled = enabled and device.type == "cuda" and len(tags) > 1
         self.device = device
-        self._streams = {t: torch.cuda.Stream(device) for t in tags} if self.enabled else {}
+        self._streams: dict[tuple[str, bool], torch.cuda.Stream] = {}
+        if self.enabled:
+            for tag in tags:
+                for side in (False, True):
+                    self._streams[tag, side] = torch.cuda.Stream(device)
         self._origin: torch.cuda.Stream | None = None
+        self._used: set[tuple[str, bool]] = set()
 
-    def on(self, tag: str) -> AbstractContextManager:
-        """The policy's stream as the current stream for the enclosed block."""
+    def on(self, tag: str, side: bool = False) -> AbstractContextManager:
+        """The policy's stream (``side``: its side stream) as the current stream for the
+        enclosed block; with ``side`` False and streams disabled, nothing changes."""
         if not self.enabled:
             return nullcontext()
         origin = self._origin
         if origin is None:
             origin = self._origin = torch.cuda.current_stream(self.device)
-        side = self._streams[tag]
-        side.wait_stream(origin)
-        return torch.cuda.stream(side)
+        stream = self._streams[tag, side]
+        if (tag, side) not in self._used:  # fork once from the origin per join
+            stream.wait_stream(origin)
+            self._used.add((tag, side))
+        return torch.cuda.stream(stream)
 
     def join(self) -> None:
-        """The stream that was current at the first ``on`` waits for all policy streams."""
+        """The stream that was current at the first ``on`` waits for the streams used since."""
         if self._origin is None:
             return
-        for side in self._streams.values():
-            self._origin.wait_stream(side)
+        for key in self._used:
+            self._origin.wait_stream(self._streams[key])
         self._origin = None
+        self._used.clear()
