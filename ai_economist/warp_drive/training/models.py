@@ -51,6 +51,7 @@ class FullyConnectedActorCritic(nn.Module):
         self.obs_dim = obs_dim
         self.num_actions = num_actions
         self._joint_head: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._frozen_trunk: list[tuple[torch.Tensor, torch.Tensor]] | None = None
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(..., num_actions)`` and values ``(...)`` of observations ``(..., obs_dim)``."""
@@ -61,21 +62,22 @@ class FullyConnectedActorCritic(nn.Module):
         return self._heads(hidden)
 
     def _trunk(self, obs: torch.Tensor) -> torch.Tensor:
-        """The hidden layers.  Without autograd, in float32 on a GPU, each layer's ReLU runs in
-        its matrix product's epilogue (one kernel instead of two; the same values as
-        ``relu(addmm)`` up to the GEMM algorithm cuBLAS picks)."""
-        fuse = (
-            obs.is_cuda
-            and not torch.is_grad_enabled()
-            and obs.dtype == torch.float32
-            and not torch.is_autocast_enabled("cuda")
-        )
-        if not fuse:
+        """The hidden layers.  Without autograd on a GPU (acting), in float32 or under bfloat16
+        autocast, each layer's ReLU runs in its matrix product's epilogue (one kernel instead
+        of two; the same values as ``relu(addmm)`` up to the GEMM algorithm cuBLAS picks)."""
+        dtype = _acting_dtype(obs)
+        if dtype is None:
             return self.trunk(obs)
-        hidden = obs.reshape(-1, obs.shape[-1])
-        for layer in self.trunk[::2]:
-            hidden = torch._addmm_activation(layer.bias, hidden, layer.weight.t())
+        layers = self._frozen_trunk
+        if layers is None or layers[0][0].dtype != dtype:
+            layers = self._trunk_weights(dtype)
+        hidden = obs.reshape(-1, obs.shape[-1]).to(dtype)
+        for weight, bias in layers:
+            hidden = torch._addmm_activation(bias, hidden, weight.t())
         return hidden.reshape(*obs.shape[:-1], hidden.shape[-1])
+
+    def _trunk_weights(self, dtype: torch.dtype) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return [(layer.weight.to(dtype), layer.bias.to(dtype)) for layer in self.trunk[::2]]
 
     def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Both heads as one matrix product (a GEMM with 1 or 11 outputs is slow on a GPU)."""
@@ -93,15 +95,34 @@ class FullyConnectedActorCritic(nn.Module):
         return weight, bias
 
     @contextmanager
-    def frozen_heads(self) -> Iterator[None]:
-        """Stack the heads once for every forward pass of the block (e.g. a rollout, where the
-        weights do not change) instead of at every call; no gradients flow through them."""
+    def frozen_weights(self) -> Iterator[None]:
+        """Prepare the weights once for every forward pass of the block (e.g. a rollout, where
+        the weights do not change) instead of at every call: the heads stacked, and under
+        bfloat16 autocast the hidden layers' weights cast.  No gradients flow through them."""
         with torch.no_grad():
             self._joint_head = self.joint_head()
+            weight = self.policy_head.weight
+            if weight.is_cuda and _autocast_bf16():
+                self._frozen_trunk = self._trunk_weights(torch.bfloat16)
         try:
             yield
         finally:
             self._joint_head = None
+            self._frozen_trunk = None
+
+
+def _autocast_bf16() -> bool:
+    return torch.is_autocast_enabled("cuda") and torch.get_autocast_dtype("cuda") == torch.bfloat16
+
+
+def _acting_dtype(obs: torch.Tensor) -> torch.dtype | None:
+    """The dtype of the fused hidden layers when acting (no autograd) on a GPU: float32, or
+    bfloat16 under bfloat16 autocast; None where the plain layers run."""
+    if not obs.is_cuda or torch.is_grad_enabled():
+        return None
+    if torch.is_autocast_enabled("cuda"):
+        return torch.bfloat16 if _autocast_bf16() else None
+    return torch.float32 if obs.dtype == torch.float32 else None
 
 
 def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module:

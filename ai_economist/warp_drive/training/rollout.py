@@ -235,7 +235,7 @@ class RolloutCollector:
                 env.graph_capture(),
                 torch.cuda.graph(graph),
                 self._autocast(cache=True),
-                self._frozen_heads(),
+                self._frozen_weights(),
             ):
                 for t in range(self.num_steps):  # weights are cast once a rollout (bf16)
                     self._policy_step(t, timer)
@@ -262,7 +262,11 @@ class RolloutCollector:
                 pool = torch.cuda.graph_pool_handle()
                 for t in range(self.num_steps):
                     graph = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(graph, pool=pool), self._autocast(), self._frozen_heads():
+                    with (
+                        torch.cuda.graph(graph, pool=pool),
+                        self._autocast(),
+                        self._frozen_weights(),
+                    ):
                         self._policy_step(t, timer)
                     self._graphs.append(graph)
                 self.graph_mode = "policy"
@@ -291,7 +295,7 @@ class RolloutCollector:
                 self._rollout_graph.replay()
                 env.advance_host_steps(self.num_steps)
         else:
-            with self._autocast(cache=True), self._frozen_heads():
+            with self._autocast(cache=True), self._frozen_weights():
                 for t in range(self.num_steps):
                     if self._graphs:
                         with timer.phase("policy (graph)"):
@@ -304,12 +308,12 @@ class RolloutCollector:
                 if p.config["to_train"]:
                     self.last_values[tag] = p.act_model(env.observations(tag).float())[1]
 
-    def _frozen_heads(self) -> ExitStack:
+    def _frozen_weights(self) -> ExitStack:
         """Every model's heads stacked once for the enclosed forward passes (models that
-        offer ``frozen_heads``; see :class:`~.models.FullyConnectedActorCritic`)."""
+        offer ``frozen_weights``; see :class:`~.models.FullyConnectedActorCritic`)."""
         stack = ExitStack()
         for p in self.policies.values():
-            frozen = getattr(p.model, "frozen_heads", None)
+            frozen = getattr(p.model, "frozen_weights", None)
             if frozen is not None:
                 stack.enter_context(frozen())
         return stack

@@ -67,12 +67,12 @@ def test_bool_and_float_masks_give_the_same_logits():
     assert masked[0, 1] == MASKED_LOGIT and masked[0, 2] == 2.0
 
 
-def test_frozen_heads_give_the_same_outputs_and_follow_weight_changes():
+def test_frozen_weights_give_the_same_outputs_and_follow_weight_changes():
     torch.manual_seed(0)
     model = FullyConnectedActorCritic(obs_dim=6, num_actions=4, fc_dims=[8, 8])
     obs = torch.randn(7, 6)
     logits, values = model(obs)
-    with model.frozen_heads():
+    with model.frozen_weights():
         frozen_logits, frozen_values = model(obs)
     assert torch.equal(logits, frozen_logits) and torch.equal(values, frozen_values)
     with torch.no_grad():

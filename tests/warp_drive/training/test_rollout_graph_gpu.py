@@ -138,3 +138,25 @@ def test_compiled_update_trains_like_the_eager_update(tmp_path, precision):
     atol = 1e-4 if precision == "fp32" else 2e-3  # fused reductions sum in another order
     for key, value in params_e.items():
         assert torch.allclose(value, params_c[key], atol=atol), key
+
+
+@needs_cuda
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_fused_acting_layers_match_the_plain_layers(precision):
+    from ai_economist.warp_drive.training.models import FullyConnectedActorCritic, autocast
+
+    torch.manual_seed(0)
+    model = FullyConnectedActorCritic(64, 11, [256, 256]).cuda()
+    obs = torch.randn(60, 51, 64, device="cuda")
+    device = torch.device("cuda")
+    with autocast(device, precision):
+        plain_logits, plain_values = model(obs)  # with autograd: nn.Linear + nn.ReLU
+        with torch.no_grad():
+            fused_logits, fused_values = model(obs)  # the ReLU in the GEMM epilogue
+            with model.frozen_weights():  # weights prepared once (cast under bf16)
+                frozen_logits, frozen_values = model(obs)
+    atol = 1e-4 if precision == "fp32" else 3e-2
+    assert fused_logits.dtype == torch.float32  # the heads stay float32
+    assert torch.allclose(plain_logits, fused_logits, atol=atol)
+    assert torch.allclose(plain_values, fused_values, atol=atol)
+    assert torch.equal(fused_logits, frozen_logits) and torch.equal(fused_values, frozen_values)
