@@ -39,7 +39,7 @@ from ai_economist.warp_drive.training.algorithms import (
 )
 from ai_economist.warp_drive.training.distributed import DistributedContext
 from ai_economist.warp_drive.training.gae import compute_gae
-from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress, format_table
+from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress
 from ai_economist.warp_drive.training.models import build_policy_model
 from ai_economist.warp_drive.training.rollout import (
     EpisodeTracker,
@@ -51,12 +51,11 @@ from ai_economist.warp_drive.training.rollout import (
 from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
 from ai_economist.warp_drive.training.trainer_checkpoint import TrainerCheckpointing
+from ai_economist.warp_drive.training.trainer_metrics import TrainerMetrics, TrainingDiverged
+
+__all__ = ["Policy", "Trainer", "TrainingDiverged"]
 
 SCHEDULED = ("lr", "gamma", "vf_loss_coeff", "entropy_coeff")
-
-
-class TrainingDiverged(RuntimeError):
-    """A loss became NaN or infinite; the message names the policy and the iteration."""
 
 
 @dataclass
@@ -76,7 +75,7 @@ class Policy:
     hyper: dict[str, float] = field(default_factory=dict)
 
 
-class Trainer(TrainerCheckpointing):
+class Trainer(TrainerCheckpointing, TrainerMetrics):
     """Train the policies of a :class:`BatchedPolicyEnv` with PPO or A2C.
 
     Args:
@@ -368,65 +367,6 @@ class Trainer(TrainerCheckpointing):
         p.window_stats += stats
         first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
         self._nan_iteration[index] = torch.minimum(self._nan_iteration[index], first_bad)
-
-    # ------------------------------------------------------------- metrics and checks --
-    def _check_finite(self) -> None:
-        """Stop with :class:`TrainingDiverged` if any loss has been NaN/inf (one host sync)."""
-        bad = self.dist.min(self._nan_iteration).cpu().tolist()
-        for tag, it in zip(self.policies, bad, strict=True):
-            if math.isfinite(it):
-                where = self.last_checkpoint or "none was saved yet"
-                raise TrainingDiverged(
-                    f"the loss of policy '{tag}' became NaN or infinite at iteration {int(it)}; "
-                    f"training stopped. Last good checkpoint: {where}"
-                )
-
-    def _log_metrics(self) -> None:
-        """Sync the window's device metrics to the host once and write them everywhere."""
-        row = self.metrics_row()
-        if self.dist.is_main and self.logger is not None:
-            self.logger.log(row)
-            if self.verbose:
-                self._progress.write(format_table(row, list(self.policies)))
-
-    def metrics_row(self) -> dict[str, Any]:
-        """The metrics of the iterations since the last call, averaged over them (one host
-        sync); the window restarts.  Also kept as ``last_metrics``."""
-        n = max(self._window_iterations, 1)
-        episode_sums, episode_count = self.tracker.pop()
-        parts = [episode_count.reshape(1)]
-        for p in self.policies.values():
-            parts += [episode_sums[p.tag].reshape(1), p.window_reward.reshape(1) / n,
-                      p.window_stats / n]  # fmt: skip
-        flat = self.dist.sum(torch.cat(parts)).cpu().tolist()
-        now = time.perf_counter()
-        elapsed = now - self._window_start
-        count = flat[0]
-        row: dict[str, Any] = {
-            "iteration": self.iteration,
-            "env_steps": self.env_steps,
-            "episodes": int(count),
-            "env_steps_per_s": self.steps_per_iteration * n / max(elapsed, 1e-9),
-        }
-        offset, w = 1, self.dist.world_size
-        for p in self.policies.values():
-            row[f"{p.tag}/episode_reward"] = flat[offset] / count if count else float("nan")
-            row[f"{p.tag}/reward_per_step"] = flat[offset + 1] / w
-            if p.config["to_train"]:
-                for j, name in enumerate(STAT_NAMES):
-                    row[f"{p.tag}/{name}"] = flat[offset + 2 + j] / w
-                row.update({f"{p.tag}/{k}": v for k, v in p.hyper.items()})
-            offset += 2 + len(STAT_NAMES)
-            p.window_stats.zero_()
-            p.window_reward.zero_()
-        for phase, seconds in self.timer.pop().items():
-            row[f"time/{phase}"] = seconds / n
-        if self.dist.is_main:
-            row.update({f"env/{k}": float(v) for k, v in self.env.episode_metrics().items()})
-        self.last_metrics = row
-        self._window_iterations = 0
-        self._window_start = time.perf_counter()
-        return row
 
     def graceful_close(self) -> None:
         """Flush and close the logs (safe to call more than once)."""
