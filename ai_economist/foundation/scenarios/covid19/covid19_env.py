@@ -34,6 +34,7 @@ from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
     check_real_world_lengths,
 )
 from ai_economist.foundation.scenarios.covid19.observations import one_env_scenario_fields
+from ai_economist.foundation.scenarios.covid19.one_env_step import OneEnvStep
 from ai_economist.foundation.scenarios.covid19.params import build_params
 from ai_economist.foundation.scenarios.covid19.simulation import (
     ComponentParams,
@@ -255,6 +256,21 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         covid_metrics.install_live_states(self)
 
     # ------------------------------------------------------------------- step
+    def step(self, actions=None, seed_state=None):
+        """``BaseEnvironment.step``; the common call of the standard configuration takes the
+        one-pass path of ``one_env_step.py`` (the same results, bit for bit)."""
+        if seed_state is None:
+            fast = self._one_env_step
+            if fast is None:
+                fast = self._one_env_step = OneEnvStep.build(self) or False
+            if fast:
+                out = fast.step(actions)
+                if out is not None:
+                    return out
+        return super().step(actions, seed_state)
+
+    _one_env_step = None  # OneEnvStep (None: not built yet, False: the general path only)
+
     def scenario_step(self):
         sim, t = self.world.simulation, self.world.timestep
         sim.timestep[:] = t

@@ -1,0 +1,214 @@
+"""One env's model step with the fewest numpy calls: the arithmetic of the dict API's fast path.
+
+:class:`OneEnvModel` steps a one-env :class:`~.simulation.CovidSimulation` as its
+``step_open_close``, ``step_scenario`` and ``compute_rewards`` do (and the ``dynamics``
+functions they call), operation for operation: the same ufuncs on the same operands in the
+same order, so every state array and reward is bitwise equal.  What it leaves out is work
+whose result is known: constants of the episode computed once (the spans of the min-max
+normalisations, ``1 - weight`` and the weights' sum of the rewards, ``population *
+working-age fraction``), the decision-day ``where`` of the
+cooldowns on the days no state is at a decision, the sum of an unchanged subsidy, and the
+``where`` of the softplus when no value is above its threshold (``minimum(x, 20) == x``
+there).  ``tests/foundation/scenarios/covid19/test_one_env_step.py`` holds it to the
+general path.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ai_economist.foundation.scenarios.covid19 import dynamics
+
+_EPS = dynamics._EPSILON64
+_ZERO, _ONE, _HUNDRED = dynamics._ZERO64, dynamics._ONE64, dynamics._HUNDRED64
+_THRESHOLD, _LOW, _HIGH, _DAYS = (
+    dynamics._THRESHOLD64,
+    dynamics._LOW64,
+    dynamics._HIGH64,
+    dynamics._DAYS64,
+)
+_FLOAT64 = np.dtype(np.float64)
+_add_reduce = np.add.reduce
+
+
+class OneEnvModel:
+    """Steps ``sim`` (``num_envs == 1``, simulated policies) like its own methods do."""
+
+    def __init__(self, sim) -> None:
+        if sim.num_envs != 1 or sim.use_real_world_policies:
+            raise ValueError("OneEnvModel steps one env with simulated policies only")
+        self.sim = sim
+        self._constants: SimpleNamespace | None = None
+        self._subsidy_sum: tuple | None = None
+
+    def constants(self) -> SimpleNamespace:
+        """``sim._operands()`` plus the derived constants (rebuilt when the operands are)."""
+        ops = self.sim._operands()
+        k = self._constants
+        if k is not None and k.ops is ops:
+            return k
+        k = SimpleNamespace(ops=ops)
+        k.health_span = (ops.max_agent_health - ops.min_agent_health) + _EPS
+        k.economic_span = (ops.max_agent_economic - ops.min_agent_economic) + _EPS
+        weight = ops.agent_health_weightage
+        k.economy_weight = _ONE - weight
+        k.weight_sum = weight + k.economy_weight
+        k.working_age = ops.population * ops.pop_between_age_18_65
+        self._constants = k
+        return k
+
+    def usable(self) -> bool:
+        """Whether the state has the dtypes the mirrored operations assume (float64 model
+        state, int64 levels), as ``reset`` leaves it."""
+        sim = self.sim
+        return (
+            type(sim.susceptible) is np.ndarray
+            and sim.susceptible.dtype is _FLOAT64
+            and sim.stringency_level.dtype == np.int64
+            and sim.cooldown_until.dtype == np.int64
+        )
+
+    # -------------------------------------------------------------- components
+    def open_close(self, t: int, actions: np.ndarray, period: int) -> None:
+        """``step_open_close`` (``dynamics.open_close_step``) for actions already checked to
+        be in 0..levels, so ``valid`` is ``actions > 0``."""
+        sim = self.sim
+        actions = actions.reshape(1, -1)
+        chosen = actions > 0
+        cooldown = sim.cooldown_until
+        sim.stringency_level = np.where(chosen, actions, sim.stringency_level)
+        at_decision = cooldown == t - 1  # t == cooldown + 1
+        if at_decision.any():
+            extension = np.where(chosen, period, 1)
+            sim.cooldown_until = np.where(at_decision, cooldown + extension, cooldown)
+
+    # ---------------------------------------------------------------- scenario
+    def scenario_step(self, t: int) -> None:
+        """``CovidSimulation.step_scenario`` of one env on step ``t``."""
+        sim, p, k = self.sim, self.sim.params, self.constants()
+        c, length = k.ops, p.history_len
+        by_slot = sim.history.swapaxes(0, 1)
+        lagged = by_slot[(t - p.beta_delay) % length].astype(np.float64)
+        dropped = by_slot[(t - p.filter_len) % length] - by_slot[(t - p.filter_len - 1) % length]
+        previous = by_slot[(t - 1) % length]
+        intercept_modulation, slope_modulation, unemployment_modulation = sim._modulations()
+        vaccines = sim.vaccines_available
+        sim.vaccines_available = np.zeros(vaccines.shape)
+        # dynamics.sir_step
+        s, i = sim.susceptible, sim.infected
+        beta = intercept_modulation * c.beta_intercepts + slope_modulation * c.beta_slopes * lagged
+        vaccinated_fraction = np.minimum(_ONE, vaccines / (s + _EPS))
+        num_vaccinated = np.minimum(vaccines, s)
+        leaving = beta * s / c.population * i * (_ONE - vaccinated_fraction) + num_vaccinated
+        d_recovered = c.gamma * i + num_vaccinated
+        sim.susceptible = np.maximum(s - leaving, _ZERO)
+        sim.infected = np.maximum(i + (leaving - d_recovered), _ZERO)
+        sim.recovered = new_r = np.maximum(sim.recovered + d_recovered, _ZERO)
+        sim.vaccinated = new_v = np.maximum(sim.vaccinated + num_vaccinated, _ZERO)
+        deaths = c.death_rate * (new_r - new_v)
+        sim.beta = beta
+        sim.new_deaths = deaths - sim.deaths
+        sim.deaths = deaths
+        new_delta = sim.stringency_level - previous
+        by_slot[t % length] = sim.stringency_level
+        # dynamics.unemployment_filter_update, unemployment_step
+        sim.filter_state = filters = dynamics.unemployment_filter_update(
+            sim.filter_state, new_delta, dropped, c.filter_decay, p.window_decay
+        )
+        signal = _add_reduce(filters * c.filter_weights, axis=-1) * unemployment_modulation
+        rate_percent = _softplus(signal) + c.unemployment_bias
+        sim.unemployed = unemployed = rate_percent * c.population / _HUNDRED
+        # dynamics.economy_step
+        incapacitated = c.infection_too_sick_to_work_rate * sim.infected + deaths
+        cant_work = incapacitated * c.pop_between_age_18_65 + unemployed
+        can_work = np.maximum(_ZERO, k.working_age - cant_work)
+        sim.productivity = productivity = can_work * c.daily_production_per_worker
+        sim.postsubsidy_productivity = productivity + sim.subsidy
+
+    # ----------------------------------------------------------------- rewards
+    def rewards(self) -> tuple[np.ndarray, float]:
+        """``CovidSimulation.compute_rewards`` of one env: agent rewards (1, A) and the
+        planner's reward as a float."""
+        sim, p, k = self.sim, self.sim.params, self.constants()
+        c, eta = k.ops, p.economic_reward_crra_eta
+        new_deaths, output, subsidy = sim.new_deaths, sim.postsubsidy_productivity, sim.subsidy
+        # dynamics.agent_indices
+        health = -new_deaths * c.value_of_life / c.agents_health_norm
+        economic = _crra(output / c.agents_economic_norm, eta)
+        health = (health - c.min_agent_health) / k.health_span
+        economic = (economic - c.min_agent_economic) / k.economic_span
+        # dynamics.planner_indices (np.float64 scalars)
+        planner_health = -_add_reduce(new_deaths[0], axis=-1) * p.value_of_life
+        planner_health = planner_health / p.planner_health_norm
+        net_output = _add_reduce(output[0], axis=-1) - (
+            1.0 + p.risk_free_interest_rate
+        ) * self._total_subsidy(subsidy)
+        planner_economic = _crra_scalar(net_output / p.planner_economic_norm, eta)
+        planner_health = (planner_health - p.min_planner_health) / (
+            (p.max_planner_health - p.min_planner_health) + dynamics.EPSILON
+        )
+        planner_economic = (planner_economic - p.min_planner_economic) / (
+            (p.max_planner_economic - p.min_planner_economic) + dynamics.EPSILON
+        )
+        sim.health_index += health
+        sim.economic_index += economic
+        sim.planner_health_index[0] += planner_health
+        sim.planner_economic_index[0] += planner_economic
+        # dynamics.get_rew
+        weight = c.agent_health_weightage
+        agent_rewards = (weight * health + k.economy_weight * economic) / k.weight_sum
+        weight = p.planner_health_weightage
+        economy_weight = 1.0 - weight
+        planner_reward = (weight * planner_health + economy_weight * planner_economic) / (
+            weight + economy_weight
+        )
+        if p.reward_normalization_factor != 1.0:
+            agent_rewards = agent_rewards / p.reward_normalization_factor
+            planner_reward = planner_reward / p.reward_normalization_factor
+        return agent_rewards, float(planner_reward)
+
+    def _total_subsidy(self, subsidy: np.ndarray):
+        """The sum over the states of ``subsidy`` (1, A), kept while it is the same read-only array."""
+        cached = self._subsidy_sum
+        if cached is None or cached[0] is not subsidy or subsidy.flags.writeable:
+            cached = self._subsidy_sum = (subsidy, _add_reduce(subsidy[0], axis=-1))
+        return cached[1]
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    """``dynamics.softplus`` of a float64 array: without the ``where`` when no value is
+    above the threshold (then ``minimum(x, threshold)`` is ``x``)."""
+    above = x > _THRESHOLD
+    if above.any():
+        return np.where(above, x, np.log1p(np.exp(np.minimum(x, _THRESHOLD))))
+    return np.log1p(np.exp(x))
+
+
+def _crra(x: np.ndarray, eta: float) -> np.ndarray:
+    """``dynamics.crra_nonlinearity`` of a float64 array (365 days a year)."""
+    annual = np.minimum(np.maximum(x * _DAYS, _LOW), _HIGH)
+    if eta == 1:
+        utility = np.log(annual)
+    else:
+        utility = (annual ** (1.0 - eta) - _ONE) / (1.0 - eta)
+    return (_ONE + utility) / _DAYS
+
+
+def _crra_scalar(x, eta: float):
+    """``dynamics.crra_nonlinearity`` of a scalar (365 days a year).  For eta == 2 (the
+    published value) on Python floats: numpy computes the power -1.0 as a reciprocal and its
+    other operations are IEEE-rounded as Python's, so the values are the same."""
+    if eta == 2.0:
+        annual = x * 365.0
+        if annual != annual:  # NaN propagates through maximum and minimum
+            return (1.0 + (1.0 / annual - 1.0) / -1.0) / 365
+        annual = 3.0 if annual > 3.0 else (annual if annual > 0.1 else 0.1)
+        return (1.0 + (1.0 / annual - 1.0) / -1.0) / 365
+    annual = np.minimum(np.maximum(np.asarray(x, dtype=np.float64) * _DAYS, _LOW), _HIGH)
+    if eta == 1:
+        utility = np.log(annual)
+    else:
+        utility = (np.asarray(annual) ** (1.0 - eta) - 1.0) / (1.0 - eta)
+    return (1.0 + utility) / 365

@@ -1,0 +1,258 @@
+"""``env.step`` of one COVID-19 env in one pass: the dict API's fast path.
+
+``BaseEnvironment.step`` is general: it checks and parses any action dict, runs every
+component's ``component_step``, merges every observation source and collates masks and
+rewards.  For the standard configuration (the three COVID-19 components, collated
+observations, flattened masks, simulated policies) and the common call (``{"a": int64 (51,),
+"p": int}``, no ``seed_state``, an episode that is not dense-logged) :class:`OneEnvStep`
+does the same work with the generic bookkeeping left out: the same numpy operations in the
+same order on the same operands (so the same bits), the same replay log entry, the same
+agent states, observations (keys, order, dtypes), masks, rewards, dones, infos and episode
+metrics.  Anything else returns None and the env takes the general path.
+``tests/foundation/scenarios/covid19/test_one_env_step.py`` holds the two paths together.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.base.observations import filled
+from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19.observations import (
+    _AGENT_STATE,
+    _one_env_divisors,
+)
+from ai_economist.foundation.scenarios.covid19.one_env_model import OneEnvModel
+
+_INT64 = np.dtype(np.int64)
+_ONE_DAY = timedelta(days=1)
+
+
+class OneEnvStep:
+    """The one-pass ``step`` of a :class:`CovidAndEconomyEnvironment` (see the module doc).
+
+    Build it with :meth:`build`, which returns None for configurations it does not cover.
+    """
+
+    def __init__(self, env: Any, open_close: Any, subsidy: Any, vaccination: Any) -> None:
+        self.env, self.world, self.sim = env, env.world, env.world.simulation
+        self.model = OneEnvModel(self.sim)
+        self.open_close, self.subsidy, self.vaccination = open_close, subsidy, vaccination
+        self.n_agents = env.n_agents
+        self.agent_keys = list(env._agent_keys)
+        self.action_name = open_close.name
+        planner = env.world.planner
+        self.planner, self.planner_noop = planner, planner._noop_action_dict
+        self.planner_actions = dict(planner.single_action_map)
+        self.num_planner_actions = len(planner.single_action_map)
+        self.layout = env._collated_layout
+        self.num_agent_actions = len(self.layout.single_map)
+        prefixes = {c: c.name + "-" for c in (open_close, subsidy, vaccination)}
+        writers = {
+            open_close: self._open_close_observations,
+            subsidy: self._subsidy_observations,
+            vaccination: self._vaccination_observations,
+        }
+        self.writers = [self._scenario_observations]
+        self.writers += [writers[c] for c in env._components]
+        self.keys = {
+            "indicators": prefixes[open_close] + "agent_policy_indicators",
+            "until_subsidy": prefixes[subsidy] + "t_until_next_subsidy",
+            "subsidy_level": prefixes[subsidy] + "current_subsidy_level",
+            "vaccination": prefixes[vaccination],
+        }
+
+    @classmethod
+    def build(cls, env: Any) -> OneEnvStep | None:
+        """The fast step of ``env``, or None where the general path is needed: another scenario
+        class or components (or methods overridden on the instance), other observation or
+        mask settings, real-world policies or data, or agents in multi-action mode."""
+        from ai_economist.foundation.scenarios.covid19.covid19_env import (
+            CovidAndEconomyEnvironment,
+        )
+
+        if type(env) is not CovidAndEconomyEnvironment or env._collated_actions_to_agent_dicts():
+            return None  # (True: no direct observation plan)
+        if env.use_real_world_policies or env.use_real_world_data:
+            return None
+        if env.world.simulation.num_envs != 1 or env._collated_layout is None:
+            return None
+        layout, planner = env._collated_layout, env.world.planner
+        _, open_close, subsidy = env._fast_observation_plan
+        if layout.multi or layout._identity_name != open_close.name or planner.multi_action_mode:
+            return None
+        overridden = {"step", "scenario_step", "compute_reward", "_generate_observations"}
+        if overridden & set(vars(env)) or any(
+            {"component_step", "generate_observations"} & set(vars(c)) for c in env._components
+        ):
+            return None
+        vaccination = next(c for c in env._components if c not in (open_close, subsidy))
+        return cls(env, open_close, subsidy, vaccination)
+
+    # ------------------------------------------------------------------ actions
+    def _checked_actions(self, actions: Any) -> tuple[np.ndarray, int] | None:
+        """(states' actions, planner's action) when ``actions`` is ``{"a": int64 (A,) in
+        0..levels, "p": int in 0..levels}`` (either order), else None."""
+        if type(actions) is not dict or len(actions) != 2:
+            return None
+        agent, planner = actions.get("a"), actions.get("p")
+        if (
+            type(agent) is not np.ndarray
+            or agent.dtype is not _INT64
+            or agent.shape != (self.n_agents,)
+            or type(planner) is not int
+            or not 0 <= planner <= self.num_planner_actions
+            or int(agent.view(np.uint64).max()) > self.num_agent_actions  # negatives are huge
+        ):
+            return None
+        return agent, planner
+
+    # --------------------------------------------------------------------- step
+    def step(self, actions: Any) -> tuple[dict, dict, dict, dict] | None:
+        """``env.step(actions)``, or None (nothing changed) where the general path is needed."""
+        env, world = self.env, self.world
+        if (
+            not env._episode_started
+            or world.timestep >= env.episode_length
+            or env._logger.dense_this_episode
+            or self.sim is not world.simulation
+            or not self.model.usable()
+        ):
+            return None
+        checked = self._checked_actions(actions)
+        if checked is None:
+            return None
+        agent_actions, planner_action = checked
+        # As BaseEnvironment._apply_actions: the states' actions stay out of their dicts.
+        self.layout.parsed = parsed = {self.action_name: agent_actions}
+        planner = self.planner
+        if planner_action:
+            name, local = self.planner_actions[planner_action]
+            planner.action[name] = local
+        world.step_collated_actions = parsed
+        env._logger.replay_log["step"].append(
+            {
+                "actions": {k: (v.copy() if k == "a" else v) for k, v in actions.items()},
+                "seed_state": world.rng.bit_generator.state,
+            }
+        )
+        world.timestep = t = world.timestep + 1
+        self._component_steps(t, agent_actions)
+        self._scenario_step(t)
+        obs = self._observations(t)
+        agent_rewards, planner_reward = self.model.rewards()
+        rew = {"a": agent_rewards[0], "p": planner_reward}
+        done = {"__all__": t >= env.episode_length}
+        info = {"a": {k: {} for k in self.agent_keys}, "p": {}}
+        world.step_collated_actions = None
+        planner.action.update(self.planner_noop)
+        if done["__all__"]:
+            env._logger.finalize(world, env.all_agents, env._components, env.metrics)
+            env._completions += 1
+        return obs, rew, done, info
+
+    def _component_steps(self, t: int, agent_actions: np.ndarray) -> None:
+        """The three components' ``component_step`` (in the published order; they touch
+        different state, so the order does not change any value)."""
+        sim = self.sim
+        sim.timestep.fill(t)
+        self.model.open_close(t, agent_actions, self.open_close.action_cooldown_period)
+        subsidy = self.subsidy
+        interval, max_daily = subsidy.subsidy_interval, subsidy.max_daily_subsidy_per_state
+        cached = sim._subsidy_cache  # see ComponentSteps.step_subsidy
+        if (
+            (t - 1) % interval == 0  # a decision day: the planner's action is read
+            or cached is None
+            or sim.subsidy is not cached[3]
+            or cached[2] is not max_daily
+            or cached[1] != subsidy.num_subsidy_levels
+            or cached[0] != int(sim.subsidy_level[0])
+        ):
+            action = self.planner.get_component_action(subsidy.name) or 0
+            sim.step_subsidy(np.array([action]), interval, subsidy.num_subsidy_levels, max_daily)
+        # else: step_subsidy keeps the level (a new array of the same value) and the amounts
+        subsidy.record_planner_state()
+        vaccination = self.vaccination
+        first, every = vaccination.first_delivery_step, vaccination.delivery_interval
+        per_delivery, cached = vaccination._per_delivery, sim._delivery_cache
+        if (
+            cached is not None
+            and cached[1] is per_delivery
+            and not per_delivery.flags.writeable
+            and cached[0] == (first, every)
+        ):
+            # ComponentSteps._delivery_table's row of step t (0 <= t <= episode_length here)
+            sim.vaccines_available = sim.vaccines_available + cached[2][t]
+        else:
+            sim.step_vaccination(first, every, per_delivery)
+
+    def _scenario_step(self, t: int) -> None:
+        """``CovidAndEconomyEnvironment.scenario_step`` without real-world data."""
+        env, sim = self.env, self.sim
+        infected_before = sim.infected
+        self.model.scenario_step(t)
+        env.current_date += _ONE_DAY
+        env._infected_pair = (infected_before, sim.infected)
+        env._new_deaths = sim.new_deaths[0]
+        env._record_global_state(t)
+
+    # ------------------------------------------------------------- observations
+    def _observations(self, t: int) -> dict[str, dict[str, Any]]:
+        """The observations of ``CovidAndEconomyEnvironment._generate_observations``."""
+        env, n = self.env, self.n_agents
+        time_value = t / (env.episode_length if env._allow_observation_scaling else 1)
+        obs_a, obs_p = {"time": filled(n, time_value)}, {"time": filled(1, time_value)}
+        for write in self.writers:
+            write(obs_a, obs_p, t)
+        open_close, subsidy = self.open_close, self.subsidy
+        mask_a = np.empty((1 + open_close.num_stringency_levels, n), dtype=np.float32)
+        mask_a[...] = dynamics.open_close_action_mask(t, self.sim.cooldown_until[0])
+        mask_a[0] = 1.0
+        mask_p = np.empty(1 + subsidy.num_subsidy_levels, dtype=np.float32)
+        mask_p.fill(subsidy.allowed_now())
+        mask_p[0] = 1.0
+        obs_a["action_mask"], obs_p["action_mask"] = mask_a, mask_p
+        return {"a": obs_a, "p": obs_p}
+
+    def _scenario_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
+        """``generate_observations`` of the scenario (``one_env_scenario_fields``)."""
+        env, sim = self.env, self.sim
+        p = sim.params
+        population, productivity_max, levels = _one_env_divisors(sim)
+        state = np.concatenate(_AGENT_STATE(sim), axis=0) / population
+        productivity = sim.postsubsidy_productivity[0] / productivity_max
+        lagged = sim.history[0, (t - p.beta_delay + 1) % p.history_len].astype(np.float64) / levels
+        agent_index = getattr(env, "_agent_index", None)
+        if agent_index is None:
+            agent_index = env._agent_index = np.eye(self.n_agents, dtype=np.float32)
+        obs_a["world-agent_index"] = agent_index.copy()
+        obs_a["world-agent_state"] = obs_p["world-agent_state"] = state
+        obs_a["world-agent_postsubsidy_productivity"] = productivity
+        obs_p["world-agent_postsubsidy_productivity"] = productivity
+        obs_a["world-lagged_stringency_level"] = obs_p["world-lagged_stringency_level"] = lagged
+
+    def _open_close_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
+        component = self.open_close
+        levels = self.sim.stringency_level[0]
+        indicators = levels.astype(np.float64) / component._levels_divisor
+        obs_a[self.keys["indicators"]] = obs_p[self.keys["indicators"]] = indicators
+
+    def _subsidy_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
+        component, n = self.subsidy, self.n_agents
+        interval = component.subsidy_interval
+        until = (interval - t % interval) / interval
+        level = float(self.sim.subsidy_level[0] / component.num_subsidy_levels)
+        until_key, level_key = self.keys["until_subsidy"], self.keys["subsidy_level"]
+        obs_a[until_key], obs_a[level_key] = filled(n, until), filled(n, level)
+        obs_p[until_key], obs_p[level_key] = filled(1, until), filled(1, level)
+
+    def _vaccination_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
+        prefix, n = self.keys["vaccination"], self.n_agents
+        values = self.vaccination.observation_values(t)
+        for key, value in values:
+            obs_a[prefix + key] = filled(n, value)
+        for key, value in values:
+            obs_p[prefix + key] = filled(1, value)
