@@ -29,7 +29,7 @@ _THRESHOLD, _LOW, _HIGH, _DAYS = (
     dynamics._HIGH64,
     dynamics._DAYS64,
 )
-_FLOAT64 = np.dtype(np.float64)
+_FLOAT64, _INT64 = np.dtype(np.float64), np.dtype(np.int64)
 _add_reduce = np.add.reduce
 
 
@@ -64,10 +64,9 @@ class OneEnvModel:
         state, int64 levels), as ``reset`` leaves it."""
         sim = self.sim
         return (
-            type(sim.susceptible) is np.ndarray
-            and sim.susceptible.dtype is _FLOAT64
-            and sim.stringency_level.dtype == np.int64
-            and sim.cooldown_until.dtype == np.int64
+            getattr(sim.susceptible, "dtype", None) is _FLOAT64
+            and getattr(sim.stringency_level, "dtype", None) is _INT64
+            and getattr(sim.cooldown_until, "dtype", None) is _INT64
         )
 
     # -------------------------------------------------------------- components
@@ -80,7 +79,7 @@ class OneEnvModel:
         cooldown = sim.cooldown_until
         sim.stringency_level = np.where(chosen, actions, sim.stringency_level)
         at_decision = cooldown == t - 1  # t == cooldown + 1
-        if at_decision.any():
+        if np.count_nonzero(at_decision):
             extension = np.where(chosen, period, 1)
             sim.cooldown_until = np.where(at_decision, cooldown + extension, cooldown)
 

@@ -37,9 +37,13 @@ class OneEnvStep:
     Build it with :meth:`build`, which returns None for configurations it does not cover.
     """
 
-    def __init__(self, env: Any, open_close: Any, subsidy: Any, vaccination: Any) -> None:
+    def __init__(
+        self, env: Any, open_close: Any, subsidy: Any, vaccination: Any, global_values: Any
+    ) -> None:
         self.env, self.world, self.sim = env, env.world, env.world.simulation
         self.model = OneEnvModel(self.sim)
+        self.global_values = global_values
+        self._vaccination_table: tuple | None = None
         self.open_close, self.subsidy, self.vaccination = open_close, subsidy, vaccination
         self.n_agents = env.n_agents
         self.agent_keys = list(env._agent_keys)
@@ -71,6 +75,7 @@ class OneEnvStep:
         class or components (or methods overridden on the instance), other observation or
         mask settings, real-world policies or data, or agents in multi-action mode."""
         from ai_economist.foundation.scenarios.covid19.covid19_env import (
+            _GLOBAL_STATE_VALUES,
             CovidAndEconomyEnvironment,
         )
 
@@ -90,7 +95,7 @@ class OneEnvStep:
         ):
             return None
         vaccination = next(c for c in env._components if c not in (open_close, subsidy))
-        return cls(env, open_close, subsidy, vaccination)
+        return cls(env, open_close, subsidy, vaccination, _GLOBAL_STATE_VALUES)
 
     # ------------------------------------------------------------------ actions
     def _checked_actions(self, actions: Any) -> tuple[np.ndarray, int] | None:
@@ -105,7 +110,7 @@ class OneEnvStep:
             or agent.shape != (self.n_agents,)
             or type(planner) is not int
             or not 0 <= planner <= self.num_planner_actions
-            or int(agent.view(np.uint64).max()) > self.num_agent_actions  # negatives are huge
+            or np.count_nonzero(agent.view(np.uint64) > self.num_agent_actions)  # (< 0: huge)
         ):
             return None
         return agent, planner
@@ -197,7 +202,9 @@ class OneEnvStep:
         env.current_date += _ONE_DAY
         env._infected_pair = (infected_before, sim.infected)
         env._new_deaths = sim.new_deaths[0]
-        env._record_global_state(t)
+        # CovidAndEconomyEnvironment._record_global_state
+        np.concatenate(self.global_values(sim), out=env._global_block[t], casting="same_kind")
+        self.world.global_state["Subsidy Level"][t] = sim.subsidy_level[0]
 
     # ------------------------------------------------------------- observations
     def _observations(self, t: int) -> dict[str, dict[str, Any]]:
@@ -209,7 +216,7 @@ class OneEnvStep:
             write(obs_a, obs_p, t)
         open_close, subsidy = self.open_close, self.subsidy
         mask_a = np.empty((1 + open_close.num_stringency_levels, n), dtype=np.float32)
-        mask_a[...] = dynamics.open_close_action_mask(t, self.sim.cooldown_until[0])
+        mask_a[1:] = t >= self.sim.cooldown_until[0]  # dynamics.open_close_action_mask
         mask_a[0] = 1.0
         mask_p = np.empty(1 + subsidy.num_subsidy_levels, dtype=np.float32)
         mask_p.fill(subsidy.allowed_now())
@@ -244,15 +251,33 @@ class OneEnvStep:
         component, n = self.subsidy, self.n_agents
         interval = component.subsidy_interval
         until = (interval - t % interval) / interval
-        level = float(self.sim.subsidy_level[0] / component.num_subsidy_levels)
+        level = int(self.sim.subsidy_level[0]) / component.num_subsidy_levels  # as int64 / int
         until_key, level_key = self.keys["until_subsidy"], self.keys["subsidy_level"]
         obs_a[until_key], obs_a[level_key] = filled(n, until), filled(n, level)
         obs_p[until_key], obs_p[level_key] = filled(1, until), filled(1, level)
 
     def _vaccination_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
-        prefix, n = self.keys["vaccination"], self.n_agents
-        values = self.vaccination.observation_values(t)
-        for key, value in values:
-            obs_a[prefix + key] = filled(n, value)
-        for key, value in values:
-            obs_p[prefix + key] = filled(1, value)
+        n, columns = self.n_agents, self._vaccination_columns(t)
+        if columns is None:
+            prefix = self.keys["vaccination"]
+            columns = [(prefix + k, {t: v}) for k, v in self.vaccination.observation_values(t)]
+        for key, column in columns:
+            obs_a[key] = filled(n, column[t])
+        for key, column in columns:
+            obs_p[key] = filled(1, column[t])
+
+    def _vaccination_columns(self, t: int) -> list[tuple[str, list]] | None:
+        """``[(observation key, value of every step)]`` from the component's table while
+        ``VaccinationCampaign.observation_values`` would read it, else None."""
+        vaccination = self.vaccination
+        table = getattr(vaccination, "_observation_table", None)
+        if table is None:
+            return None
+        key = vaccination._table_key()
+        if t >= len(table[1][0][1]) or table[0][:-1] != key[:-1] or table[0][-1] is not key[-1]:
+            return None
+        cached = self._vaccination_table
+        if cached is None or cached[0] is not table:
+            prefix = self.keys["vaccination"]
+            cached = self._vaccination_table = (table, [(prefix + k, c) for k, c in table[1]])
+        return cached[1]
