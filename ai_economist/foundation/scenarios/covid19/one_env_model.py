@@ -29,6 +29,7 @@ _THRESHOLD, _LOW, _HIGH, _DAYS = (
     dynamics._HIGH64,
     dynamics._DAYS64,
 )
+_MINUS_ONE = dynamics._f64(-1.0)
 _FLOAT64, _INT64 = np.dtype(np.float64), np.dtype(np.int64)
 _add_reduce = np.add.reduce
 
@@ -42,6 +43,7 @@ class OneEnvModel:
         self.sim = sim
         self._constants: SimpleNamespace | None = None
         self._subsidy_sum: tuple | None = None
+        self._finite_cache: tuple | None = None
 
     def constants(self) -> SimpleNamespace:
         """``sim._operands()`` plus the derived constants (rebuilt when the operands are)."""
@@ -92,15 +94,20 @@ class OneEnvModel:
         lagged = by_slot[(t - p.beta_delay) % length].astype(np.float64)
         dropped = by_slot[(t - p.filter_len) % length] - by_slot[(t - p.filter_len - 1) % length]
         previous = by_slot[(t - 1) % length]
-        intercept_modulation, slope_modulation, unemployment_modulation = sim._modulations()
+        modulations = sim._modulations()
         vaccines = sim.vaccines_available
         sim.vaccines_available = np.zeros(vaccines.shape)
         # dynamics.sir_step
         s, i = sim.susceptible, sim.infected
-        beta = intercept_modulation * c.beta_intercepts + slope_modulation * c.beta_slopes * lagged
-        vaccinated_fraction = np.minimum(_ONE, vaccines / (s + _EPS))
+        beta = (
+            _scaled(modulations[0], c.beta_intercepts)
+            + _scaled(modulations[1], c.beta_slopes) * lagged
+        )
         num_vaccinated = np.minimum(vaccines, s)
-        leaving = beta * s / c.population * i * (_ONE - vaccinated_fraction) + num_vaccinated
+        leaving = beta * s / c.population * i
+        if np.count_nonzero(vaccines):  # else the vaccinated fraction is 0: x * (1 - 0) == x
+            leaving = leaving * (_ONE - np.minimum(_ONE, vaccines / (s + _EPS)))
+        leaving = leaving + num_vaccinated
         d_recovered = c.gamma * i + num_vaccinated
         sim.susceptible = np.maximum(s - leaving, _ZERO)
         sim.infected = np.maximum(i + (leaving - d_recovered), _ZERO)
@@ -113,10 +120,11 @@ class OneEnvModel:
         new_delta = sim.stringency_level - previous
         by_slot[t % length] = sim.stringency_level
         # dynamics.unemployment_filter_update, unemployment_step
-        sim.filter_state = filters = dynamics.unemployment_filter_update(
-            sim.filter_state, new_delta, dropped, c.filter_decay, p.window_decay
-        )
-        signal = _add_reduce(filters * c.filter_weights, axis=-1) * unemployment_modulation
+        filters = sim.filter_state * c.filter_decay + new_delta[..., None]
+        if np.count_nonzero(dropped) or not self._finite(p.window_decay):
+            filters = filters - p.window_decay * dropped[..., None]  # else x - 0 == x
+        sim.filter_state = filters
+        signal = _scaled(modulations[2], _add_reduce(filters * c.filter_weights, axis=-1))
         rate_percent = _softplus(signal) + c.unemployment_bias
         sim.unemployed = unemployed = rate_percent * c.population / _HUNDRED
         # dynamics.economy_step
@@ -125,6 +133,14 @@ class OneEnvModel:
         can_work = np.maximum(_ZERO, k.working_age - cant_work)
         sim.productivity = productivity = can_work * c.daily_production_per_worker
         sim.postsubsidy_productivity = productivity + sim.subsidy
+
+    def _finite(self, values: np.ndarray) -> bool:
+        """Whether every value of ``values`` is finite, cached by identity (a parameter
+        array: like ``sim._operands``, edits in place are not looked for)."""
+        cached = self._finite_cache
+        if cached is None or cached[0] is not values:
+            cached = self._finite_cache = (values, bool(np.isfinite(values).all()))
+        return cached[1]
 
     # ----------------------------------------------------------------- rewards
     def rewards(self) -> tuple[np.ndarray, float]:
@@ -176,11 +192,17 @@ class OneEnvModel:
         return cached[1]
 
 
+def _scaled(modulation: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``modulation * x`` (``modulation`` 0-d), or ``x`` itself when the modulation is 1
+    (x * 1.0 == x, bit for bit)."""
+    return x if float(modulation) == 1.0 else modulation * x
+
+
 def _softplus(x: np.ndarray) -> np.ndarray:
     """``dynamics.softplus`` of a float64 array: without the ``where`` when no value is
     above the threshold (then ``minimum(x, threshold)`` is ``x``)."""
     above = x > _THRESHOLD
-    if above.any():
+    if np.count_nonzero(above):
         return np.where(above, x, np.log1p(np.exp(np.minimum(x, _THRESHOLD))))
     return np.log1p(np.exp(x))
 
@@ -188,7 +210,9 @@ def _softplus(x: np.ndarray) -> np.ndarray:
 def _crra(x: np.ndarray, eta: float) -> np.ndarray:
     """``dynamics.crra_nonlinearity`` of a float64 array (365 days a year)."""
     annual = np.minimum(np.maximum(x * _DAYS, _LOW), _HIGH)
-    if eta == 1:
+    if eta == 2.0:  # numpy computes ``annual ** -1.0`` as this reciprocal
+        utility = (np.reciprocal(annual) - _ONE) / _MINUS_ONE
+    elif eta == 1:
         utility = np.log(annual)
     else:
         utility = (annual ** (1.0 - eta) - _ONE) / (1.0 - eta)

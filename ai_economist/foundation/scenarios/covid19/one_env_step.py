@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.observations import filled
-from ai_economist.foundation.scenarios.covid19 import dynamics
 from ai_economist.foundation.scenarios.covid19.observations import (
     _AGENT_STATE,
     _one_env_divisors,
