@@ -42,7 +42,6 @@ class OneEnvStep:
         self.env, self.world, self.sim = env, env.world, env.world.simulation
         self.model = OneEnvModel(self.sim)
         self.global_values = global_values
-        self._vaccination_table: tuple | None = None
         self.open_close, self.subsidy, self.vaccination = open_close, subsidy, vaccination
         self.n_agents = env.n_agents
         self.agent_keys = list(env._agent_keys)
@@ -53,20 +52,11 @@ class OneEnvStep:
         self.num_planner_actions = len(planner.single_action_map)
         self.layout = env._collated_layout
         self.num_agent_actions = len(self.layout.single_map)
-        prefixes = {c: c.name + "-" for c in (open_close, subsidy, vaccination)}
-        writers = {
-            open_close: self._open_close_observations,
-            subsidy: self._subsidy_observations,
-            vaccination: self._vaccination_observations,
-        }
-        self.writers = [self._scenario_observations]
-        self.writers += [writers[c] for c in env._components]
-        self.keys = {
-            "indicators": prefixes[open_close] + "agent_policy_indicators",
-            "until_subsidy": prefixes[subsidy] + "t_until_next_subsidy",
-            "subsidy_level": prefixes[subsidy] + "current_subsidy_level",
-            "vaccination": prefixes[vaccination],
-        }
+        self.indicators_key = open_close.name + "-agent_policy_indicators"
+        self.until_key = subsidy.name + "-t_until_next_subsidy"
+        self.level_key = subsidy.name + "-current_subsidy_level"
+        self.vaccination_prefix = vaccination.name + "-"
+        self._vaccination_table: tuple | None = None
 
     @classmethod
     def build(cls, env: Any) -> OneEnvStep | None:
@@ -94,6 +84,8 @@ class OneEnvStep:
         ):
             return None
         vaccination = next(c for c in env._components if c not in (open_close, subsidy))
+        if list(env._components) != [open_close, subsidy, vaccination]:
+            return None  # the observations' key order follows the published component order
         return cls(env, open_close, subsidy, vaccination, _GLOBAL_STATE_VALUES)
 
     # ------------------------------------------------------------------ actions
@@ -207,63 +199,61 @@ class OneEnvStep:
 
     # ------------------------------------------------------------- observations
     def _observations(self, t: int) -> dict[str, dict[str, Any]]:
-        """The observations of ``CovidAndEconomyEnvironment._generate_observations``."""
-        env, n = self.env, self.n_agents
+        """The observations of ``CovidAndEconomyEnvironment._generate_observations`` (the
+        scenario's, then the three components' in the published order, then the masks)."""
+        env, sim, n = self.env, self.sim, self.n_agents
         time_value = t / (env.episode_length if env._allow_observation_scaling else 1)
-        obs_a, obs_p = {"time": filled(n, time_value)}, {"time": filled(1, time_value)}
-        for write in self.writers:
-            write(obs_a, obs_p, t)
+        # one_env_scenario_fields
+        p = sim.params
+        population, productivity_max, levels = _one_env_divisors(sim)
+        state = np.concatenate(_AGENT_STATE(sim), axis=0) / population
+        output = sim.postsubsidy_productivity[0] / productivity_max
+        lagged = sim.history[0, (t - p.beta_delay + 1) % p.history_len].astype(np.float64) / levels
+        agent_index = getattr(env, "_agent_index", None)
+        if agent_index is None:
+            agent_index = env._agent_index = np.eye(n, dtype=np.float32)
+        # the components' generate_observations
         open_close, subsidy = self.open_close, self.subsidy
+        indicators = sim.stringency_level[0].astype(np.float64) / open_close._levels_divisor
+        interval = subsidy.subsidy_interval
+        until = (interval - t % interval) / interval  # observations.t_until_next_subsidy
+        level = int(sim.subsidy_level[0]) / subsidy.num_subsidy_levels  # as int64 / int
+        obs_a = {
+            "time": filled(n, time_value),
+            "world-agent_index": agent_index.copy(),
+            "world-agent_state": state,
+            "world-agent_postsubsidy_productivity": output,
+            "world-lagged_stringency_level": lagged,
+            self.indicators_key: indicators,
+            self.until_key: filled(n, until),
+            self.level_key: filled(n, level),
+        }
+        obs_p = {
+            "time": filled(1, time_value),
+            "world-agent_state": state,
+            "world-agent_postsubsidy_productivity": output,
+            "world-lagged_stringency_level": lagged,
+            self.indicators_key: indicators,
+            self.until_key: filled(1, until),
+            self.level_key: filled(1, level),
+        }
+        columns = self._vaccination_columns(t)
+        if columns is None:
+            prefix = self.vaccination_prefix
+            columns = [(prefix + k, {t: v}) for k, v in self.vaccination.observation_values(t)]
+        for key, column in columns:
+            obs_a[key] = filled(n, column[t])
+        for key, column in columns:
+            obs_p[key] = filled(1, column[t])
+        # the masks, NO-OP first
         mask_a = np.empty((1 + open_close.num_stringency_levels, n), dtype=np.float32)
-        mask_a[1:] = t >= self.sim.cooldown_until[0]  # dynamics.open_close_action_mask
+        mask_a[1:] = t >= sim.cooldown_until[0]  # dynamics.open_close_action_mask
         mask_a[0] = 1.0
         mask_p = np.empty(1 + subsidy.num_subsidy_levels, dtype=np.float32)
         mask_p.fill(subsidy.allowed_now())
         mask_p[0] = 1.0
         obs_a["action_mask"], obs_p["action_mask"] = mask_a, mask_p
         return {"a": obs_a, "p": obs_p}
-
-    def _scenario_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
-        """``generate_observations`` of the scenario (``one_env_scenario_fields``)."""
-        env, sim = self.env, self.sim
-        p = sim.params
-        population, productivity_max, levels = _one_env_divisors(sim)
-        state = np.concatenate(_AGENT_STATE(sim), axis=0) / population
-        productivity = sim.postsubsidy_productivity[0] / productivity_max
-        lagged = sim.history[0, (t - p.beta_delay + 1) % p.history_len].astype(np.float64) / levels
-        agent_index = getattr(env, "_agent_index", None)
-        if agent_index is None:
-            agent_index = env._agent_index = np.eye(self.n_agents, dtype=np.float32)
-        obs_a["world-agent_index"] = agent_index.copy()
-        obs_a["world-agent_state"] = obs_p["world-agent_state"] = state
-        obs_a["world-agent_postsubsidy_productivity"] = productivity
-        obs_p["world-agent_postsubsidy_productivity"] = productivity
-        obs_a["world-lagged_stringency_level"] = obs_p["world-lagged_stringency_level"] = lagged
-
-    def _open_close_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
-        component = self.open_close
-        levels = self.sim.stringency_level[0]
-        indicators = levels.astype(np.float64) / component._levels_divisor
-        obs_a[self.keys["indicators"]] = obs_p[self.keys["indicators"]] = indicators
-
-    def _subsidy_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
-        component, n = self.subsidy, self.n_agents
-        interval = component.subsidy_interval
-        until = (interval - t % interval) / interval
-        level = int(self.sim.subsidy_level[0]) / component.num_subsidy_levels  # as int64 / int
-        until_key, level_key = self.keys["until_subsidy"], self.keys["subsidy_level"]
-        obs_a[until_key], obs_a[level_key] = filled(n, until), filled(n, level)
-        obs_p[until_key], obs_p[level_key] = filled(1, until), filled(1, level)
-
-    def _vaccination_observations(self, obs_a: dict, obs_p: dict, t: int) -> None:
-        n, columns = self.n_agents, self._vaccination_columns(t)
-        if columns is None:
-            prefix = self.keys["vaccination"]
-            columns = [(prefix + k, {t: v}) for k, v in self.vaccination.observation_values(t)]
-        for key, column in columns:
-            obs_a[key] = filled(n, column[t])
-        for key, column in columns:
-            obs_p[key] = filled(1, column[t])
 
     def _vaccination_columns(self, t: int) -> list[tuple[str, list]] | None:
         """``[(observation key, value of every step)]`` from the component's table while
@@ -277,6 +267,6 @@ class OneEnvStep:
             return None
         cached = self._vaccination_table
         if cached is None or cached[0] is not table:
-            prefix = self.keys["vaccination"]
+            prefix = self.vaccination_prefix
             cached = self._vaccination_table = (table, [(prefix + k, c) for k, c in table[1]])
         return cached[1]
