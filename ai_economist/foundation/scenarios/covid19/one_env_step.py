@@ -129,11 +129,12 @@ class OneEnvStep:
             name, local = self.planner_actions[planner_action]
             planner.action[name] = local
         world.step_collated_actions = parsed
+        if next(iter(actions)) == "a":  # episode_logs.copy_actions, in the caller's order
+            copied = {"a": agent_actions.copy(), "p": planner_action}
+        else:
+            copied = {"p": planner_action, "a": agent_actions.copy()}
         env._logger.replay_log["step"].append(
-            {
-                "actions": {k: (v.copy() if k == "a" else v) for k, v in actions.items()},
-                "seed_state": world.rng.bit_generator.state,
-            }
+            {"actions": copied, "seed_state": world.rng.bit_generator.state}
         )
         world.timestep = t = world.timestep + 1
         self._component_steps(t, agent_actions)
