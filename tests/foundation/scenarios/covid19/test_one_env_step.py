@@ -209,3 +209,24 @@ def test_crra_shortcuts_equal_the_model(eta):
         assert np.float64(model._crra_scalar(np.float64(value), eta)).tobytes() == (
             np.float64(expected).tobytes()
         )
+
+
+def test_copies_step_like_the_original():
+    import pickle
+
+    env = make(seed=2, episode_length=60)
+    rng = np.random.default_rng(2)
+    env.reset()
+    for _ in range(30):
+        env.step(random_actions(rng))
+    clones = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    for clone in clones:
+        assert clone._one_env_step and clone._one_env_step.env is clone
+    for _ in range(35):  # across the episode end
+        act = random_actions(rng)
+        expected = env.step(copy.deepcopy(act))
+        for clone in clones:
+            assert_same(clone.step(copy.deepcopy(act)), expected)
+        if expected[2]["__all__"]:
+            for e in (env, *clones):
+                e.reset()
