@@ -57,6 +57,8 @@ class OneEnvStep:
         self.level_key = subsidy.name + "-current_subsidy_level"
         self.vaccination_prefix = vaccination.name + "-"
         self._vaccination_table: tuple | None = None
+        self._constants_of_value: tuple | None = None
+        self._planner_masks: dict[tuple, np.ndarray] = {}
 
     @classmethod
     def build(cls, env: Any) -> OneEnvStep | None:
@@ -218,7 +220,9 @@ class OneEnvStep:
         indicators = sim.stringency_level[0].astype(np.float64) / open_close._levels_divisor
         interval = subsidy.subsidy_interval
         until = (interval - t % interval) / interval  # observations.t_until_next_subsidy
-        level = int(sim.subsidy_level[0]) / subsidy.num_subsidy_levels  # as int64 / int
+        level_a, level_p = self._constant_arrays(
+            int(sim.subsidy_level[0]) / subsidy.num_subsidy_levels  # as int64 / int
+        )
         obs_a = {
             "time": filled(n, time_value),
             "world-agent_index": agent_index.copy(),
@@ -227,7 +231,7 @@ class OneEnvStep:
             "world-lagged_stringency_level": lagged,
             self.indicators_key: indicators,
             self.until_key: filled(n, until),
-            self.level_key: filled(n, level),
+            self.level_key: level_a,
         }
         obs_p = {
             "time": filled(1, time_value),
@@ -236,7 +240,7 @@ class OneEnvStep:
             "world-lagged_stringency_level": lagged,
             self.indicators_key: indicators,
             self.until_key: filled(1, until),
-            self.level_key: filled(1, level),
+            self.level_key: level_p,
         }
         columns = self._vaccination_columns(t)
         if columns is None:
@@ -250,11 +254,31 @@ class OneEnvStep:
         mask_a = np.empty((1 + open_close.num_stringency_levels, n), dtype=np.float32)
         mask_a[1:] = t >= sim.cooldown_until[0]  # dynamics.open_close_action_mask
         mask_a[0] = 1.0
-        mask_p = np.empty(1 + subsidy.num_subsidy_levels, dtype=np.float32)
-        mask_p.fill(subsidy.allowed_now())
-        mask_p[0] = 1.0
+        mask_p = self._planner_mask(subsidy.num_subsidy_levels, subsidy.allowed_now())
         obs_a["action_mask"], obs_p["action_mask"] = mask_a, mask_p
         return {"a": obs_a, "p": obs_p}
+
+    def _constant_arrays(self, value: float) -> tuple[np.ndarray, np.ndarray]:
+        """New ``filled(n_agents, value)`` and ``filled(1, value)`` arrays, copied from
+        templates kept for the last value (one call each instead of two)."""
+        cached = self._constants_of_value
+        if cached is None or cached[0] != value or value != value:
+            cached = (value, filled(self.n_agents, value), filled(1, value))
+            self._constants_of_value = cached
+        return cached[1].copy(), cached[2].copy()
+
+    def _planner_mask(self, levels: int, allowed: float) -> np.ndarray:
+        """``FederalGovernmentSubsidy.generate_masks`` with the NO-OP entry first: a copy of
+        the template for these values."""
+        key = (levels, allowed)
+        template = self._planner_masks.get(key)
+        if template is None:
+            template = np.empty(1 + levels, dtype=np.float32)
+            template.fill(allowed)
+            template[0] = 1.0
+            if allowed == allowed:  # (a NaN key would never be found again)
+                self._planner_masks[key] = template
+        return template.copy()
 
     def _vaccination_columns(self, t: int) -> list[tuple[str, list]] | None:
         """``[(observation key, value of every step)]`` from the component's table while
