@@ -154,19 +154,29 @@ class OneEnvModel:
         economic = _crra(output / c.agents_economic_norm, eta)
         health = (health - c.min_agent_health) / k.health_span
         economic = (economic - c.min_agent_economic) / k.economic_span
-        # dynamics.planner_indices (np.float64 scalars)
-        planner_health = -_add_reduce(new_deaths[0], axis=-1) * p.value_of_life
+        # dynamics.planner_indices, on Python floats (the same IEEE operations as on numpy
+        # scalars) unless a divisor is zero (Python raises where numpy gives inf or nan)
+        health_span = (p.max_planner_health - p.min_planner_health) + dynamics.EPSILON
+        economic_span = (p.max_planner_economic - p.min_planner_economic) + dynamics.EPSILON
+        weight = p.planner_health_weightage
+        economy_weight = 1.0 - weight
+        divisors = (
+            p.planner_health_norm,
+            p.planner_economic_norm,
+            health_span,
+            economic_span,
+            weight + economy_weight,
+            p.reward_normalization_factor,
+        )
+        scalar = float if all(divisors) else np.float64
+        planner_health = -scalar(_add_reduce(new_deaths[0], axis=-1)) * p.value_of_life
         planner_health = planner_health / p.planner_health_norm
-        net_output = _add_reduce(output[0], axis=-1) - (
+        net_output = scalar(_add_reduce(output[0], axis=-1)) - (
             1.0 + p.risk_free_interest_rate
-        ) * self._total_subsidy(subsidy)
+        ) * scalar(self._total_subsidy(subsidy))
         planner_economic = _crra_scalar(net_output / p.planner_economic_norm, eta)
-        planner_health = (planner_health - p.min_planner_health) / (
-            (p.max_planner_health - p.min_planner_health) + dynamics.EPSILON
-        )
-        planner_economic = (planner_economic - p.min_planner_economic) / (
-            (p.max_planner_economic - p.min_planner_economic) + dynamics.EPSILON
-        )
+        planner_health = (planner_health - p.min_planner_health) / health_span
+        planner_economic = (planner_economic - p.min_planner_economic) / economic_span
         sim.health_index += health
         sim.economic_index += economic
         sim.planner_health_index[0] += planner_health
@@ -175,7 +185,6 @@ class OneEnvModel:
         weight = c.agent_health_weightage
         agent_rewards = (weight * health + k.economy_weight * economic) / k.weight_sum
         weight = p.planner_health_weightage
-        economy_weight = 1.0 - weight
         planner_reward = (weight * planner_health + economy_weight * planner_economic) / (
             weight + economy_weight
         )
