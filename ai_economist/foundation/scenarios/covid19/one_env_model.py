@@ -4,13 +4,20 @@
 ``step_open_close``, ``step_scenario`` and ``compute_rewards`` do (and the ``dynamics``
 functions they call), operation for operation: the same ufuncs on the same operands in the
 same order, so every state array and reward is bitwise equal.  What it leaves out is work
-whose result is known: constants of the episode computed once (the spans of the min-max
-normalisations, ``1 - weight`` and the weights' sum of the rewards, ``population *
-working-age fraction``), the decision-day ``where`` of the
-cooldowns on the days no state is at a decision, the sum of an unchanged subsidy, and the
-``where`` of the softplus when no value is above its threshold (``minimum(x, 20) == x``
-there).  ``tests/foundation/scenarios/covid19/test_one_env_step.py`` holds it to the
-general path.
+whose result is known exactly:
+
+* constants of the episode computed once: the spans of the min-max normalisations,
+  ``1 - weight`` and the weights' sum of the rewards, ``population * working-age fraction``;
+* multiplications by a modulation equal to 1 (``x * 1.0 == x``), the vaccinated fraction
+  while no state has vaccines (``x * (1 - 0) == x``), the dropped filter change while it is
+  zero everywhere (``x - w * 0 == x`` for finite decays);
+* the cooldowns' ``where`` on days no state is at a decision, the softplus's ``where`` when
+  no value is above its threshold (``minimum(x, 20) == x`` there), the sum of an unchanged
+  subsidy;
+* for eta == 2 the power -1 as the reciprocal numpy computes for it, and the planner's
+  scalars on Python floats (the same IEEE operations as numpy's scalars).
+
+``tests/foundation/scenarios/covid19/test_one_env_step.py`` holds it to the general path.
 """
 
 from __future__ import annotations
