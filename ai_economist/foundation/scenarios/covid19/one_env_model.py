@@ -65,6 +65,20 @@ class OneEnvModel:
         k.economy_weight = _ONE - weight
         k.weight_sum = weight + k.economy_weight
         k.working_age = ops.population * ops.pop_between_age_18_65
+        k.scenario = (  # the operands of scenario_step, unpacked at once
+            ops.population,
+            ops.beta_intercepts,
+            ops.beta_slopes,
+            ops.gamma,
+            ops.death_rate,
+            ops.filter_decay,
+            ops.filter_weights,
+            ops.unemployment_bias,
+            ops.infection_too_sick_to_work_rate,
+            ops.pop_between_age_18_65,
+            ops.daily_production_per_worker,
+            k.working_age,
+        )
         self._constants = k
         return k
 
@@ -95,8 +109,22 @@ class OneEnvModel:
     # ---------------------------------------------------------------- scenario
     def scenario_step(self, t: int) -> None:
         """``CovidSimulation.step_scenario`` of one env on step ``t``."""
-        sim, p, k = self.sim, self.sim.params, self.constants()
-        c, length = k.ops, p.history_len
+        sim, p = self.sim, self.sim.params
+        (
+            population,
+            beta_intercepts,
+            beta_slopes,
+            gamma,
+            death_rate,
+            filter_decay,
+            filter_weights,
+            unemployment_bias,
+            sick_rate,
+            working_fraction,
+            production_per_worker,
+            working_age,
+        ) = self.constants().scenario
+        length = p.history_len
         by_slot = sim.history.swapaxes(0, 1)
         lagged = by_slot[(t - p.beta_delay) % length].astype(np.float64)
         dropped = by_slot[(t - p.filter_len) % length] - by_slot[(t - p.filter_len - 1) % length]
@@ -107,38 +135,37 @@ class OneEnvModel:
         # dynamics.sir_step
         s, i = sim.susceptible, sim.infected
         beta = (
-            _scaled(modulations[0], c.beta_intercepts)
-            + _scaled(modulations[1], c.beta_slopes) * lagged
+            _scaled(modulations[0], beta_intercepts) + _scaled(modulations[1], beta_slopes) * lagged
         )
         num_vaccinated = np.minimum(vaccines, s)
-        leaving = beta * s / c.population * i
+        leaving = beta * s / population * i
         if np.count_nonzero(vaccines):  # else the vaccinated fraction is 0: x * (1 - 0) == x
             leaving = leaving * (_ONE - np.minimum(_ONE, vaccines / (s + _EPS)))
         leaving = leaving + num_vaccinated
-        d_recovered = c.gamma * i + num_vaccinated
+        d_recovered = gamma * i + num_vaccinated
         sim.susceptible = np.maximum(s - leaving, _ZERO)
         sim.infected = np.maximum(i + (leaving - d_recovered), _ZERO)
         sim.recovered = new_r = np.maximum(sim.recovered + d_recovered, _ZERO)
         sim.vaccinated = new_v = np.maximum(sim.vaccinated + num_vaccinated, _ZERO)
-        deaths = c.death_rate * (new_r - new_v)
+        deaths = death_rate * (new_r - new_v)
         sim.beta = beta
         sim.new_deaths = deaths - sim.deaths
         sim.deaths = deaths
         new_delta = sim.stringency_level - previous
         by_slot[t % length] = sim.stringency_level
         # dynamics.unemployment_filter_update, unemployment_step
-        filters = sim.filter_state * c.filter_decay + new_delta[..., None]
+        filters = sim.filter_state * filter_decay + new_delta[..., None]
         if np.count_nonzero(dropped) or not self._finite(p.window_decay):
             filters = filters - p.window_decay * dropped[..., None]  # else x - 0 == x
         sim.filter_state = filters
-        signal = _scaled(modulations[2], _add_reduce(filters * c.filter_weights, axis=-1))
-        rate_percent = _softplus(signal) + c.unemployment_bias
-        sim.unemployed = unemployed = rate_percent * c.population / _HUNDRED
+        signal = _scaled(modulations[2], _add_reduce(filters * filter_weights, axis=-1))
+        rate_percent = _softplus(signal) + unemployment_bias
+        sim.unemployed = unemployed = rate_percent * population / _HUNDRED
         # dynamics.economy_step
-        incapacitated = c.infection_too_sick_to_work_rate * sim.infected + deaths
-        cant_work = incapacitated * c.pop_between_age_18_65 + unemployed
-        can_work = np.maximum(_ZERO, k.working_age - cant_work)
-        sim.productivity = productivity = can_work * c.daily_production_per_worker
+        incapacitated = sick_rate * sim.infected + deaths
+        cant_work = incapacitated * working_fraction + unemployed
+        can_work = np.maximum(_ZERO, working_age - cant_work)
+        sim.productivity = productivity = can_work * production_per_worker
         sim.postsubsidy_productivity = productivity + sim.subsidy
 
     def _finite(self, values: np.ndarray) -> bool:
