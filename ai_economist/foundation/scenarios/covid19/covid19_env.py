@@ -16,16 +16,9 @@ from datetime import timedelta
 import numpy as np
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.base.base_component import BaseComponent
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
-from ai_economist.foundation.base.observations import filled
 from ai_economist.foundation.scenarios.covid19 import evaluation_plots
 from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
-from ai_economist.foundation.scenarios.covid19.components import (  # registers the components
-    ControlUSStateOpenCloseStatus,
-    FederalGovernmentSubsidy,
-    VaccinationCampaign,
-)
 from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
     check_components,
     check_fraction,
@@ -33,7 +26,12 @@ from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
     check_normalization,
     check_real_world_lengths,
 )
+from ai_economist.foundation.scenarios.covid19.observation_plan import (  # registers the components
+    make_observation_plan,
+    planned_observations,
+)
 from ai_economist.foundation.scenarios.covid19.observations import one_env_scenario_fields
+from ai_economist.foundation.scenarios.covid19.one_env_step import OneEnvStep
 from ai_economist.foundation.scenarios.covid19.params import build_params
 from ai_economist.foundation.scenarios.covid19.simulation import (
     ComponentParams,
@@ -255,6 +253,21 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         covid_metrics.install_live_states(self)
 
     # ------------------------------------------------------------------- step
+    def step(self, actions=None, seed_state=None):
+        """``BaseEnvironment.step``; the common call of the standard configuration takes the
+        one-pass path of ``one_env_step.py`` (the same results, bit for bit)."""
+        if seed_state is None:
+            fast = self._one_env_step
+            if fast is None:
+                fast = self._one_env_step = OneEnvStep.build(self) or False
+            if fast:
+                out = fast.step(actions)
+                if out is not None:
+                    return out
+        return super().step(actions, seed_state)
+
+    _one_env_step = None  # OneEnvStep (None: not built yet, False: the general path only)
+
     def scenario_step(self):
         sim, t = self.world.simulation, self.world.timestep
         sim.timestep[:] = t
@@ -318,37 +331,14 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     # ------------------------------------------------------------ observations
     def _generate_observations(self):
-        """The base env's observations, assembled directly for the standard configuration.
-
-        With the three COVID-19 components (and nothing overridden), collated
-        ``{"a", "p"}`` observations and flattened masks, this builds exactly what the base
-        env builds (same keys, order, values and dtypes) from the same
-        ``generate_observations``/mask methods, without the generic merging and mask
-        collation; any other configuration takes the base env's path.
-        """
+        """The base env's observations, assembled directly for the standard configuration
+        (``observation_plan.py``); any other configuration takes the base env's path."""
         plan = self._fast_observation_plan
         if plan is None:
             plan = self._fast_observation_plan = self._make_fast_observation_plan()
         if plan is False:
             return super()._generate_observations()
-        sources, open_close, subsidy = plan
-        t, n = self.world.timestep, self.n_agents
-        time_value = t / (self.episode_length if self._allow_observation_scaling else 1)
-        obs_a, obs_p = {"time": filled(n, time_value)}, {"time": filled(1, time_value)}
-        for prefix, generate in sources:
-            fields = generate()
-            for key, value in fields["a"].items():
-                obs_a[prefix + key] = value
-            for key, value in fields["p"].items():
-                obs_p[prefix + key] = value
-        mask_a = np.empty((1 + open_close.num_stringency_levels, n), dtype=np.float32)
-        mask_a[...] = open_close.allowed_agents()  # then the NO-OP row
-        mask_a[0] = 1.0
-        mask_p = np.empty(1 + subsidy.num_subsidy_levels, dtype=np.float32)
-        mask_p.fill(subsidy.allowed_now())
-        mask_p[0] = 1.0
-        obs_a["action_mask"], obs_p["action_mask"] = mask_a, mask_p
-        return {"a": obs_a, "p": obs_p}
+        return planned_observations(self, plan)
 
     _fast_observation_plan = None
 
@@ -363,34 +353,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
     def _make_fast_observation_plan(self):
         """(sources, open/close component, subsidy component), or False for the base path."""
-        kinds = (ControlUSStateOpenCloseStatus, FederalGovernmentSubsidy, VaccinationCampaign)
-        components = self._components
-        cls = type(self)
-        if (
-            self._flatten_observations
-            or not self._flatten_masks
-            or not self.collate_agent_step_and_reset_data
-            or sorted(type(c).__name__ for c in components) != sorted(k.__name__ for k in kinds)
-            or any(type(c) not in kinds for c in components)
-            or cls.generate_observations is not CovidAndEconomyEnvironment.generate_observations
-            or cls._generate_observations is not CovidAndEconomyEnvironment._generate_observations
-            or any(type(c).obs is not BaseComponent.obs for c in components)
-        ):
-            return False
-        by_type = {type(c): c for c in components}
-        open_close = by_type[ControlUSStateOpenCloseStatus]
-        subsidy = by_type[FederalGovernmentSubsidy]
-        agent, planner = self.world.agents[0], self.world.planner
-        if (
-            agent.action_names != [open_close.name]
-            or agent.subspace_sizes != [open_close.num_stringency_levels]
-            or planner.action_names != [subsidy.name]
-            or planner.subspace_sizes != [subsidy.num_subsidy_levels]
-        ):
-            return False
-        sources = [("world-", self.generate_observations)]
-        sources += [(c.name + "-", c.generate_observations) for c in components]
-        return sources, open_close, subsidy
+        return make_observation_plan(self, CovidAndEconomyEnvironment)
 
     def generate_observations(self):
         state, productivity, lagged = one_env_scenario_fields(self.world.simulation)

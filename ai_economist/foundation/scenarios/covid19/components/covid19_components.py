@@ -169,7 +169,11 @@ class FederalGovernmentSubsidy(BaseComponent):
             self.num_subsidy_levels,
             self.max_daily_subsidy_per_state,
         )
-        state = planner.state
+        self.record_planner_state()
+
+    def record_planner_state(self) -> None:
+        """The planner's "Current Subsidy Level" and "Total Subsidy" after this step's subsidy."""
+        sim, state = self._world.simulation, self._world.planner.state
         state["Current Subsidy Level"] = int(sim.subsidy_level[0])
         subsidy, cached = sim.subsidy, getattr(self, "_subsidy_sum", None)
         if cached is None or cached[0] is not subsidy or subsidy.flags.writeable:
@@ -321,21 +325,24 @@ class VaccinationCampaign(BaseComponent):
         sim.step_vaccination(self.first_delivery_step, self.delivery_interval, self._per_delivery)
 
     def generate_observations(self):
-        t, n = self._world.timestep, self.n_agents
+        n, values = self.n_agents, self.observation_values(self._world.timestep)
+        return {
+            "a": {k: filled(n, v) for k, v in values},
+            "p": {k: filled(1, v) for k, v in values},
+        }
+
+    def observation_values(self, t: int) -> list[tuple[str, float]]:
+        """``[(key, value)]`` of the observations at step ``t`` (the same for every agent),
+        from the table built at reset while it is valid."""
         table = getattr(self, "_observation_table", None)
         if table is not None:
             key = self._table_key()
             if (
-                t >= len(table[1][0][1])
-                or table[0][:-1] != key[:-1]
-                or table[0][-1] is not key[-1]  # the params by identity
+                t < len(table[1][0][1])
+                and table[0][:-1] == key[:-1]
+                and table[0][-1] is key[-1]  # the params by identity
             ):
-                table = None
-        if table is not None:
-            return {
-                "a": {k: filled(n, column[t]) for k, column in table[1]},
-                "p": {k: filled(1, column[t]) for k, column in table[1]},
-            }
+                return [(k, column[t]) for k, column in table[1]]
         fields = observations.vaccination_observation_fields(
             SimpleNamespace(timestep=np.array([t])),
             self.first_delivery_step,
@@ -343,11 +350,7 @@ class VaccinationCampaign(BaseComponent):
             self.daily_vaccines_per_million_people,
             self.observe_rate,
         )
-        values = {k.split("-", 1)[1]: float(np.reshape(v, -1)[0]) for k, v in fields.items()}
-        return {
-            "a": {k: filled(n, v) for k, v in values.items()},
-            "p": {k: filled(1, v) for k, v in values.items()},
-        }
+        return [(k.split("-", 1)[1], float(np.reshape(v, -1)[0])) for k, v in fields.items()]
 
     def generate_masks(self, completions=0):
         return {}  # no actions
