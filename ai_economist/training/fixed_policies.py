@@ -14,12 +14,24 @@ from typing import Any
 
 import numpy as np
 
-FIXED_POLICIES: dict[str, tuple[int, int, int, int]] = {
-    "all open, no subsidy": (1, 0, 1, 0),
-    "all closed, full subsidy": (10, 540, 10, 20),
-    "closed 180 days, then open, no subsidy": (10, 180, 1, 0),
+from ai_economist.simulate.policies import FIXED
+
+DISPLAY_NAMES = {
+    "open": "all open, no subsidy",
+    "closed": "all closed, full subsidy",
+    "closed-180-then-open": "closed 180 days, then open, no subsidy",
 }
-"""The three fixed policies of ``benchmarks/learning_vs_fixed_policies.py`` (on 540 days)."""
+"""The learning check's names of the simulator's named fixed policies (``simulate.policies``)."""
+
+WHOLE_EPISODE = 540
+"""``days`` of a policy that keeps its first level all episode: the published episode length."""
+
+FIXED_POLICIES: dict[str, tuple[int, int, int, int]] = {
+    DISPLAY_NAMES[name]: (close, WHOLE_EPISODE if days is None else days, open_, subsidy)
+    for name, (close, days, open_, subsidy) in FIXED.items()
+}
+"""The three fixed policies of ``benchmarks/learning_vs_fixed_policies.py``, defined once in
+:data:`ai_economist.simulate.policies.FIXED`."""
 
 
 def schedule_returns(
