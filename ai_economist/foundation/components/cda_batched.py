@@ -236,7 +236,7 @@ def expire_orders(
     """Age every order by one step; those older than ``order_duration`` leave the books and
     their escrow returns to the inventory (``remove_expired_orders``). At most one order per
     agent, commodity and side expires in a step, so the per-agent sums below add one value."""
-    age = (state.step + 1)[:, None, None, None]
+    age = (state.step + 1)[:, None, None]
     coin = params.coin_index
     for c in range(params.n_commodities):
         old_bid = (state.bid_price[:, c] != EMPTY) & (
