@@ -26,9 +26,9 @@ CDA = "ContinuousDoubleAuction"
 N_ENVS, EPISODE, STEPS = 3, 60, 240
 
 
-def _make_env(seed: int):
+def _make_env(seed: int, multi: bool):
     kwargs = env_config(PHASE1_ENV_CONFIG)
-    kwargs.update(episode_length=EPISODE, starting_agent_coin=30)
+    kwargs.update(episode_length=EPISODE, starting_agent_coin=30, multi_action_mode_agents=multi)
     return foundation.make_env_instance(SCENARIO_NAME, seed=seed, **kwargs)
 
 
@@ -55,9 +55,36 @@ class _Spy:
         self.post = views.goods_from_envs(self.params, [self.env])
 
 
+def _record(params, bids, asks, a: int, name: str, local: int) -> None:
+    if local and name.startswith(CDA):
+        side, commodity = name.split(".")[1].split("_")
+        (bids if side == "Buy" else asks)[a, params.commodities.index(commodity)] = local
+
+
+def _sample_multi(env, obs, rng: np.random.Generator, params: cb.MarketParams):
+    """Multi-action mode: per sub-space a random valid action, an order 60 % of the time
+    when one is allowed; and the market's ``(A, C)`` bid and ask action arrays."""
+    actions: dict = {}
+    bids, asks = np.zeros((2, params.n_agents, params.n_commodities), np.int64)
+    for a, agent in enumerate(env.world.agents):
+        mask, start, chosen = obs[str(a)]["action_mask"], 0, []
+        for name in agent._action_names:
+            valid = np.flatnonzero(mask[start : start + agent.action_dim[name]])
+            start += agent.action_dim[name]
+            some = valid[valid > 0]
+            local = int(rng.choice(some if some.size and rng.random() < 0.6 else valid))
+            chosen.append(local)
+            _record(params, bids, asks, a, name, local)
+        actions[str(a)] = chosen
+    actions["p"] = [0] * len(env.world.planner.action_spaces)
+    return actions, bids, asks
+
+
 def _sample(env, obs, rng: np.random.Generator, params: cb.MarketParams):
     """Random valid actions (80 % market orders when any is allowed) and the market's
     ``(A, C)`` bid and ask action arrays."""
+    if env.world.agents[0].multi_action_mode:
+        return _sample_multi(env, obs, rng, params)
     actions: dict = {}
     bids, asks = np.zeros((2, params.n_agents, params.n_commodities), np.int64)
     for a, agent in enumerate(env.world.agents):
@@ -65,10 +92,8 @@ def _sample(env, obs, rng: np.random.Generator, params: cb.MarketParams):
         market = [k for k in valid if k and agent.single_action_map[k][0].startswith(CDA)]
         k = int(rng.choice(market if market and rng.random() < 0.8 else valid))
         actions[str(a)] = k
-        if k and agent.single_action_map[k][0].startswith(CDA):
-            name, local = agent.single_action_map[k]
-            side, commodity = name.split(".")[1].split("_")
-            (bids if side == "Buy" else asks)[a, params.commodities.index(commodity)] = local
+        if k:
+            _record(params, bids, asks, a, *agent.single_action_map[k])
     actions["p"] = [0] * len(env.world.planner.action_spaces)
     return actions, bids, asks
 
@@ -119,16 +144,19 @@ def _sync_reset(params, state, envs, n, rng, escrow) -> dict:
     return obs
 
 
-def test_batched_market_matches_dict_component_over_random_episodes() -> None:
+@pytest.mark.parametrize("multi, steps", [(False, STEPS), (True, STEPS // 2)])
+def test_batched_market_matches_dict_component_over_random_episodes(multi, steps) -> None:
+    """Single-action agents (the published config) place one order a step at most;
+    multi-action agents may bid and ask on both commodities in one step."""
     rng = np.random.default_rng(7)
-    envs = [_make_env(seed) for seed in range(N_ENVS)]
+    envs = [_make_env(seed, multi) for seed in range(N_ENVS)]
     params = cb.MarketParams.from_component(envs[0].get_component(CDA))
     spies = [_Spy(env, params) for env in envs]
     state = cb.initial_state(params, N_ENVS)
     escrow = np.zeros((N_ENVS, params.n_agents, params.n_commodities + 1))
     obs = [_sync_reset(params, state, envs, n, rng, escrow) for n in range(N_ENVS)]
     n_trades = 0
-    for _ in range(STEPS):
+    for _ in range(steps):
         bids = np.zeros((N_ENVS, params.n_agents, params.n_commodities), np.int64)
         asks = np.zeros_like(bids)
         done = []
