@@ -172,9 +172,10 @@ def place_bids(
     inventory: np.ndarray,
     escrow: np.ndarray,
     labor: np.ndarray,
-) -> None:
+) -> np.ndarray:
     """Bids on one commodity from ``actions`` ``(N, A)``: placed where the agent is below
-    ``max_num_orders`` and holds at least the price in coin (``create_bid``)."""
+    ``max_num_orders`` and holds at least the price in coin (``create_bid``). Returns the
+    envs of the placed bids."""
     price = actions - 1
     coin = inventory[:, :, params.coin_index]
     below = state.n_orders[:, commodity] < params.max_num_orders
@@ -188,6 +189,7 @@ def place_bids(
     inventory[env, agent, params.coin_index] -= p
     escrow[env, agent, params.coin_index] += p
     labor[env, agent] += params.order_labor
+    return env
 
 
 def place_asks(
@@ -198,9 +200,10 @@ def place_asks(
     inventory: np.ndarray,
     escrow: np.ndarray,
     labor: np.ndarray,
-) -> None:
+) -> np.ndarray:
     """Asks on one commodity from ``actions`` ``(N, A)``: placed where the agent is below
-    ``max_num_orders`` and holds a unit of the commodity (``create_ask``)."""
+    ``max_num_orders`` and holds a unit of the commodity (``create_ask``). Returns the envs
+    of the placed asks."""
     below = state.n_orders[:, commodity] < params.max_num_orders
     env, agent = np.nonzero((actions > 0) & below & (inventory[:, :, commodity] > 0))
     p = actions[env, agent] - 1
@@ -212,6 +215,7 @@ def place_asks(
     inventory[env, agent, commodity] -= 1
     escrow[env, agent, commodity] += 1
     labor[env, agent] += params.order_labor
+    return env
 
 
 def place_orders(
@@ -222,12 +226,19 @@ def place_orders(
     inventory: np.ndarray,
     escrow: np.ndarray,
     labor: np.ndarray,
-) -> None:
+) -> np.ndarray:
     """Every new order: commodity by commodity, each agent's bid before its ask (a bid on an
-    earlier commodity leaves less coin for a later one)."""
+    earlier commodity leaves less coin for a later one). Returns ``(N, C)`` bool: the books
+    that got new orders."""
+    changed = np.zeros((state.step.shape[0], params.n_commodities), dtype=bool)
     for c in range(params.n_commodities):
-        place_bids(params, state, c, bid_actions[:, :, c], inventory, escrow, labor)
-        place_asks(params, state, c, ask_actions[:, :, c], inventory, escrow, labor)
+        changed[place_bids(params, state, c, bid_actions[:, :, c], inventory, escrow, labor), c] = (
+            True
+        )
+        changed[place_asks(params, state, c, ask_actions[:, :, c], inventory, escrow, labor), c] = (
+            True
+        )
+    return changed
 
 
 def expire_orders(
@@ -281,8 +292,8 @@ def market_step(
     asks = check_actions(params, ask_actions, "ask_actions")
     _check_goods(params, state, inventory, escrow, labor)
     state.history *= PRICE_DECAY
-    place_orders(params, state, bids, asks, inventory, escrow, labor)
-    match_orders(params, state, inventory, escrow)
+    changed = place_orders(params, state, bids, asks, inventory, escrow, labor)
+    match_orders(params, state, inventory, escrow, changed)
     expire_orders(params, state, inventory, escrow)
     state.step += 1
     return state.trades

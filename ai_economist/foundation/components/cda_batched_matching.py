@@ -10,9 +10,10 @@ commodity and step). So every order has a unique rank, and the component's loop 
    bid's, they trade; otherwise the buyer is not possible any more (for this step);
 3. repeat.
 
-Here each pass of 1-2 runs for all envs of one commodity at once, on integer rank keys
-(:func:`bid_keys`, :func:`ask_keys`); a CUDA C or Numba twin runs the same loop in one thread
-per env and commodity. The price is the earlier order's (the ask's when the bid is not
+Here the passes run for all envs of one commodity at once, on integer rank keys
+(:func:`bid_keys`, :func:`ask_keys`), and mark every buyer that cannot trade in one pass
+(:func:`match_book`: the same trades in the same order); a CUDA C or Numba twin runs the
+same loop in one thread per env and commodity. The price is the earlier order's (the ask's when the bid is not
 older); the buyer gets the unused part of its escrowed bid back.
 """
 
@@ -26,6 +27,7 @@ import numpy as np
 ASKS, BIDS = 0, 1  # first axis of ``MarketState.books``, as the component's ``_books``
 SELL, BUY = 0, 1  # first axis of ``MarketState.trade_count`` / ``trade_value``
 EMPTY = -1  # price of an empty order slot
+ASK_NONE = np.iinfo(np.int64).max  # ask key of an empty slot (bids: -1)
 TRADE_FIELDS = ("buyer", "seller", "bid", "ask", "bid_lifetime", "ask_lifetime", "price")
 
 
@@ -74,46 +76,75 @@ def ask_keys(prices: np.ndarray, lifetimes: np.ndarray, order_duration: int) -> 
     n_agents = prices.shape[1]
     agent = np.arange(n_agents)[None, :, None]
     key = (prices * (order_duration + 1) + (order_duration - lifetimes)) * n_agents + agent
-    return np.where(prices == EMPTY, np.iinfo(np.int64).max, key)
+    return np.where(prices == EMPTY, ASK_NONE, key)
 
 
-def match_orders(params: Any, state: Any, inventory: np.ndarray, escrow: np.ndarray) -> None:
-    """Match every book of every env, commodity by commodity; fills ``state.trades``."""
+def match_orders(
+    params: Any,
+    state: Any,
+    inventory: np.ndarray,
+    escrow: np.ndarray,
+    changed: np.ndarray | None = None,
+) -> None:
+    """Match every book of every env, commodity by commodity; fills ``state.trades``.
+    ``changed`` ``(N, C)`` bool: the books with new orders (the others hold no matchable
+    pair, as in the component); None: all."""
     state.trades.count[:] = 0
     for c in range(params.n_commodities):
-        match_book(params, state, c, inventory, escrow)
+        which = None if changed is None else np.flatnonzero(changed[:, c])
+        match_book(params, state, c, inventory, escrow, which)
+
+
+def best_other_ask(ask_best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each agent of ``ask_best`` ``(E, A)`` (each agent's best ask key), the best key
+    among the other agents and whose it is, ``(E, A)`` each."""
+    n_agents = ask_best.shape[1]
+    others = np.where(np.eye(n_agents, dtype=bool), ASK_NONE, ask_best[:, None, :])
+    seller = np.argmin(others, axis=2)
+    return np.take_along_axis(others, seller[:, :, None], axis=2)[:, :, 0], seller
 
 
 def match_book(
-    params: Any, state: Any, commodity: int, inventory: np.ndarray, escrow: np.ndarray
+    params: Any,
+    state: Any,
+    commodity: int,
+    inventory: np.ndarray,
+    escrow: np.ndarray,
+    env: np.ndarray | None = None,
 ) -> None:
-    """Match commodity ``commodity``'s book in every env (the passes described above)."""
-    c, n_agents, k = commodity, params.n_agents, params.max_num_orders
-    now = state.step[:, None, None]
-    bid_life = now - state.bid_created[:, c]
-    ask_life = now - state.ask_created[:, c]
-    possible = np.ones((state.step.shape[0], n_agents), dtype=bool)
-    agents = np.arange(n_agents)[None, :, None]
-    top = np.iinfo(np.int64).max
-    while True:
-        keys = bid_keys(state.bid_price[:, c], bid_life, params.order_duration)
-        keys = np.where(possible[:, :, None], keys, -1).reshape(len(keys), -1)
-        env = np.nonzero(keys.max(axis=1) >= 0)[0]
-        if env.size == 0:
+    """Match commodity ``commodity``'s book in the envs ``env`` (all when None).
+
+    Each pass, per env: every buyer whose best bid is below the best ask of the other
+    agents is marked impossible (for good: asks only leave during matching); of the others,
+    the best bid trades with that ask. This is the component's loop with its impossible
+    buyers marked in one go; a pass makes one trade per env, and an env without a trade
+    is done."""
+    c, top = commodity, ASK_NONE
+    env = np.arange(state.step.shape[0]) if env is None else env
+    now = state.step[env, None, None]
+    bids = bid_keys(state.bid_price[env, c], now - state.bid_created[env, c], params.order_duration)
+    asks = ask_keys(state.ask_price[env, c], now - state.ask_created[env, c], params.order_duration)
+    per_price = (params.order_duration + 1) * params.n_agents  # key // per_price = price
+    possible = np.ones((env.size, params.n_agents), dtype=bool)
+    live = np.arange(env.size)  # rows of env still matching
+    while live.size:
+        bid_best, ask_best = bids[live].max(axis=2), asks[live].min(axis=2)
+        other, seller_of = best_other_ask(ask_best)
+        ok = possible[live] & (bid_best >= 0) & (other < top)
+        ok &= bid_best // per_price >= np.where(ok, other, 0) // per_price
+        possible[live] = ok
+        row = np.flatnonzero(ok.any(axis=1))
+        live = live[row]
+        if not live.size:
             return
-        buyer, bid_slot = np.divmod(np.argmax(keys[env], axis=1), k)
-        asks = ask_keys(state.ask_price[env, c], ask_life[env], params.order_duration)
-        asks = np.where(agents == buyer[:, None, None], top, asks).reshape(env.size, -1)
-        best = np.argmin(asks, axis=1)
-        seller, ask_slot = np.divmod(best, k)
-        bid_p = state.bid_price[env, c, buyer, bid_slot]
-        ask_p = state.ask_price[env, c, seller, ask_slot]
-        trade = (asks[np.arange(env.size), best] < top) & (ask_p <= bid_p)
-        possible[env[~trade], buyer[~trade]] = False
-        if trade.any():
-            orders = (buyer, bid_slot, seller, ask_slot)
-            execute_trades(params, state, c, env[trade], *(o[trade] for o in orders),
-                           inventory, escrow)  # fmt: skip
+        buyer = np.argmax(np.where(ok[row], bid_best[row], -1), axis=1)
+        seller = seller_of[row, buyer]
+        bid_slot = np.argmax(bids[live, buyer], axis=1)
+        ask_slot = np.argmin(asks[live, seller], axis=1)
+        bids[live, buyer, bid_slot] = -1
+        asks[live, seller, ask_slot] = top
+        execute_trades(params, state, c, env[live], buyer, bid_slot, seller, ask_slot,
+                       inventory, escrow)  # fmt: skip
 
 
 def execute_trades(
