@@ -148,7 +148,7 @@ def main() -> None:
         for clock, rate in ref.items():
             print(f"dict component, 1 env, {what}, {clock}: {rate:,.0f} env-steps/s")
         for n in args.num_envs:
-            steps = max(20, args.steps // n)
+            steps = max(50, args.steps // n)
             rates = bench_batched(n, steps, args.repeats, with_views)
             for clock, rate in rates.items():
                 print(

@@ -121,13 +121,13 @@ def _compare_views(params, obs, buy, sell, n: int, env) -> None:
     ref_obs, ref_masks = cda.generate_observations(), cda.generate_masks()
     for c, r in enumerate(params.commodities):
         planner = ref_obs[env.world.planner.idx]
-        np.testing.assert_allclose(
-            planner[f"market_rate-{r}"], obs["market_rate"][n, c], rtol=1e-14
-        )
+        assert planner[f"market_rate-{r}"] == obs["market_rate"][n, c]
         for f in ("price_history", "full_asks", "full_bids"):
             np.testing.assert_array_equal(planner[f"{f}-{r}"], obs[f][n, c])
         for a in range(params.n_agents):
             mine = ref_obs[a]
+            assert mine[f"market_rate-{r}"] == obs["market_rate"][n, c]
+            np.testing.assert_array_equal(mine[f"price_history-{r}"], obs["price_history"][n, c])
             for f in ("available_asks", "available_bids", "my_asks", "my_bids"):
                 np.testing.assert_array_equal(mine[f"{f}-{r}"], obs[f][n, c, a])
             np.testing.assert_array_equal(ref_masks[a][f"Buy_{r}"], buy[n, a, c])
