@@ -9,7 +9,8 @@ escrow and labour in and they are updated in place, so the market composes with 
 world.
 
 Each rule is one function over plain arrays, written so that a CUDA C or Numba kernel (one
-thread per env, or per env and commodity for the matching) can mirror it name for name:
+thread per env, the commodities in order: trades on both books move the same coin, and the
+order of float additions is part of the result) can mirror it name for name:
 
 * :func:`place_orders`   new bids (coin to escrow) and asks (one unit to escrow), per
   commodity in order, bid before ask (``component_step``'s loop)
@@ -49,6 +50,16 @@ class MarketParams:
     order_duration: int
     max_num_orders: int
     inv_scale: float
+
+    def __post_init__(self) -> None:
+        if not self.commodities:
+            raise ValueError("MarketParams.commodities must name at least one commodity")
+        for name in ("n_agents", "max_bid_ask", "order_duration", "max_num_orders"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"MarketParams.{name} must be an int >= 1, got {value!r}")
+        if self.order_labor < 0:
+            raise ValueError(f"MarketParams.order_labor must be >= 0, got {self.order_labor!r}")
 
     @property
     def n_commodities(self) -> int:
@@ -317,4 +328,10 @@ def _check_goods(
             raise ValueError(
                 f"{name} must be a float64 array of shape {shape} (envs, agents"
                 f"{', commodities + coin' if len(shape) == 3 else ''}), got {got}"
+            )
+        if name != "labor" and not (arr >= 0).all():
+            where = tuple(int(i) for i in np.argwhere(~(arr >= 0))[0])
+            raise ValueError(
+                f"{name}[{where}] = {arr[where]!r}: goods must be >= 0 (envs, agents, "
+                f"{list(params.commodities) + ['Coin']})"
             )

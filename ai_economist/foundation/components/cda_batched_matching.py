@@ -13,7 +13,7 @@ commodity and step). So every order has a unique rank, and the component's loop 
 Here the passes run for all envs of one commodity at once, on integer rank keys
 (:func:`bid_keys`, :func:`ask_keys`), and mark every buyer that cannot trade in one pass
 (:func:`match_book`: the same trades in the same order); a CUDA C or Numba twin runs the
-same loop in one thread per env and commodity. The price is the earlier order's (the ask's when the bid is not
+same loop for one env in one thread, commodity after commodity. The price is the earlier order's (the ask's when the bid is not
 older); the buyer gets the unused part of its escrowed bid back.
 """
 

@@ -309,3 +309,24 @@ def test_bad_actions_and_goods_are_rejected_with_their_name() -> None:
         cb.market_step(P, state, NONE, np.zeros((1, 3)), inv, esc, lab)
     with pytest.raises(ValueError, match="escrow must be a float64 array"):
         cb.market_step(P, state, NONE, NONE, inv, esc.astype(int), lab)
+    inv[0, 2, 1] = -1.0
+    with pytest.raises(ValueError, match=r"inventory\[\(0, 2, 1\)\] = .*-1.0.*must be >= 0"):
+        cb.market_step(P, state, NONE, NONE, inv, esc, lab)
+    with pytest.raises(ValueError, match="max_num_orders must be an int >= 1, got 0"):
+        cb.MarketParams(("Wood",), 2, 10, 0.25, 5, 0, 0.01)
+
+
+def test_goods_arrays_round_trip_through_dict_envs() -> None:
+    envs = [_make_env(seed, False) for seed in (0, 1)]
+    for env in envs:
+        env.reset()
+    params = cb.MarketParams.from_component(envs[0].get_component(CDA))
+    inventory, escrow, labor = views.goods_from_envs(params, envs)
+    assert inventory.shape == (2, 4, 3) and (inventory[:, :, 2] == 30.0).all()
+    inventory[1, 3] = [1.0, 2.0, 7.5]  # Stone, Wood, Coin
+    escrow[0, 0, 2], labor[1, 2] = 4.0, 1.25
+    views.goods_to_envs(params, envs, inventory, escrow, labor)
+    assert envs[1].world.agents[3].state["inventory"] == {"Coin": 7.5, "Stone": 1.0, "Wood": 2.0}
+    assert envs[0].world.agents[0].state["escrow"]["Coin"] == 4.0
+    for got, want in zip(views.goods_from_envs(params, envs), (inventory, escrow, labor)):
+        np.testing.assert_array_equal(got, want)
