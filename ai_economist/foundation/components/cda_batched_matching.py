@@ -100,8 +100,7 @@ def best_other_ask(ask_best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     among the other agents and whose it is, ``(E, A)`` each."""
     n_agents = ask_best.shape[1]
     others = np.where(np.eye(n_agents, dtype=bool), ASK_NONE, ask_best[:, None, :])
-    seller = np.argmin(others, axis=2)
-    return np.take_along_axis(others, seller[:, :, None], axis=2)[:, :, 0], seller
+    return others.min(axis=2), np.argmin(others, axis=2)
 
 
 def match_book(
