@@ -105,7 +105,9 @@ def run_parity(config, seeds, steps, rng, any_action=False):
         n_builds += int((state.inventory[..., 0] > before[..., 0]).sum())
         n_gathers += int((state.inventory[..., 1:] > before[..., 1:]).sum())
         assert done.tolist() == [r[2]["__all__"] for r in results]
-        assert_same_state(envs, state, obs=obs, rew=rew, agent_rew=agent_rew, planner_rew=planner_rew)
+        assert_same_state(
+            envs, state, obs=obs, rew=rew, agent_rew=agent_rew, planner_rew=planner_rew
+        )
         if t % 37 == 0:
             assert_same_observations(state, params, obs)
         if done.any():
@@ -130,10 +132,18 @@ def assert_same_observations(state, params, obs):
                 assert np.ravel(oi[key])[0] == want, key
 
 
-@pytest.mark.parametrize("phase", [PHASE1_ENV_CONFIG, PHASE2_ENV_CONFIG], ids=["phase1", "phase2"])
-def test_parity_with_dict_envs_valid_actions(phase):
+@pytest.mark.parametrize(
+    "phase, warmup",
+    [
+        (PHASE1_ENV_CONFIG, {}),
+        (PHASE1_ENV_CONFIG, {"energy_warmup_method": "decay", "energy_warmup_constant": 2}),
+        (PHASE2_ENV_CONFIG, {}),
+    ],
+    ids=["phase1", "phase1-decay", "phase2"],
+)
+def test_parity_with_dict_envs_valid_actions(phase, warmup):
     # 0.2 regrowth and 50-step episodes: many gathers, builds and resets in 220 steps.
-    config = world_config(phase, episode_length=50, resource_regen_prob=0.2)
+    config = world_config(phase, episode_length=50, resource_regen_prob=0.2, **warmup)
     n_builds, n_gathers = run_parity(config, [5, 6, 7], 220, np.random.default_rng(0))
     assert n_builds > 5 and n_gathers > 50  # the rules were exercised
 

@@ -67,9 +67,7 @@ def map_layers(state: GTBWorldState, params: GTBWorldParams) -> np.ndarray:
     return layers
 
 
-def egocentric_maps(
-    state: GTBWorldState, params: GTBWorldParams
-) -> tuple[np.ndarray, np.ndarray]:
+def egocentric_maps(state: GTBWorldState, params: GTBWorldParams) -> tuple[np.ndarray, np.ndarray]:
     """``world-map`` float32 (E, A, 7, 2r+1, 2r+1) and ``world-idx_map`` int16
     (E, A, 2, 2r+1, 2r+1) of every agent (window half-width r = the observation range).
 

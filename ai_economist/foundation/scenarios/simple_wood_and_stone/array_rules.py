@@ -176,9 +176,7 @@ def regrow_step(
         start = stop
 
 
-def move_masks(
-    locs: np.ndarray, house_owner: np.ndarray, water: np.ndarray
-) -> np.ndarray:
+def move_masks(locs: np.ndarray, house_owner: np.ndarray, water: np.ndarray) -> np.ndarray:
     """bool (E, A, 4): ``Gather``'s mask: the target of each move (left, right, up, down) is
     on the map, unoccupied, not water and not another agent's house."""
     h, w = water.shape

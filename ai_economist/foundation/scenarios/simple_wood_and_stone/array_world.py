@@ -23,14 +23,17 @@ part and the rewards; coin endowments count inventory plus escrow, as in the dic
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rewards as rewards
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone.base import MAX_PLACEMENT_TRIES
 
 COMPONENTS = ("Build", "Gather")
+REGROW_ORDER = (1, 0)  # regrowth draws for wood, then stone (indices into COLLECTIBLE)
 N_ACTIONS = 6  # flat single-action mode: 0 NO-OP, 1 build, 2..5 left, right, up, down
 
 
@@ -85,17 +88,20 @@ class GTBWorldParams:
                 f"with components {list(COMPONENTS)} in that order; got {env.name!r} with "
                 f"{list(names)}"
             )
-        problems = [
-            f"planner_reward_type={env.planner_reward_type!r} (needs coin_eq_times_productivity)"
-            for _ in [0]
-            if env.planner_reward_type != "coin_eq_times_productivity"
-        ]
+        problems = []
+        if env.planner_reward_type != "coin_eq_times_productivity":
+            problems.append(
+                f"planner_reward_type={env.planner_reward_type!r} "
+                "(needs coin_eq_times_productivity)"
+            )
         if env.isoelastic_eta >= 1:
             problems.append(f"isoelastic_eta={env.isoelastic_eta} (needs < 1)")
         if env.n_agents >= 30:
             problems.append(f"n_agents={env.n_agents} (needs < 30)")
         if problems:
-            raise ValueError("the gather-trade-build array world does not support " + "; ".join(problems))
+            raise ValueError(
+                "the gather-trade-build array world does not support " + "; ".join(problems)
+            )
         build, gather = env.components
         layout = env._source_maps
         water = layout["Water"] > 0
@@ -136,10 +142,17 @@ class GTBWorldParams:
             observation_range=int(env._mobile_agent_observation_range),
         )
 
-    @property
+    @functools.cached_property
     def source_cells(self) -> tuple[np.ndarray, np.ndarray]:
         """Flat indices of the wood, then the stone source cells (regrowth's draw order)."""
-        return tuple(np.flatnonzero(self.sources[j]) for j in (1, 0))  # type: ignore[return-value]
+        return tuple(np.flatnonzero(self.sources[j]) for j in REGROW_ORDER)  # type: ignore[return-value]
+
+    @functools.cached_property
+    def source_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """The source maps at :attr:`source_cells`."""
+        return tuple(  # type: ignore[return-value]
+            self.sources[j].ravel()[c] for j, c in zip(REGROW_ORDER, self.source_cells)
+        )
 
 
 @dataclasses.dataclass
@@ -211,8 +224,8 @@ def reset_envs(state: GTBWorldState, params: GTBWorldParams, which: np.ndarray) 
     state.labor[idx] = 0.0
     for e in idx:
         _reset_env_draws(state, params, int(e))
-    state.coin_utility[idx] = coin_utilities(state.inventory[idx, :, rules.COIN], params)
-    state.utility[idx], state.welfare[idx] = optimization_metrics(state, params, idx)
+    state.coin_utility[idx] = rewards.coin_utilities(state.inventory[idx, :, rules.COIN], params)
+    state.utility[idx], state.welfare[idx] = rewards.optimization_metrics(state, params, idx)
 
 
 def _reset_env_draws(state: GTBWorldState, params: GTBWorldParams, e: int) -> None:
@@ -252,49 +265,6 @@ def _reset_env_draws(state: GTBWorldState, params: GTBWorldParams, e: int) -> No
         for rank, agent in enumerate(rng.permutation(params.n_agents).tolist()):
             state.locs[e, agent] = params.ranked_locs[rank]
             state.build_payment[e, agent] = float(params.ranked_payments[rank])
-
-
-# -------------------------------------------------------------------- rewards
-def coin_utilities(coin: np.ndarray, params: GTBWorldParams) -> np.ndarray:
-    """``(c^(1-eta) - 1) / (1-eta)`` per element with C's ``pow`` (Python floats), as the
-    dict env computes it (numpy's vectorised power may differ in the last bit). Called only
-    for the agents whose coin changed."""
-    e1 = 1 - params.isoelastic_eta
-    flat = [(float(c) ** e1 - 1) / e1 for c in np.ravel(coin)]
-    return np.array(flat, dtype=np.float64).reshape(np.shape(coin))
-
-
-def energy_weight(state: GTBWorldState, params: GTBWorldParams, idx: Any) -> np.ndarray:
-    """Per env, the annealing progress of the labour cost (``WoodAndStoneBase.energy_weight``)."""
-    if params.energy_warmup_constant <= 0.0:
-        return np.ones(np.shape(state.completions[idx]))
-    progress = (
-        state.completions[idx]
-        if params.energy_warmup_method == "decay"
-        else state.auto_integrator[idx]
-    )
-    return 1.0 - np.exp(-progress / params.energy_warmup_constant)
-
-
-def optimization_metrics(
-    state: GTBWorldState, params: GTBWorldParams, idx: Any = slice(None)
-) -> tuple[np.ndarray, np.ndarray]:
-    """Agents' utilities ``(E, A)`` and the planner's ``coin_eq_times_productivity``
-    ``(E,)`` of the envs ``idx``, summed in the dict env's order (plain loops over agents)."""
-    k = energy_weight(state, params, idx) * params.energy_cost
-    utility = state.coin_utility[idx] - state.labor[idx] * k[:, None]
-    coins = state.inventory[idx, :, rules.COIN] + state.escrow[idx, :, rules.COIN]
-    n = params.n_agents
-    total = np.zeros(coins.shape[0])
-    diff = np.zeros(coins.shape[0])
-    for i in range(n):
-        total = total + coins[:, i]
-        for j in range(n):
-            diff = diff + np.abs(coins[:, i] - coins[:, j])
-    gini = diff / (2 * n * total + 1e-10) / ((n - 1) / n)
-    w = 1 - params.mixing_weight_gini_vs_coin
-    welfare = (w * (1 - gini) + 1 - w) * (total / n)
-    return utility, welfare
 
 
 # ----------------------------------------------------------------------- step
@@ -364,28 +334,10 @@ def step(
         events, draws, order, state.locs, state.inventory, state.labor,
         state.resource_maps, state.bonus_gather_prob, params.collect_labor,
     )  # fmt: skip
-    sources = tuple(params.sources[j].ravel()[c] for j, c in zip((1, 0), cells))
     rules.regrow_step(
-        state.resource_maps, draws[:, draws.shape[1] - n_cells :], cells, sources, (1, 0),
-        params.regen_weight, params.max_health,
+        state.resource_maps, draws[:, draws.shape[1] - n_cells :], cells, params.source_values,
+        REGROW_ORDER, params.regen_weight, params.max_health,
     )  # fmt: skip
     if built.any():
-        e, a = np.nonzero(built)
-        coin = state.inventory[e, a, rules.COIN] + state.escrow[e, a, rules.COIN]
-        state.coin_utility[e, a] = coin_utilities(coin, params)
-    return _rewards(state, params)
-
-
-def _rewards(
-    state: GTBWorldState, params: GTBWorldParams
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    utility, welfare = optimization_metrics(state, params)
-    agent_rew, planner_rew = utility - state.utility, welfare - state.welfare
-    state.utility, state.welfare = utility, welfare
-    total = np.zeros(state.num_envs)
-    for i in range(params.n_agents):
-        total = total + agent_rew[:, i]
-    state.auto_integrator += total > 0
-    done = state.timestep >= params.episode_length
-    state.completions += done
-    return agent_rew, planner_rew, done
+        rewards.refresh_coin_utility(state, params, built)
+    return rewards.step_rewards(state, params)
