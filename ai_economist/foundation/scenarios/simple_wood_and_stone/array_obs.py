@@ -67,28 +67,60 @@ def map_layers(state: GTBWorldState, params: GTBWorldParams) -> np.ndarray:
     return layers
 
 
-def egocentric_maps(state: GTBWorldState, params: GTBWorldParams) -> tuple[np.ndarray, np.ndarray]:
+def static_windows(params: GTBWorldParams) -> np.ndarray:
+    """float32 (H * W, 4, 2r+1, 2r+1): for an agent at each cell (row-major), its window of
+    the layers that never change (Water, StoneSourceBlock, WoodSourceBlock, on-map)."""
+    r, (h, w) = params.observation_range, params.world_size
+    static = np.zeros((4, h + 2 * r, w + 2 * r), dtype=np.float32)
+    static[0, r : r + h, r : r + w] = params.water
+    static[1, r : r + h, r : r + w] = params.sources[0] > 0
+    static[2, r : r + h, r : r + w] = params.sources[1] > 0
+    static[3, r : r + h, r : r + w] = 1
+    windows = sliding_window_view(static, (2 * r + 1, 2 * r + 1), axis=(1, 2))
+    return np.ascontiguousarray(np.moveaxis(windows[:, :h, :w], 0, 2)).reshape(
+        h * w, 4, *windows.shape[-2:]
+    )
+
+
+def egocentric_maps(
+    state: GTBWorldState, params: GTBWorldParams, static: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``world-map`` float32 (E, A, 7, 2r+1, 2r+1) and ``world-idx_map`` int16
-    (E, A, 2, 2r+1, 2r+1) of every agent (window half-width r = the observation range).
+    (E, A, 2, 2r+1, 2r+1) of every agent (window half-width r = the observation range;
+    ``static``: :func:`static_windows`, computed when not given).
 
     Index channels: the house owners and the agents' locations, coded 0 nobody and k + 2
     agent k, with the observing agent's own code replaced by 1.
     """
-    r = params.observation_range
-    side = 2 * r + 1
+    if static is None:
+        static = static_windows(params)
+    r, (h, w) = params.observation_range, params.world_size
+    side, pw = 2 * r + 1, w + 2 * r
     n, a = state.num_envs, params.n_agents
-    h, w = params.world_size
-    padded = np.zeros((n, len(MAP_LAYERS) + 1, h + 2 * r, w + 2 * r), dtype=np.float32)
-    padded[:, :-1, r : r + h, r : r + w] = map_layers(state, params)
-    padded[:, -1, r : r + h, r : r + w] = 1
-    idx = np.zeros((n, 2, h + 2 * r, w + 2 * r), dtype=np.int16)
-    owner = state.house_owner
-    idx[:, 0, r : r + h, r : r + w] = np.where(owner >= 0, owner + 2, 0)
-    env = np.arange(n)[:, None]
-    idx[env, 1, state.locs[..., 0] + r, state.locs[..., 1] + r] = np.arange(a) + 2
     rows, cols = state.locs[..., 0], state.locs[..., 1]
-    maps = sliding_window_view(padded, (side, side), axis=(2, 3))[env, :, rows, cols]
-    idx_maps = sliding_window_view(idx, (side, side), axis=(2, 3))[env, :, rows, cols]
-    own = (np.arange(a) + 2).astype(np.int16)[None, :, None, None, None]
-    idx_maps = np.where(idx_maps == own, np.int16(1), idx_maps)
+    layer = (h + 2 * r) * pw
+    dynamic = np.zeros((n, 4, h + 2 * r, pw), dtype=np.float32)
+    dynamic[:, :2, r : r + h, r : r + w] = state.resource_maps
+    owner = state.house_owner
+    dynamic[:, 2, r : r + h, r : r + w] = owner >= 0
+    dynamic[:, 3, r : r + h, r : r + w] = np.where(owner >= 0, owner + 2, 0)  # 0: nobody
+    # flat index into ``dynamic`` of each window cell of channel 0 (a window starts at the
+    # agent's (row, col) in the padded layers)
+    start = (np.arange(n) * (4 * layer))[:, None] + rows * pw + cols
+    window = start[..., None, None] + (np.arange(side)[:, None] * pw + np.arange(side))
+    flat = dynamic.ravel()
+    maps = np.empty((n, a, 7, side, side), dtype=np.float32)
+    for c in range(3):
+        maps[:, :, c] = flat.take(window + c * layer)
+    maps[:, :, 3:] = static.take(rows * w + cols, axis=0)
+    idx_maps = np.zeros((n, a, 2, side, side), dtype=np.int16)
+    idx_maps[:, :, 0] = flat.take(window + 3 * layer)
+    env = np.arange(n)
+    for i in range(a):
+        own = idx_maps[:, i, 0]
+        own[own == i + 2] = 1
+        for j in range(a):
+            dr, dc = rows[:, j] - rows[:, i] + r, cols[:, j] - cols[:, i] + r
+            seen = (dr >= 0) & (dr < side) & (dc >= 0) & (dc < side)
+            idx_maps[env[seen], i, 1, dr[seen], dc[seen]] = 1 if i == j else j + 2
     return maps, idx_maps
