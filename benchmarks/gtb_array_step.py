@@ -118,6 +118,8 @@ def main() -> None:
             f"({bare / dict_rate:.1f}x the dict API); {full:,.0f} with observations "
             f"({full / dict_rate:.1f}x)"
         )
+    if hasattr(os, "getloadavg"):
+        print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
