@@ -22,7 +22,8 @@ def world_config(phase=PHASE2_ENV_CONFIG, **overrides):
     """The published config with only Build and Gather, unflattened observations."""
     config = env_config(phase, without_tax=True)
     config["components"] = [c for c in config["components"] if "ContinuousDoubleAuction" not in c]
-    config.update(flatten_observations=False, dense_log_frequency=None, **overrides)
+    config.update(flatten_observations=False, dense_log_frequency=None)
+    config.update(overrides)
     return config
 
 
@@ -152,6 +153,29 @@ def test_parity_with_dict_envs_any_action_published_regrowth():
     # Masked actions applied as no-ops (check_action_masks=False, 1.7.1's rule).
     config = world_config(episode_length=120, check_action_masks=False)
     run_parity(config, [11, 12], 240, np.random.default_rng(1), any_action=True)
+
+
+def test_flat_observations_equal_the_flattened_dict_env():
+    config = world_config(episode_length=30, flatten_observations=True, resource_regen_prob=0.2)
+    seeds = [2, 3]
+    envs, obs = make_envs(config, seeds)
+    params = aw.GTBWorldParams.from_env(envs[0])
+    state = aw.initial_state(params, seeds)
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        flat = array_obs.agent_flat_observations(state, params)
+        planner_flat, agentwise = array_obs.planner_observations(state, params)
+        for e, o in enumerate(obs):
+            for i in range(params.n_agents):
+                np.testing.assert_array_equal(flat[e, i], o[str(i)]["flat"])
+                np.testing.assert_array_equal(agentwise[e, i], o["p"][f"p{i}"])
+            np.testing.assert_array_equal(planner_flat[e], o["p"]["flat"])
+        actions = sample_actions(array_obs.action_masks(state, params), rng)
+        obs = [
+            env.step({str(i): int(a) for i, a in enumerate(actions[e])})[0]
+            for e, env in enumerate(envs)
+        ]
+        aw.step(state, params, actions)
 
 
 # ------------------------------------------------------------------ hand-made cases

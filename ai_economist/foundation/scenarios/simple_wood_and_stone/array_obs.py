@@ -9,6 +9,7 @@ then ``Gather``) puts under the same keys:
   ``Gather-bonus_gather_prob`` and ``time``
 * :func:`map_layers` / :func:`egocentric_maps`  ``world-map`` and ``world-idx_map``
   (:func:`dynamics.padded_views` and :func:`dynamics.egocentric_views` for a batch)
+* :func:`agent_flat_observations` / :func:`planner_observations`  the flattened vectors
 """
 
 from __future__ import annotations
@@ -124,3 +125,27 @@ def egocentric_maps(
             seen = (dr >= 0) & (dr < side) & (dc >= 0) & (dc < side)
             idx_maps[env[seen], i, 1, dr[seen], dc[seen]] = 1 if i == j else j + 2
     return maps, idx_maps
+
+
+def agent_flat_observations(state: GTBWorldState, params: GTBWorldParams) -> np.ndarray:
+    """float32 (E, A, 9): each agent's ``flat`` (``flatten_observations=True``): the scalar
+    observations in sorted key order, as the dict env packs them."""
+    scalars = scalar_observations(state, params)
+    n, a = state.num_envs, params.n_agents
+    flat = np.empty((n, a, len(scalars)), dtype=np.float32)
+    for k, key in enumerate(sorted(scalars)):
+        value = scalars[key]
+        flat[..., k] = value[:, None] if value.ndim == 1 else value
+    return flat
+
+
+def planner_observations(
+    state: GTBWorldState, params: GTBWorldParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """The planner's ``flat`` float32 (E, 4): time, then its own inventory (Coin, Stone,
+    Wood; empty without tax or market) scaled; and its ``p<i>`` entries float32 (E, A, 3):
+    each agent's scaled inventory (``planner_gets_spatial_info=False``, as published)."""
+    flat = np.zeros((state.num_envs, 1 + len(rules.INVENTORY)), dtype=np.float32)
+    flat[:, 0] = state.timestep / params.time_scale
+    agentwise = (state.inventory * params.inv_scale).astype(np.float32)
+    return flat, agentwise

@@ -79,7 +79,8 @@ class GTBWorldParams:
         Raises:
             ValueError: another scenario or component list, or settings the array model does
                 not cover (planner reward other than ``coin_eq_times_productivity``,
-                ``isoelastic_eta`` >= 1, regrowth with a halfwidth, 30 agents or more).
+                ``isoelastic_eta`` >= 1, 30 agents or more, full observability or a
+                planner with spatial observations).
         """
         names = tuple(c.name for c in env.components)
         if env.name != "layout_from_file/simple_wood_and_stone" or names != COMPONENTS:
@@ -98,6 +99,8 @@ class GTBWorldParams:
             problems.append(f"isoelastic_eta={env.isoelastic_eta} (needs < 1)")
         if env.n_agents >= 30:
             problems.append(f"n_agents={env.n_agents} (needs < 30)")
+        if env._full_observability or env._planner_gets_spatial_info:
+            problems.append("full_observability or planner_gets_spatial_info (needs both False)")
         if problems:
             raise ValueError(
                 "the gather-trade-build array world does not support " + "; ".join(problems)
