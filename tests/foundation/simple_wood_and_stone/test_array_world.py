@@ -139,8 +139,9 @@ def assert_same_observations(state, params, obs):
         (PHASE1_ENV_CONFIG, {}),
         (PHASE1_ENV_CONFIG, {"energy_warmup_method": "decay", "energy_warmup_constant": 2}),
         (PHASE2_ENV_CONFIG, {}),
+        (PHASE2_ENV_CONFIG, {"fixed_four_skill_and_loc": False, "n_agents": 5}),
     ],
-    ids=["phase1", "phase1-decay", "phase2"],
+    ids=["phase1", "phase1-decay", "phase2", "phase2-random-start-5-agents"],
 )
 def test_parity_with_dict_envs_valid_actions(phase, warmup):
     # 0.2 regrowth and 50-step episodes: many gathers, builds and resets in 220 steps.
@@ -215,6 +216,7 @@ def _empty_cell(params, state):
 
 def test_build_without_stone_fails_and_build_pays_the_skill_payment(world):
     params, state = world
+    start = state.locs[0, 0].copy()
     state.locs[0, 0] = _empty_cell(params, state)
     state.inventory[0, 0, array_rules.WOOD] = 2
     state.inventory[0, 0, array_rules.STONE] = 0
@@ -236,8 +238,32 @@ def test_build_without_stone_fails_and_build_pays_the_skill_payment(world):
     e1 = 1 - eta
     want = ((payment**e1 - 1) / e1 - (labor + 10) * k) - ((0.0**e1 - 1) / e1 - labor * k)
     assert agent_rew[0, 0] == pytest.approx(want, rel=1e-12)
-    # the house blocks the other agents and a second build on it
+    # the house blocks a second build on it and the other agents
     assert array_obs.action_masks(state, params)[0, 0, 1] == 0
+    state.locs[0, 0] = start  # back to its corner: only the house is in the way now
+    # a land neighbour of the house, and the move from there onto the house
+    for action, (dr, dc) in zip(range(2, 6), [(0, 1), (0, -1), (1, 0), (-1, 0)]):
+        nr, nc = r + dr, c + dc
+        if 0 <= nr < params.world_size[0] and 0 <= nc < params.world_size[1]:
+            if not params.water[nr, nc]:
+                break
+    state.locs[0, 1] = (nr, nc)
+    state.labor[0, 1] = 0.0
+    assert array_obs.action_masks(state, params)[0, 1, action] == 0
+    actions[:] = 0
+    actions[0, 1] = action
+    aw.step(state, params, actions)
+    assert state.locs[0, 1].tolist() == [nr, nc] and state.labor[0, 1] == 0.0
+
+
+def test_payments_follow_the_sampled_skills_without_fixed_four():
+    envs, _ = make_envs(world_config(fixed_four_skill_and_loc=False), [4])
+    params = aw.GTBWorldParams.from_env(envs[0])
+    state = aw.initial_state(params, [4])
+    pmsm, pay = params.payment_max_skill_multiplier, params.payment
+    want = np.minimum(pmsm, (pmsm - 1) * state.build_skill + 1) * pay
+    np.testing.assert_allclose(state.build_payment, want, rtol=0, atol=1e-12)
+    assert not params.water[state.locs[0, :, 0], state.locs[0, :, 1]].any()
 
 
 def test_fixed_four_payments_are_the_ranked_ones(world):
