@@ -242,11 +242,13 @@ def test_build_without_stone_fails_and_build_pays_the_skill_payment(world):
     assert array_obs.action_masks(state, params)[0, 0, 1] == 0
     state.locs[0, 0] = start  # back to its corner: only the house is in the way now
     # a land neighbour of the house, and the move from there onto the house
-    for action, (dr, dc) in zip(range(2, 6), [(0, 1), (0, -1), (1, 0), (-1, 0)]):
-        nr, nc = r + dr, c + dc
-        if 0 <= nr < params.world_size[0] and 0 <= nc < params.world_size[1]:
-            if not params.water[nr, nc]:
-                break
+    neighbours = {2: (r, c + 1), 3: (r, c - 1), 4: (r + 1, c), 5: (r - 1, c)}
+    h, w = params.world_size
+    action, (nr, nc) = next(
+        (k, (nr, nc))
+        for k, (nr, nc) in neighbours.items()
+        if 0 <= nr < h and 0 <= nc < w and not params.water[nr, nc]
+    )
     state.locs[0, 1] = (nr, nc)
     state.labor[0, 1] = 0.0
     assert array_obs.action_masks(state, params)[0, 1, action] == 0
