@@ -37,7 +37,7 @@ def cell_values(maps: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndar
     e = np.arange(maps.shape[0])[:, None]
     if maps.ndim == 3:
         return maps[e, rows, cols]
-    return np.moveaxis(maps, 1, -1)[e, rows, cols]
+    return maps[e, :, rows, cols]  # advanced indices split by a slice: (E, K) first
 
 
 def build_cell_free(
@@ -108,13 +108,13 @@ def move_agent_slot(
     row = locs[env, agent, 0] + MOVE_DR[action]
     col = locs[env, agent, 1] + MOVE_DC[action]
     inside = (row >= 0) & (row < h) & (col >= 0) & (col < w)
-    r, c = np.clip(row, 0, h - 1), np.clip(col, 0, w - 1)
+    r, c = np.where(inside, row, 0), np.where(inside, col, 0)  # any cell on the map
     owner = house_owner[env, r, c]
     occupied = ((locs[..., 0] == row[:, None]) & (locs[..., 1] == col[:, None])).any(axis=1)
     ok = (action > 0) & inside & ~water[r, c] & ((owner < 0) | (owner == agent)) & ~occupied
-    locs[env[ok], agent[ok], 0] = row[ok]
-    locs[env[ok], agent[ok], 1] = col[ok]
-    labor[env[ok], agent[ok]] += move_labor
+    locs[env, agent, 0] = np.where(ok, row, locs[env, agent, 0])
+    locs[env, agent, 1] = np.where(ok, col, locs[env, agent, 1])
+    labor[env, agent] += np.where(ok, move_labor, 0.0)  # x + 0.0 == x
 
 
 def gather_events(resource_maps: np.ndarray, locs: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -184,7 +184,7 @@ def move_masks(locs: np.ndarray, house_owner: np.ndarray, water: np.ndarray) -> 
     row = locs[..., 0, None] + ROW_OFFSETS  # (E, A, 4)
     col = locs[..., 1, None] + COL_OFFSETS
     inside = (row >= 0) & (row < h) & (col >= 0) & (col < w)
-    r, c = np.clip(row, 0, h - 1), np.clip(col, 0, w - 1)
+    r, c = np.where(inside, row, 0), np.where(inside, col, 0)  # any cell on the map
     env = np.arange(n_envs)[:, None, None]
     owner = house_owner[env, r, c]
     agent = np.arange(n_agents)[None, :, None]
