@@ -1,0 +1,346 @@
+"""The world of N gather-trade-build envs stepped together as arrays (numpy reference).
+
+The batched twin of ``layout_from_file/simple_wood_and_stone`` with the components ``Build``
+then ``Gather`` (the published phase-1/2 config without ``ContinuousDoubleAuction`` and
+``PeriodicBracketTax``): every state array has the env on its first axis, every rule is a
+function of :mod:`.array_rules` that a CUDA C or Numba kernel can mirror name for name.
+Given the same seeds and actions it reproduces the dict env bit for bit (tests hold them
+together), including the agents' rewards (isoelastic coin minus labour) and the planner's
+``coin_eq_times_productivity``.
+
+Randomness: each env keeps its own ``numpy.random.Generator`` and draws what the dict env
+draws, in the same order: per step the build order (a permutation, only when some agent of
+the env builds), the move order (a permutation), then one uniform per collection and one per
+source cell in a single ``random`` call. The two permutations and that call run in a small
+per-env Python loop (:func:`_draw_orders`, :func:`_draw_uniforms`); everything else is
+vectorised over the envs. Resets loop over the envs they reset (:func:`reset_envs`).
+
+Market hooks: ``state.inventory`` and ``state.escrow`` ((E, A, 3): Coin, Stone, Wood) are
+what a batched ``ContinuousDoubleAuction`` would read and write between :func:`step`'s world
+part and the rewards; coin endowments count inventory plus escrow, as in the dict env.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import numpy as np
+
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rewards as rewards
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
+from ai_economist.foundation.scenarios.simple_wood_and_stone.base import MAX_PLACEMENT_TRIES
+
+COMPONENTS = ("Build", "Gather")
+REGROW_ORDER = (1, 0)  # regrowth draws for wood, then stone (indices into COLLECTIBLE)
+N_ACTIONS = 6  # flat single-action mode: 0 NO-OP, 1 build, 2..5 left, right, up, down
+
+
+@dataclasses.dataclass(frozen=True)
+class GTBWorldParams:
+    """Constants of the batched world (read from a dict env by :meth:`from_env`). The
+    layout's water and source maps never change and are the same in every env: they live
+    here, not in the state."""
+
+    n_agents: int
+    world_size: tuple[int, int]
+    episode_length: int
+    water: np.ndarray  # bool (H, W)
+    sources: np.ndarray  # float (2, H, W) in COLLECTIBLE order: the layout's first resources
+    landmarks: np.ndarray  # bool (H, W): water or a source block (no build there)
+    regen_weight: float
+    max_health: float
+    starting_agent_coin: float
+    payment: int
+    payment_max_skill_multiplier: int
+    build_skill_dist: str
+    build_labor: float
+    gather_skill_dist: str
+    move_labor: float
+    collect_labor: float
+    fixed_four: bool
+    ranked_payments: np.ndarray  # (A,) fixed_four_skill_and_loc's payments, worst first
+    ranked_locs: np.ndarray  # (A, 2) their corners
+    isoelastic_eta: float
+    energy_cost: float
+    energy_warmup_constant: float
+    energy_warmup_method: str
+    mixing_weight_gini_vs_coin: float
+    inv_scale: float
+    time_scale: float
+    observation_range: int
+
+    @classmethod
+    def from_env(cls, env: Any) -> GTBWorldParams:
+        """Parameters of a ``layout_from_file/simple_wood_and_stone`` env built with the
+        components ``Build`` then ``Gather``.
+
+        Raises:
+            ValueError: another scenario or component list, or settings the array model does
+                not cover (planner reward other than ``coin_eq_times_productivity``,
+                ``isoelastic_eta`` >= 1, 30 agents or more, full observability or a
+                planner with spatial observations).
+        """
+        names = tuple(c.name for c in env.components)
+        if env.name != "layout_from_file/simple_wood_and_stone" or names != COMPONENTS:
+            raise ValueError(
+                "the gather-trade-build array world needs layout_from_file/simple_wood_and_stone "
+                f"with components {list(COMPONENTS)} in that order; got {env.name!r} with "
+                f"{list(names)}"
+            )
+        problems = []
+        if env.planner_reward_type != "coin_eq_times_productivity":
+            problems.append(
+                f"planner_reward_type={env.planner_reward_type!r} "
+                "(needs coin_eq_times_productivity)"
+            )
+        if env.isoelastic_eta >= 1:
+            problems.append(f"isoelastic_eta={env.isoelastic_eta} (needs < 1)")
+        if env.n_agents >= 30:
+            problems.append(f"n_agents={env.n_agents} (needs < 30)")
+        if env._full_observability or env._planner_gets_spatial_info:
+            problems.append("full_observability or planner_gets_spatial_info (needs both False)")
+        if problems:
+            raise ValueError(
+                "the gather-trade-build array world does not support " + "; ".join(problems)
+            )
+        build, gather = env.components
+        layout = env._source_maps
+        water = layout["Water"] > 0
+        sources = np.stack([layout[name] for name in rules.COLLECTIBLE]).astype(np.float64)
+        n = env.n_agents
+        fixed = env.fixed_four_skill_and_loc
+        ranked_locs = np.array(env._ranked_locs if fixed else np.zeros((n, 2)), dtype=np.int64)
+        if fixed and water[ranked_locs[:, 0], ranked_locs[:, 1]].any():
+            raise ValueError("fixed_four_skill_and_loc: a corner of the layout is water")
+        spec = env.layout_specs["Wood"]
+        return cls(
+            n_agents=n,
+            world_size=(int(env.world_size[0]), int(env.world_size[1])),
+            episode_length=env.episode_length,
+            water=water,
+            sources=sources,
+            landmarks=water | (sources > 0).any(axis=0),
+            regen_weight=float(spec["regen_weight"]),
+            max_health=float(spec["max_health"]),
+            starting_agent_coin=float(env.starting_agent_coin),
+            payment=build.payment,
+            payment_max_skill_multiplier=build.payment_max_skill_multiplier,
+            build_skill_dist=build.skill_dist,
+            build_labor=float(build.build_labor),
+            gather_skill_dist=gather.skill_dist,
+            move_labor=float(gather.move_labor),
+            collect_labor=float(gather.collect_labor),
+            fixed_four=fixed,
+            ranked_payments=np.array(env._avg_ranked_skill if fixed else np.zeros(n)),
+            ranked_locs=ranked_locs,
+            isoelastic_eta=float(env.isoelastic_eta),
+            energy_cost=float(env.energy_cost),
+            energy_warmup_constant=float(env.energy_warmup_constant),
+            energy_warmup_method=env.energy_warmup_method,
+            mixing_weight_gini_vs_coin=float(env.mixing_weight_gini_vs_coin),
+            inv_scale=float(env.inv_scale),
+            time_scale=float(env.episode_length if env._allow_observation_scaling else 1),
+            observation_range=int(env._mobile_agent_observation_range),
+        )
+
+    @functools.cached_property
+    def source_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Flat indices of the wood, then the stone source cells (regrowth's draw order)."""
+        return tuple(np.flatnonzero(self.sources[j]) for j in REGROW_ORDER)  # type: ignore[return-value]
+
+    @functools.cached_property
+    def source_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """The source maps at :attr:`source_cells`."""
+        return tuple(  # type: ignore[return-value]
+            self.sources[j].ravel()[c] for j, c in zip(REGROW_ORDER, self.source_cells)
+        )
+
+
+@dataclasses.dataclass
+class GTBWorldState:
+    """Per-env state: ``(E,)``, ``(E, A)`` agents, ``(E, A, 3)`` inventories (Coin, Stone,
+    Wood), ``(E, 2, H, W)`` resources (Stone, Wood), ``(E, H, W)`` houses."""
+
+    rngs: list[np.random.Generator]
+    timestep: np.ndarray
+    resource_maps: np.ndarray
+    house_owner: np.ndarray  # int16, -1: no house
+    locs: np.ndarray  # int64 (E, A, 2) row, column
+    inventory: np.ndarray
+    escrow: np.ndarray
+    labor: np.ndarray
+    build_payment: np.ndarray
+    build_skill: np.ndarray
+    bonus_gather_prob: np.ndarray
+    coin_utility: np.ndarray  # (c^(1-eta) - 1) / (1-eta) of each agent's coin endowment
+    utility: np.ndarray  # (E, A) at the last step (reward baseline)
+    welfare: np.ndarray  # (E,)
+    completions: np.ndarray  # (E,) finished episodes
+    auto_integrator: np.ndarray  # (E,) steps whose agents' rewards summed > 0
+
+    @property
+    def num_envs(self) -> int:
+        """Number of envs."""
+        return self.timestep.shape[0]
+
+
+def initial_state(params: GTBWorldParams, seeds: Any) -> GTBWorldState:
+    """Every env reset from its own generator ``np.random.default_rng(seeds[e])`` (the dict
+    env made with ``seed=seeds[e]`` then ``reset()``)."""
+    seeds = [int(s) for s in np.atleast_1d(seeds)]
+    e, a, (h, w) = len(seeds), params.n_agents, params.world_size
+    state = GTBWorldState(
+        rngs=[np.random.default_rng(s) for s in seeds],
+        timestep=np.zeros(e, dtype=np.int64),
+        resource_maps=np.zeros((e, 2, h, w)),
+        house_owner=np.full((e, h, w), -1, dtype=np.int16),
+        locs=np.full((e, a, 2), -1, dtype=np.int64),
+        inventory=np.zeros((e, a, 3)),
+        escrow=np.zeros((e, a, 3)),
+        labor=np.zeros((e, a)),
+        build_payment=np.zeros((e, a)),
+        build_skill=np.zeros((e, a)),
+        bonus_gather_prob=np.zeros((e, a)),
+        coin_utility=np.zeros((e, a)),
+        utility=np.zeros((e, a)),
+        welfare=np.zeros(e),
+        completions=np.zeros(e, dtype=np.int64),
+        auto_integrator=np.zeros(e, dtype=np.int64),
+    )
+    reset_envs(state, params, np.ones(e, dtype=bool))
+    return state
+
+
+def reset_envs(state: GTBWorldState, params: GTBWorldParams, which: np.ndarray) -> None:
+    """Reset the envs selected by the bool ``(E,)`` array ``which`` in place, drawing from
+    each env's generator in the dict env's order: agent placement, Build's skills, Gather's
+    bonus probabilities, then the fixed corners."""
+    idx = np.flatnonzero(which)
+    state.timestep[idx] = 0
+    state.resource_maps[idx] = params.sources
+    state.house_owner[idx] = -1
+    state.inventory[idx] = 0.0
+    state.inventory[idx, :, rules.COIN] = params.starting_agent_coin
+    state.escrow[idx] = 0.0
+    state.labor[idx] = 0.0
+    for e in idx:
+        _reset_env_draws(state, params, int(e))
+    state.coin_utility[idx] = rewards.coin_utilities(state.inventory[idx, :, rules.COIN], params)
+    state.utility[idx], state.welfare[idx] = rewards.optimization_metrics(state, params, idx)
+
+
+def _reset_env_draws(state: GTBWorldState, params: GTBWorldParams, e: int) -> None:
+    rng, (h, w) = state.rngs[e], params.world_size
+    taken: set[tuple[int, int]] = set()
+    for agent in rng.permutation(params.n_agents).tolist():
+        for _ in range(MAX_PLACEMENT_TRIES + 2):
+            r, c = int(rng.integers(h)), int(rng.integers(w))
+            if not params.water[r, c] and (r, c) not in taken:
+                state.locs[e, agent] = (r, c)
+                taken.add((r, c))
+                break
+        else:
+            raise TimeoutError(
+                f"array world env {e}: no free accessible cell found for agent {agent} after "
+                f"{MAX_PLACEMENT_TRIES} random tries; the map is too crowded"
+            )
+    pmsm = params.payment_max_skill_multiplier
+    for agent in range(params.n_agents):
+        if params.build_skill_dist == "none":
+            skill, pay_rate = 1.0, 1.0
+        else:
+            dist = params.build_skill_dist
+            skill = float(rng.pareto(4) if dist == "pareto" else rng.lognormal(-1, 0.5))
+            pay_rate = min(pmsm, (pmsm - 1) * skill + 1)
+        state.build_payment[e, agent] = float(pay_rate * params.payment)
+        state.build_skill[e, agent] = skill
+    for agent in range(params.n_agents):
+        if params.gather_skill_dist == "pareto":
+            bonus = min(2.0, rng.pareto(3)) / 2
+        elif params.gather_skill_dist == "lognormal":
+            bonus = min(2.0, rng.lognormal(-2.022, 0.938)) / 2
+        else:
+            bonus = 0.0
+        state.bonus_gather_prob[e, agent] = float(bonus)
+    if params.fixed_four:
+        for rank, agent in enumerate(rng.permutation(params.n_agents).tolist()):
+            state.locs[e, agent] = params.ranked_locs[rank]
+            state.build_payment[e, agent] = float(params.ranked_payments[rank])
+
+
+# ----------------------------------------------------------------------- step
+def _draw_orders(state: GTBWorldState, any_build: np.ndarray, n_agents: int) -> np.ndarray:
+    """Per env: Build's random order (drawn and unused: see :func:`rules.build_step`) when
+    an agent of the env builds, then Gather's move order, int64 (E, A)."""
+    order = np.empty((state.num_envs, n_agents), dtype=np.int64)
+    for e, rng in enumerate(state.rngs):
+        if any_build[e]:
+            rng.permutation(n_agents)
+        order[e] = rng.permutation(n_agents)
+    return order
+
+
+def _draw_uniforms(state: GTBWorldState, n_events: np.ndarray, n_cells: int) -> np.ndarray:
+    """Per env, one ``random`` call: its collections' uniforms then the regrowth's,
+    (E, max events + n_cells) with the regrowth draws moved to the columns after the
+    largest event count (so one slice reads them in every env)."""
+    most = int(n_events.max()) if n_events.size else 0
+    draws = np.zeros((state.num_envs, most + n_cells))
+    for e, rng in enumerate(state.rngs):
+        k = int(n_events[e])
+        u = rng.random(k + n_cells)
+        draws[e, :k] = u[:k]
+        draws[e, most:] = u[k:]
+    return draws
+
+
+def step(
+    state: GTBWorldState, params: GTBWorldParams, actions: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Advance every env one step in place; return ``(agent_rewards (E, A),
+    planner_reward (E,), done (E,))``.
+
+    ``actions``: int (E, A), the agents' flat single-action indices (0 NO-OP, 1 build,
+    2..5 move left, right, up, down). A build that is not possible and a move that is
+    refused change nothing (Foundation 1.7.1's rule; the dict env raises on them instead
+    unless ``check_action_masks=False``).
+    """
+    actions = np.asarray(actions)
+    shape = (state.num_envs, params.n_agents)
+    if actions.shape != shape or np.any((actions < 0) | (actions >= N_ACTIONS)):
+        raise ValueError(
+            f"actions must be ints in 0..{N_ACTIONS - 1} of shape {shape}, got shape "
+            f"{actions.shape} with values {np.unique(actions).tolist()[:10]}"
+        )
+    if np.any(state.timestep >= params.episode_length):
+        raise RuntimeError("an env's episode is over: reset it (reset_envs) before stepping")
+    state.timestep += 1
+    wants = actions == 1
+    built = rules.build_step(
+        wants, state.inventory, state.labor, state.resource_maps, state.house_owner,
+        params.landmarks, state.locs, state.build_payment, params.build_labor,
+    )  # fmt: skip
+    order = _draw_orders(state, wants.any(axis=1), params.n_agents)
+    moves = np.where(actions >= 2, actions - 1, 0)
+    for slot in range(params.n_agents):
+        rules.move_agent_slot(
+            order[:, slot], moves, state.locs, state.labor, state.house_owner,
+            params.water, params.move_labor,
+        )  # fmt: skip
+    events = rules.gather_events(state.resource_maps, state.locs, order)
+    cells = params.source_cells
+    n_cells = sum(c.size for c in cells)
+    draws = _draw_uniforms(state, events.sum(axis=(1, 2)), n_cells)
+    rules.apply_gathers(
+        events, draws, order, state.locs, state.inventory, state.labor,
+        state.resource_maps, state.bonus_gather_prob, params.collect_labor,
+    )  # fmt: skip
+    rules.regrow_step(
+        state.resource_maps, draws[:, draws.shape[1] - n_cells :], cells, params.source_values,
+        REGROW_ORDER, params.regen_weight, params.max_health,
+    )  # fmt: skip
+    if built.any():
+        rewards.refresh_coin_utility(state, params, built)
+    return rewards.step_rewards(state, params)

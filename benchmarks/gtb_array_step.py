@@ -1,0 +1,126 @@
+"""Gather-trade-build: the batched array world against the dict API, env-steps/s on one core.
+
+    python benchmarks/gtb_array_step.py [--num_envs 1 100 1000] [--env_steps 10000] [--repeats 2]
+
+Both run the published phase-2 config with only ``Build`` and ``Gather`` (no market, no tax:
+the array world covers those two), 1,000-step episodes, every agent taking a uniformly
+random action among those its mask allows (the sampling is timed too). Rates are CPU time
+of this process, the best of ``--repeats`` runs. The array world is timed twice: its step
+with the action masks (what a policy needs to act), and with the observation pieces too
+(scalars and the egocentric ``world-map``/``world-idx_map`` windows), which the dict API
+builds at every step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from ai_economist import foundation  # noqa: E402
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs  # noqa: E402
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw  # noqa: E402
+from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import (  # noqa: E402
+    PHASE2_ENV_CONFIG,
+    SCENARIO_NAME,
+    env_config,
+)
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def world_config() -> dict:
+    """Phase 2 with Build and Gather only."""
+    config = env_config(PHASE2_ENV_CONFIG, without_tax=True)
+    config["components"] = [c for c in config["components"] if "ContinuousDoubleAuction" not in c]
+    config["dense_log_frequency"] = None
+    return config
+
+
+def sample(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random allowed action per row of ``masks`` (..., n_actions)."""
+    return (rng.random(masks.shape) * masks).argmax(axis=-1)
+
+
+def bench_dict(env_steps: int, repeats: int) -> float:
+    """Best env-steps/s of one dict-API env."""
+    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **world_config())
+    rng = np.random.default_rng(0)
+    best = 0.0
+    for _ in range(repeats):
+        obs = env.reset()
+        start = time.process_time()
+        for _ in range(env_steps):
+            masks = np.stack([obs[str(i)]["action_mask"] for i in range(env.n_agents)])
+            actions = sample(masks, rng)
+            obs, _, done, _ = env.step({str(i): int(a) for i, a in enumerate(actions)})
+            if done["__all__"]:
+                obs = env.reset()
+        best = max(best, env_steps / max(time.process_time() - start, 1e-9))
+    return best
+
+
+def bench_array(num_envs: int, env_steps: int, repeats: int, with_obs: bool) -> float:
+    """Best env-steps/s of the array world with ``num_envs`` envs."""
+    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **world_config())
+    params = aw.GTBWorldParams.from_env(env)
+    rng = np.random.default_rng(0)
+    steps = max(1, env_steps // num_envs)
+    static = array_obs.static_windows(params)
+    best = 0.0
+    for _ in range(repeats):
+        state = aw.initial_state(params, np.arange(num_envs))
+        masks = array_obs.action_masks(state, params)
+        start = time.process_time()
+        for _ in range(steps):
+            _, _, done = aw.step(state, params, sample(masks, rng))
+            if done.any():
+                aw.reset_envs(state, params, done)
+            masks = array_obs.action_masks(state, params)
+            if with_obs:
+                array_obs.scalar_observations(state, params)
+                array_obs.egocentric_maps(state, params, static)
+        best = max(best, steps * num_envs / max(time.process_time() - start, 1e-9))
+    return best
+
+
+def main() -> None:
+    """Print the rates and their ratios to the dict API."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--num_envs", type=int, nargs="+", default=[1, 100, 1000])
+    parser.add_argument("--env_steps", type=int, default=10000, help="env-steps per timed run")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    print(f"CPU: {cpu_name()}; numpy {np.__version__}; CPU time of one process")
+    dict_rate = bench_dict(min(args.env_steps, 5000), args.repeats)
+    print(f"dict API, 1 env: {dict_rate:,.0f} env-steps/s")
+    for n in args.num_envs:
+        bare = bench_array(n, args.env_steps, args.repeats, with_obs=False)
+        full = bench_array(n, args.env_steps, args.repeats, with_obs=True)
+        print(
+            f"array world, {n} envs: {bare:,.0f} env-steps/s step+masks "
+            f"({bare / dict_rate:.1f}x the dict API); {full:,.0f} with observations "
+            f"({full / dict_rate:.1f}x)"
+        )
+    if hasattr(os, "getloadavg"):
+        print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
