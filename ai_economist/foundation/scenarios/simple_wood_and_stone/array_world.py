@@ -72,9 +72,10 @@ class GTBWorldParams:
     observation_range: int
 
     @classmethod
-    def from_env(cls, env: Any) -> GTBWorldParams:
+    def from_env(cls, env: Any, components: tuple[str, ...] = COMPONENTS) -> GTBWorldParams:
         """Parameters of a ``layout_from_file/simple_wood_and_stone`` env built with the
-        components ``Build`` then ``Gather``.
+        components ``components`` in that order (default ``Build`` then ``Gather``; the
+        batched economy passes its longer list, which must hold ``Build`` and ``Gather``).
 
         Raises:
             ValueError: another scenario or component list, or settings the array model does
@@ -83,10 +84,10 @@ class GTBWorldParams:
                 planner with spatial observations).
         """
         names = tuple(c.name for c in env.components)
-        if env.name != "layout_from_file/simple_wood_and_stone" or names != COMPONENTS:
+        if env.name != "layout_from_file/simple_wood_and_stone" or names != tuple(components):
             raise ValueError(
-                "the gather-trade-build array world needs layout_from_file/simple_wood_and_stone "
-                f"with components {list(COMPONENTS)} in that order; got {env.name!r} with "
+                "the gather-trade-build array model needs layout_from_file/simple_wood_and_stone "
+                f"with components {list(components)} in that order; got {env.name!r} with "
                 f"{list(names)}"
             )
         problems = []
@@ -105,7 +106,7 @@ class GTBWorldParams:
             raise ValueError(
                 "the gather-trade-build array world does not support " + "; ".join(problems)
             )
-        build, gather = env.components
+        build, gather = env.get_component("Build"), env.get_component("Gather")
         layout = env._source_maps
         water = layout["Water"] > 0
         sources = np.stack([layout[name] for name in rules.COLLECTIBLE]).astype(np.float64)
@@ -296,34 +297,40 @@ def _draw_uniforms(state: GTBWorldState, n_events: np.ndarray, n_cells: int) -> 
     return draws
 
 
-def step(
-    state: GTBWorldState, params: GTBWorldParams, actions: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Advance every env one step in place; return ``(agent_rewards (E, A),
-    planner_reward (E,), done (E,))``.
-
-    ``actions``: int (E, A), the agents' flat single-action indices (0 NO-OP, 1 build,
-    2..5 move left, right, up, down). A build that is not possible and a move that is
-    refused change nothing (Foundation 1.7.1's rule; the dict env raises on them instead
-    unless ``check_action_masks=False``).
-    """
+def check_actions(state: GTBWorldState, params: GTBWorldParams, actions: Any, n: int) -> np.ndarray:
+    """``actions`` as an array of ints in ``0..n-1`` of shape (E, A); raises ValueError
+    (wrong shape or range) or RuntimeError (an env's episode is over)."""
     actions = np.asarray(actions)
     shape = (state.num_envs, params.n_agents)
-    if actions.shape != shape or np.any((actions < 0) | (actions >= N_ACTIONS)):
+    if actions.shape != shape or np.any((actions < 0) | (actions >= n)):
         raise ValueError(
-            f"actions must be ints in 0..{N_ACTIONS - 1} of shape {shape}, got shape "
+            f"actions must be ints in 0..{n - 1} of shape {shape}, got shape "
             f"{actions.shape} with values {np.unique(actions).tolist()[:10]}"
         )
     if np.any(state.timestep >= params.episode_length):
         raise RuntimeError("an env's episode is over: reset it (reset_envs) before stepping")
+    return actions
+
+
+def build_part(state: GTBWorldState, params: GTBWorldParams, wants: np.ndarray) -> np.ndarray:
+    """The step's start: the clock, then ``Build`` for the agents that ``wants`` (bool
+    (E, A)); returns the bool (E, A) of the builds. Components listed between ``Build`` and
+    ``Gather`` (a market) run after this and before :func:`gather_part`."""
     state.timestep += 1
-    wants = actions == 1
-    built = rules.build_step(
+    return rules.build_step(
         wants, state.inventory, state.labor, state.resource_maps, state.house_owner,
         params.landmarks, state.locs, state.build_payment, params.build_labor,
     )  # fmt: skip
-    order = _draw_orders(state, wants.any(axis=1), params.n_agents)
-    moves = np.where(actions >= 2, actions - 1, 0)
+
+
+def gather_part(
+    state: GTBWorldState, params: GTBWorldParams, any_build: np.ndarray, moves: np.ndarray
+) -> None:
+    """``Gather`` (moves ``moves`` (E, A) in 0..4, then collections) and the scenario's
+    regrowth, drawing Build's unused order first in the envs where ``any_build`` (E,) (an
+    agent asked to build). No other component draws, so a market or tax step may run
+    between :func:`build_part` and this one, or after it, without changing the draws."""
+    order = _draw_orders(state, any_build, params.n_agents)
     for slot in range(params.n_agents):
         rules.move_agent_slot(
             order[:, slot], moves, state.locs, state.labor, state.house_owner,
@@ -341,6 +348,23 @@ def step(
         state.resource_maps, draws[:, draws.shape[1] - n_cells :], cells, params.source_values,
         REGROW_ORDER, params.regen_weight, params.max_health,
     )  # fmt: skip
+
+
+def step(
+    state: GTBWorldState, params: GTBWorldParams, actions: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Advance every env one step in place; return ``(agent_rewards (E, A),
+    planner_reward (E,), done (E,))``.
+
+    ``actions``: int (E, A), the agents' flat single-action indices (0 NO-OP, 1 build,
+    2..5 move left, right, up, down). A build that is not possible and a move that is
+    refused change nothing (Foundation 1.7.1's rule; the dict env raises on them instead
+    unless ``check_action_masks=False``).
+    """
+    actions = check_actions(state, params, actions, N_ACTIONS)
+    wants = actions == 1
+    built = build_part(state, params, wants)
+    gather_part(state, params, wants.any(axis=1), np.where(actions >= 2, actions - 1, 0))
     if built.any():
         rewards.refresh_coin_utility(state, params, built)
     return rewards.step_rewards(state, params)
