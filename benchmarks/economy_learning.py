@@ -69,7 +69,7 @@ def train(name: str, seconds: float, results_dir: Path, overrides: list[str]) ->
     )
     try:
         with warnings.catch_warnings():  # GTB checkpoints hold no env state: fine here
-            warnings.filterwarnings("ignore", "GatherTradeBuildBatch has no state_dict")
+            warnings.filterwarnings("ignore", ".*GatherTradeBuildBatch has no state_dict")
             trainer.train(max_seconds=seconds)
     finally:
         trainer.graceful_close()

@@ -1,7 +1,9 @@
 """Registers the gather-trade-build run configs as training environments
-(``training_script --env gather_trade_build_phase1``): N dict-API envs on the CPU
-(:class:`~.batched.GatherTradeBuildBatch`); with ``--device cuda`` the models train on the GPU
-and the observations, masks, rewards and actions are copied between host and GPU each step."""
+(``training_script --env gather_trade_build_phase1``): N envs on the CPU, as arrays
+(:class:`~.array_batch.ArrayGatherTradeBuildBatch`) or as dict-API envs
+(:class:`~.batched.GatherTradeBuildBatch`), see :func:`build`; with ``--device cuda`` the
+models train on the GPU and the observations, masks, rewards and actions are copied between
+host and GPU each step."""
 
 from __future__ import annotations
 
@@ -21,8 +23,17 @@ def _env_class() -> Any:
 
 
 def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The batch of ``trainer.num_envs`` envs, stepped on the host through the dict API (no
-    GPU env backend yet); its tensors live on ``device``, where the trainer keeps the models."""
+    """The batch of ``trainer.num_envs`` envs, stepped on the host (no GPU env backend yet);
+    its tensors live on ``device``, where the trainer keeps the models.
+
+    ``trainer.env_backend``: ``"numpy"`` steps all envs at once as arrays
+    (:class:`~.array_batch.ArrayGatherTradeBuildBatch`; an error if the array economy does
+    not cover the config), ``"cpu"`` one dict-API env after the other
+    (:class:`~.batched.GatherTradeBuildBatch`), ``"auto"`` the arrays when they cover the
+    config, else the dict envs. Both give the same observations, masks and rewards."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
+        ArrayGatherTradeBuildBatch,
+    )
     from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
         GatherTradeBuildBatch,
     )
@@ -34,9 +45,15 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
             f"trainer.env_backend={backend!r}: gather-trade-build steps its envs on the host "
             "('auto', 'cpu' or 'numpy'); --device cuda still puts the models on the GPU"
         )
-    return GatherTradeBuildBatch(
-        run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)), device=device
-    )
+    args = (run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)))
+    if backend == "cpu":
+        return GatherTradeBuildBatch(*args, device=device)
+    try:
+        return ArrayGatherTradeBuildBatch(*args, device=device)
+    except ValueError as err:
+        if backend == "numpy":
+            raise ValueError(f"trainer.env_backend='numpy': {err}; use 'cpu'") from err
+        return GatherTradeBuildBatch(*args, device=device)
 
 
 def _one_env(env_block: dict) -> Any:

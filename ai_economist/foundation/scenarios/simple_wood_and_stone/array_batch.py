@@ -1,0 +1,187 @@
+"""``ArrayGatherTradeBuildBatch``: the trainer's ``BatchedPolicyEnv`` protocol served from
+the gather-trade-build array economy (:mod:`.array_economy`) instead of N dict envs.
+
+The same policies, specs, agent ids, observation vectors, masks, rewards, dones and episode
+metrics as :class:`~.batched.GatherTradeBuildBatch` for the configs the array economy
+covers (the published phase-1 and phase-2 configs; :meth:`.EconomyParams.from_env` says
+what it refuses): an agent's vector is its ``flat`` followed by the raveled ``world-map``
+and ``world-idx_map``; the planner's is its ``flat`` then each ``p<i>``, plus the one-hot of
+its tax bracket when it sets the rates (one policy agent per bracket). Env i is seeded
+``seed + i``. All envs step at once on the host; the tensors mirror the host arrays
+(:class:`~.batched.HostMirror`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ai_economist import foundation
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy_obs as aeo
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs
+from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
+    REPORTED_METRICS,
+    HostMirror,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import SCENARIO_NAME
+from ai_economist.foundation.scenarios.utils import rewards as social_rewards
+from ai_economist.foundation.scenarios.utils import social_metrics
+from ai_economist.warp_drive.env_protocol import PolicySpec
+
+
+def economy_params(env_config: dict[str, Any]) -> ae.EconomyParams:
+    """The array economy's parameters of a run config's ``env`` block (raises ValueError
+    when the economy does not cover it)."""
+    config = dict(env_config)
+    name = config.pop("scenario_name", SCENARIO_NAME)
+    config.pop("seed", None)
+    return ae.EconomyParams.from_env(foundation.make_env_instance(name, seed=0, **config))
+
+
+def episode_metrics(coin: np.ndarray, utility: np.ndarray) -> dict[str, float]:
+    """:data:`REPORTED_METRICS` of one env from its agents' coin endowments and utilities
+    (``scenario_metrics``' formulas)."""
+    return {
+        "social/productivity": float(social_metrics.get_productivity(coin)),
+        "social/equality": float(social_metrics.get_equality(coin)),
+        "social_welfare/coin_eq_times_productivity": float(
+            social_rewards.coin_eq_times_productivity(coin, 1.0)
+        ),
+        "social_welfare/inv_income_weighted_utility": float(
+            social_rewards.inv_income_weighted_utility(coin, utility)
+        ),
+    }
+
+
+class ArrayGatherTradeBuildBatch:
+    """``num_envs`` gather-trade-build envs stepped together as arrays on the CPU.
+
+    Args:
+        env_config: the scenario's kwargs (as for :class:`~.batched.GatherTradeBuildBatch`).
+        num_envs: number of envs.
+        seed: env i is seeded ``seed + i``.
+        device: torch device of the protocol's tensors (the envs step on the host).
+    """
+
+    def __init__(
+        self, env_config: dict[str, Any], num_envs: int, seed: int = 0, device: Any = "cpu"
+    ) -> None:
+        self.params = params = economy_params(env_config)
+        self.num_envs = e = int(num_envs)
+        self.n_agents = a = params.world.n_agents
+        self.episode_length = params.world.episode_length
+        self.state = ae.initial_state(params, seed + np.arange(e))
+        self._static = array_obs.static_windows(params.world)
+        tax = params.tax
+        if tax.planner_sets_rates:
+            self._n_planner, self._planner_actions = tax.n_brackets, tax.disc_rates.size + 1
+        else:
+            self._n_planner, self._planner_actions = 1, 1
+        n_p = self._n_planner
+        self._one_hot = np.eye(n_p, dtype=np.float32) if n_p > 1 else np.zeros((1, 0), np.float32)
+        obs = aeo.observations(self.state, params, self._static)
+        p_dim = obs["planner_vector"].shape[-1] + self._one_hot.shape[1]
+        self._specs = {
+            "a": PolicySpec(a, obs["agent_vectors"].shape[-1], params.n_agent_actions),
+            "p": PolicySpec(n_p, p_dim, self._planner_actions),
+        }
+        self._obs = {
+            t: np.zeros((e, s.num_agents, s.obs_dim), np.float32) for t, s in self._specs.items()
+        }
+        self._masks = {
+            t: np.ones((e, s.num_agents, s.num_actions), np.float32) for t, s in self._specs.items()
+        }
+        self._rew = {t: np.zeros((e, s.num_agents), np.float32) for t, s in self._specs.items()}
+        self._act = {t: np.zeros((e, s.num_agents), np.int32) for t, s in self._specs.items()}
+        self._done = np.zeros(e, np.int32)
+        arrays = {"obs": self._obs, "masks": self._masks, "rew": self._rew, "act": self._act}
+        self._mirror = HostMirror({**arrays, "done": {"": self._done}}, device)
+        self._tensors = self._mirror.tensors
+        self._last_metrics: dict[str, float] = {}
+        self._write(obs)
+        self._mirror.push("obs", "masks")
+
+    # ---------------------------------------------------------------- protocol
+    @property
+    def device(self) -> Any:
+        return self._mirror.device
+
+    @property
+    def policy_specs(self) -> dict[str, PolicySpec]:
+        return dict(self._specs)
+
+    @property
+    def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:
+        """Agents ``"0".."N-1"``; the planner ``"p"``, or one id per tax bracket
+        (``"p_PeriodicBracketTax.TaxIndexBracket_000"``, ...) when it sets the rates."""
+        if self._n_planner > 1:
+            cutoffs = self.params.tax.cutoffs
+            planner = [f"p_PeriodicBracketTax.TaxIndexBracket_{int(c):03d}" for c in cutoffs]
+        else:
+            planner = ["p"]
+        return {"a": [str(i) for i in range(self.n_agents)], "p": planner}
+
+    def observations(self, tag: str) -> Any:
+        return self._tensors["obs"][tag]
+
+    def action_masks(self, tag: str) -> Any:
+        return self._tensors["masks"][tag]
+
+    def actions(self, tag: str) -> Any:
+        return self._tensors["act"][tag]
+
+    def rewards(self, tag: str) -> Any:
+        return self._tensors["rew"][tag]
+
+    def done(self) -> Any:
+        return self._tensors["done"][""]
+
+    def reset_all_envs(self) -> None:
+        ae.reset_envs(self.state, self.params, np.ones(self.num_envs, dtype=bool))
+        self._done[:] = 0
+        self._write(aeo.observations(self.state, self.params, self._static))
+        self._mirror.push("obs", "masks", "done")
+
+    def reset_only_done_envs(self) -> None:
+        which = self._done.astype(bool)
+        if which.any():
+            ae.reset_envs(self.state, self.params, which)
+            self._done[:] = 0
+            self._write(aeo.observations(self.state, self.params, self._static))
+            self._mirror.push("obs", "masks", "done")
+
+    def step_all_envs(self) -> None:
+        self._mirror.pull("act")
+        planner = self._act["p"].astype(np.int64) if self._n_planner > 1 else None
+        agent_rew, planner_rew, done = ae.step(
+            self.state, self.params, self._act["a"].astype(np.int64), planner
+        )
+        self._write(aeo.observations(self.state, self.params, self._static))
+        self._rew["a"][:] = agent_rew
+        self._rew["p"][:] = planner_rew[:, None]
+        self._done[:] = done
+        self._mirror.push("obs", "masks", "rew", "done")
+        if done.any():
+            coin = ae.coin_endowment(self.state)
+            finished = [
+                episode_metrics(coin[i], self.state.world.utility[i]) for i in np.flatnonzero(done)
+            ]
+            self._last_metrics = {
+                k: float(np.mean([m[k] for m in finished])) for k in REPORTED_METRICS
+            }
+
+    def episode_metrics(self) -> dict[str, float]:
+        """Mean social metrics of the envs that finished an episode at the latest such step."""
+        return dict(self._last_metrics)
+
+    # ---------------------------------------------------------------- internals
+    def _write(self, obs: dict[str, Any]) -> None:
+        self._obs["a"][:] = obs["agent_vectors"]
+        self._masks["a"][:] = obs["agent_masks"]
+        vector = obs["planner_vector"]
+        n_vec = vector.shape[-1]
+        self._obs["p"][:, :, :n_vec] = vector[:, None, :]
+        self._obs["p"][:, :, n_vec:] = self._one_hot
+        self._masks["p"][:] = obs["planner_masks"].reshape(self._masks["p"].shape)

@@ -1,0 +1,98 @@
+"""The trainer's gather-trade-build batch served from the array economy equals the batch of
+dict envs: specs, agent ids, observations, masks, rewards, dones and episode metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from ai_economist.foundation.scenarios.simple_wood_and_stone import registration  # noqa: E402
+from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (  # noqa: E402
+    ArrayGatherTradeBuildBatch,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (  # noqa: E402
+    GatherTradeBuildBatch,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import (  # noqa: E402
+    PHASE1_ENV_CONFIG,
+    PHASE2_ENV_CONFIG,
+    env_config,
+)
+
+
+def _config(phase):
+    config = env_config(phase)
+    config.update(episode_length=40, dense_log_frequency=None, starting_agent_coin=20.0)
+    config["components"][3]["PeriodicBracketTax"]["period"] = 10
+    return config
+
+
+def _assert_same(ref, arr, with_rewards=True):
+    for tag in ("a", "p"):
+        np.testing.assert_array_equal(arr.observations(tag).numpy(), ref.observations(tag).numpy())
+        np.testing.assert_array_equal(arr.action_masks(tag).numpy(), ref.action_masks(tag).numpy())
+        if with_rewards:
+            np.testing.assert_array_equal(arr.rewards(tag).numpy(), ref.rewards(tag).numpy())
+    np.testing.assert_array_equal(arr.done().numpy(), ref.done().numpy())
+
+
+@pytest.mark.parametrize("phase", [PHASE1_ENV_CONFIG, PHASE2_ENV_CONFIG], ids=["phase1", "phase2"])
+def test_array_backend_equals_dict_backend(phase):
+    ref = GatherTradeBuildBatch(_config(phase), num_envs=3, seed=4)
+    arr = ArrayGatherTradeBuildBatch(_config(phase), num_envs=3, seed=4)
+    assert arr.policy_specs == ref.policy_specs
+    assert arr.policy_tag_to_agent_id_map == ref.policy_tag_to_agent_id_map
+    _assert_same(ref, arr, with_rewards=False)
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(90):
+        for tag in ("a", "p"):
+            masks = ref.action_masks(tag).numpy()
+            choice = (rng.random(masks.shape) * masks).argmax(axis=-1)
+            ref.actions(tag)[:] = ref.actions(tag).new_tensor(choice)
+            arr.actions(tag)[:] = arr.actions(tag).new_tensor(choice)
+        ref.step_all_envs()
+        arr.step_all_envs()
+        _assert_same(ref, arr)
+        if ref.done().numpy().any():
+            ends += 1
+            assert arr.episode_metrics() == ref.episode_metrics()
+            ref.reset_only_done_envs()
+            arr.reset_only_done_envs()
+            _assert_same(ref, arr, with_rewards=False)
+    assert ends == 2
+
+
+def test_backend_selection():
+    run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 2, "seed": 0}}
+    assert isinstance(registration.build(run, "cpu"), ArrayGatherTradeBuildBatch)
+    assert isinstance(registration.build(run, "cpu", "numpy"), ArrayGatherTradeBuildBatch)
+    assert isinstance(registration.build(run, "cpu", "cpu"), GatherTradeBuildBatch)
+    run["env"]["components"][3]["PeriodicBracketTax"]["tax_model"] = "saez"
+    assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)  # not covered
+    with pytest.raises(ValueError, match="env_backend='numpy'.*saez"):
+        registration.build(run, "cpu", "numpy")
+
+
+@pytest.mark.gpu
+def test_array_backend_tensors_on_the_gpu_equal_the_cpu_ones():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    cpu = ArrayGatherTradeBuildBatch(_config(PHASE2_ENV_CONFIG), num_envs=2, seed=0)
+    gpu = ArrayGatherTradeBuildBatch(_config(PHASE2_ENV_CONFIG), num_envs=2, seed=0, device="cuda")
+    assert gpu.observations("a").device.type == "cuda"
+    for _ in range(12):
+        for tag in ("a", "p"):
+            masks = cpu.action_masks(tag).numpy()
+            choice = torch.from_numpy(masks.argmax(axis=-1).astype(np.int32))
+            cpu.actions(tag)[:] = choice
+            gpu.actions(tag)[:] = choice.cuda()
+        cpu.step_all_envs()
+        gpu.step_all_envs()
+        for tag in ("a", "p"):
+            assert torch.equal(gpu.observations(tag).cpu(), cpu.observations(tag))
+            assert torch.equal(gpu.rewards(tag).cpu(), cpu.rewards(tag))
