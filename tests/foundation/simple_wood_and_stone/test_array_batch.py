@@ -85,10 +85,12 @@ def test_array_backend_tensors_on_the_gpu_equal_the_cpu_ones():
     cpu = ArrayGatherTradeBuildBatch(_config(PHASE2_ENV_CONFIG), num_envs=2, seed=0)
     gpu = ArrayGatherTradeBuildBatch(_config(PHASE2_ENV_CONFIG), num_envs=2, seed=0, device="cuda")
     assert gpu.observations("a").device.type == "cuda"
+    rng = np.random.default_rng(1)
     for _ in range(12):
         for tag in ("a", "p"):
             masks = cpu.action_masks(tag).numpy()
-            choice = torch.from_numpy(masks.argmax(axis=-1).astype(np.int32))
+            choice = (rng.random(masks.shape) * masks).argmax(axis=-1).astype(np.int32)
+            choice = torch.from_numpy(choice)
             cpu.actions(tag)[:] = choice
             gpu.actions(tag)[:] = choice.cuda()
         cpu.step_all_envs()
