@@ -1,6 +1,12 @@
 """Gather-trade-build: the batched array world against the dict API, env-steps/s on one core.
 
     python benchmarks/gtb_array_step.py [--num_envs 1 100 1000] [--env_steps 10000] [--repeats 2]
+    python benchmarks/gtb_array_step.py --economy [--num_envs 1 100 1000]
+
+``--economy`` times the whole published phase-2 economy instead (``Build``,
+``ContinuousDoubleAuction``, ``Gather``, ``PeriodicBracketTax`` with the planner's random
+allowed rates): the dict API against :mod:`array_economy` (step + masks, then with every
+observation: the flat vectors and the egocentric windows, as the trainer reads them).
 
 Both run the published phase-2 config with only ``Build`` and ``Gather`` (no market, no tax:
 the array world covers those two), 1,000-step episodes, every agent taking a uniformly
@@ -24,6 +30,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from ai_economist import foundation  # noqa: E402
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae  # noqa: E402
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy_obs as aeo  # noqa: E402
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs  # noqa: E402
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw  # noqa: E402
 from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import (  # noqa: E402
@@ -100,14 +108,94 @@ def bench_array(num_envs: int, env_steps: int, repeats: int, with_obs: bool) -> 
     return best
 
 
+def economy_config() -> dict:
+    """The published phase-2 config, dense logging off."""
+    config = env_config(PHASE2_ENV_CONFIG)
+    config["dense_log_frequency"] = None
+    return config
+
+
+def _planner_sample(masks: np.ndarray, n_brackets: int, rng: np.random.Generator) -> np.ndarray:
+    """Per env, one allowed action per bracket from the flat planner masks (E, B * (R + 1))."""
+    return sample(masks.reshape(masks.shape[0], n_brackets, -1), rng)
+
+
+def bench_dict_economy(env_steps: int, repeats: int) -> float:
+    """Best env-steps/s of one dict-API env of the whole phase-2 economy."""
+    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **economy_config())
+    n_brackets = len(env.world.planner.action_spaces)
+    rng = np.random.default_rng(0)
+    best = 0.0
+    for _ in range(repeats):
+        obs = env.reset()
+        start = time.process_time()
+        for _ in range(env_steps):
+            masks = np.stack([obs[str(i)]["action_mask"] for i in range(env.n_agents)])
+            actions: dict = {str(i): int(a) for i, a in enumerate(sample(masks, rng))}
+            planner = _planner_sample(obs["p"]["action_mask"][None], n_brackets, rng)
+            actions["p"] = planner[0].tolist()
+            obs, _, done, _ = env.step(actions)
+            if done["__all__"]:
+                obs = env.reset()
+        best = max(best, env_steps / max(time.process_time() - start, 1e-9))
+    return best
+
+
+def bench_economy(num_envs: int, env_steps: int, repeats: int, with_obs: bool) -> float:
+    """Best env-steps/s of the array economy with ``num_envs`` envs."""
+    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **economy_config())
+    params = ae.EconomyParams.from_env(env)
+    n_brackets = params.tax.n_brackets
+    rng = np.random.default_rng(0)
+    steps = max(1, env_steps // num_envs)
+    static = array_obs.static_windows(params.world)
+    best = 0.0
+    for _ in range(repeats):
+        state = ae.initial_state(params, np.arange(num_envs))
+        masks = aeo.agent_masks(state, params), aeo.planner_masks(state, params)
+        start = time.process_time()
+        for _ in range(steps):
+            planner = _planner_sample(masks[1], n_brackets, rng)
+            _, _, done = ae.step(state, params, sample(masks[0], rng), planner)
+            if done.any():
+                ae.reset_envs(state, params, done)
+            if with_obs:
+                o = aeo.observations(state, params, static)
+                masks = o["agent_masks"], o["planner_masks"]
+            else:
+                masks = aeo.agent_masks(state, params), aeo.planner_masks(state, params)
+        best = max(best, steps * num_envs / max(time.process_time() - start, 1e-9))
+    return best
+
+
+def main_economy(args: argparse.Namespace) -> None:
+    """Print the whole economy's rates and their ratios to the dict API."""
+    dict_rate = bench_dict_economy(min(args.env_steps, 5000), args.repeats)
+    print(f"phase-2 economy, dict API, 1 env: {dict_rate:,.0f} env-steps/s")
+    for n in args.num_envs:
+        bare = bench_economy(n, args.env_steps, args.repeats, with_obs=False)
+        full = bench_economy(n, args.env_steps, args.repeats, with_obs=True)
+        print(
+            f"array economy, {n} envs: {bare:,.0f} env-steps/s step+masks "
+            f"({bare / dict_rate:.1f}x the dict API); {full:,.0f} with observations "
+            f"({full / dict_rate:.1f}x)"
+        )
+
+
 def main() -> None:
     """Print the rates and their ratios to the dict API."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--num_envs", type=int, nargs="+", default=[1, 100, 1000])
     parser.add_argument("--env_steps", type=int, default=10000, help="env-steps per timed run")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--economy", action="store_true", help="the whole phase-2 economy")
     args = parser.parse_args()
     print(f"CPU: {cpu_name()}; numpy {np.__version__}; CPU time of one process")
+    if args.economy:
+        main_economy(args)
+        if hasattr(os, "getloadavg"):
+            print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
+        return
     dict_rate = bench_dict(min(args.env_steps, 5000), args.repeats)
     print(f"dict API, 1 env: {dict_rate:,.0f} env-steps/s")
     for n in args.num_envs:
