@@ -141,7 +141,7 @@ class ArrayGatherTradeBuildBatch:
     def reset_all_envs(self) -> None:
         ae.reset_envs(self.state, self.params, np.ones(self.num_envs, dtype=bool))
         self._done[:] = 0
-        self._write(aeo.observations(self.state, self.params, self._static))
+        self._write(self._observe())
         self._mirror.push("obs", "masks", "done")
 
     def reset_only_done_envs(self) -> None:
@@ -149,7 +149,7 @@ class ArrayGatherTradeBuildBatch:
         if which.any():
             ae.reset_envs(self.state, self.params, which)
             self._done[:] = 0
-            self._write(aeo.observations(self.state, self.params, self._static))
+            self._write(self._observe())
             self._mirror.push("obs", "masks", "done")
 
     def step_all_envs(self) -> None:
@@ -158,7 +158,7 @@ class ArrayGatherTradeBuildBatch:
         agent_rew, planner_rew, done = ae.step(
             self.state, self.params, self._act["a"].astype(np.int64), planner
         )
-        self._write(aeo.observations(self.state, self.params, self._static))
+        self._write(self._observe())
         self._rew["a"][:] = agent_rew
         self._rew["p"][:] = planner_rew[:, None]
         self._done[:] = done
@@ -177,8 +177,13 @@ class ArrayGatherTradeBuildBatch:
         return dict(self._last_metrics)
 
     # ---------------------------------------------------------------- internals
+    def _observe(self) -> dict[str, Any]:
+        """The array economy's observations, the agents' vectors written in place."""
+        return aeo.observations(self.state, self.params, self._static, self._obs["a"])
+
     def _write(self, obs: dict[str, Any]) -> None:
-        self._obs["a"][:] = obs["agent_vectors"]
+        if obs["agent_vectors"] is not self._obs["a"]:
+            self._obs["a"][:] = obs["agent_vectors"]
         self._masks["a"][:] = obs["agent_masks"]
         vector = obs["planner_vector"]
         n_vec = vector.shape[-1]

@@ -56,20 +56,23 @@ def planner_masks(state: EconomyState, params: EconomyParams) -> np.ndarray:
     return tax.planner_masks(params.tax, state.tax, state.mask_completions)
 
 
-def _market_fields(state: EconomyState, params: EconomyParams) -> dict[str, np.ndarray]:
-    return views.market_observations(params.market, state.market)
+Sources = tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]
 
 
-def _tax_fields(
-    state: EconomyState, params: EconomyParams
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    return tax.tax_observations(
+def sources(state: EconomyState, params: EconomyParams) -> Sources:
+    """What the fields are read from: the market's observations, the tax's common and
+    per-agent observations (computed once per step by :func:`observations`)."""
+    common, per_agent = tax.tax_observations(
         params.tax, state.tax, coin_endowment(state), state.rate_completions
     )
+    return views.market_observations(params.market, state.market), common, per_agent
 
 
-def agent_fields(state: EconomyState, params: EconomyParams) -> dict[str, np.ndarray]:
-    """The agents' flat-able observation fields, each (E, A, k)."""
+def agent_fields(
+    state: EconomyState, params: EconomyParams, src: Sources | None = None
+) -> dict[str, np.ndarray]:
+    """The agents' flat-able observation fields, each (E, A, k) (``src``: :func:`sources`,
+    computed when not given)."""
     e, a = state.num_envs, params.world.n_agents
 
     def common(value: np.ndarray) -> np.ndarray:  # (E,) or (E, k), the same for every agent
@@ -80,53 +83,56 @@ def agent_fields(state: EconomyState, params: EconomyParams) -> dict[str, np.nda
         k: common(v) if v.ndim == 1 else v[..., None]
         for k, v in array_obs.scalar_observations(state.world, params.world).items()
     }
-    obs = _market_fields(state, params)
+    obs, tax_common, _ = src or sources(state, params)
     for c, name in enumerate(params.market.commodities):
         fields[f"{CDA}market_rate-{name}"] = common(obs["market_rate"][:, c])
         fields[f"{CDA}price_history-{name}"] = common(obs["price_history"][:, c])
         for key in ("available_asks", "available_bids", "my_asks", "my_bids"):
             fields[f"{CDA}{key}-{name}"] = obs[key][:, c]
-    tax_common, _ = _tax_fields(state, params)
     for key, value in tax_common.items():
         fields[TAX + key] = value[..., None] if key == "marginal_rate" else common(value)
     return fields
 
 
-def planner_fields(state: EconomyState, params: EconomyParams) -> dict[str, np.ndarray]:
+def planner_fields(
+    state: EconomyState, params: EconomyParams, src: Sources | None = None
+) -> dict[str, np.ndarray]:
     """The planner's own flat-able fields, each (E, k) (its inventory is always empty)."""
     e = state.num_envs
     fields = {"time": (state.world.timestep / params.world.time_scale).reshape(e, 1)}
     for name in rules.INVENTORY:
         fields[f"world-inventory-{name}"] = np.zeros((e, 1))
-    obs = _market_fields(state, params)
+    obs, tax_common, _ = src or sources(state, params)
     for c, name in enumerate(params.market.commodities):
         fields[f"{CDA}market_rate-{name}"] = obs["market_rate"][:, c, None]
         for key in ("price_history", "full_asks", "full_bids"):
             fields[f"{CDA}{key}-{name}"] = obs[key][:, c]
-    tax_common, _ = _tax_fields(state, params)
     for key, value in tax_common.items():
         if key != "marginal_rate":
             fields[TAX + key] = value.reshape(e, -1)
     return fields
 
 
-def planner_agent_fields(state: EconomyState, params: EconomyParams) -> dict[str, np.ndarray]:
+def planner_agent_fields(
+    state: EconomyState, params: EconomyParams, src: Sources | None = None
+) -> dict[str, np.ndarray]:
     """The planner's ``p<i>`` fields of every agent, each (E, A, 1)."""
     inventory = state.world.inventory * params.world.inv_scale
     fields = {
         f"world-inventory-{n}": inventory[..., k, None] for k, n in enumerate(rules.INVENTORY)
     }
-    _, per_agent = _tax_fields(state, params)
+    _, _, per_agent = src or sources(state, params)
     fields.update({TAX + k: v[..., None] for k, v in per_agent.items()})
     return fields
 
 
-def flatten(fields: dict[str, np.ndarray]) -> np.ndarray:
+def flatten(fields: dict[str, np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
     """The fields' values concatenated on the last axis in sorted key order, float32 (the
-    dict env's ``Packager``)."""
+    dict env's ``Packager``), written into ``out`` when given."""
     keys = sorted(fields)
     lead = fields[keys[0]].shape[:-1]
-    out = np.empty((*lead, sum(fields[k].shape[-1] for k in keys)), dtype=np.float32)
+    if out is None:
+        out = np.empty((*lead, sum(fields[k].shape[-1] for k in keys)), dtype=np.float32)
     start = 0
     for k in keys:
         size = fields[k].shape[-1]
@@ -136,18 +142,30 @@ def flatten(fields: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def observations(
-    state: EconomyState, params: EconomyParams, static: np.ndarray | None = None
+    state: EconomyState,
+    params: EconomyParams,
+    static: np.ndarray | None = None,
+    agent_out: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Every env's observations: ``agent_flat`` (E, A, Fa), ``world_map`` (E, A, 7, s, s),
     ``world_idx_map`` (E, A, 2, s, s), ``agent_masks``, ``planner_flat`` (E, Fp),
     ``planner_agents`` (E, A, 6) (the ``p<i>`` vectors), ``planner_masks``; and the trainer's
-    vectors ``agent_vectors`` (E, A, Fa + maps) and ``planner_vector`` (E, Fp + A * 6)
+    vectors ``agent_vectors`` (E, A, Fa + maps; written into ``agent_out`` when given, the
+    other agent entries are then views of it) and ``planner_vector`` (E, Fp + A * 6)
     (``static``: :func:`array_obs.static_windows`, computed when not given)."""
+    src = sources(state, params)
+    fields = agent_fields(state, params, src)
+    e, a = state.num_envs, params.world.n_agents
+    n_flat = sum(v.shape[-1] for v in fields.values())
     maps, idx_maps = array_obs.egocentric_maps(state.world, params.world, static)
-    agent_flat = flatten(agent_fields(state, params))
-    planner_flat = flatten(planner_fields(state, params))
-    planner_agents = flatten(planner_agent_fields(state, params))
-    e, a = agent_flat.shape[:2]
+    n_map = maps[0, 0].size
+    if agent_out is None:
+        agent_out = np.empty((e, a, n_flat + n_map + idx_maps[0, 0].size), dtype=np.float32)
+    agent_flat = flatten(fields, agent_out[..., :n_flat])
+    agent_out[..., n_flat : n_flat + n_map] = maps.reshape(e, a, -1)
+    agent_out[..., n_flat + n_map :] = idx_maps.reshape(e, a, -1)
+    planner_flat = flatten(planner_fields(state, params, src))
+    planner_agents = flatten(planner_agent_fields(state, params, src))
     return {
         "agent_flat": agent_flat,
         "world_map": maps,
@@ -156,10 +174,6 @@ def observations(
         "planner_flat": planner_flat,
         "planner_agents": planner_agents,
         "planner_masks": planner_masks(state, params),
-        "agent_vectors": np.concatenate(
-            [agent_flat, maps.reshape(e, a, -1), idx_maps.reshape(e, a, -1)],
-            axis=-1,
-            dtype=np.float32,
-        ),
+        "agent_vectors": agent_out,
         "planner_vector": np.concatenate([planner_flat, planner_agents.reshape(e, -1)], axis=-1),
     }
