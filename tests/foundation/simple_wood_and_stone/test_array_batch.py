@@ -66,11 +66,15 @@ def test_array_backend_equals_dict_backend(phase):
 
 
 def test_backend_selection():
-    run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 2, "seed": 0}}
+    run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 5, "seed": 0}}
     assert isinstance(registration.build(run, "cpu"), ArrayGatherTradeBuildBatch)
     assert isinstance(registration.build(run, "cpu", "numpy"), ArrayGatherTradeBuildBatch)
     assert isinstance(registration.build(run, "cpu", "cpu"), GatherTradeBuildBatch)
+    run["trainer"]["num_envs"] = 4  # auto: fewer envs step faster one by one
+    assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)
+    assert isinstance(registration.build(run, "cpu", "numpy"), ArrayGatherTradeBuildBatch)
     run["env"]["components"][3]["PeriodicBracketTax"]["tax_model"] = "saez"
+    run["trainer"]["num_envs"] = 5
     assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)  # not covered
     with pytest.raises(ValueError, match="env_backend='numpy'.*saez"):
         registration.build(run, "cpu", "numpy")
@@ -98,3 +102,21 @@ def test_array_backend_tensors_on_the_gpu_equal_the_cpu_ones():
         for tag in ("a", "p"):
             assert torch.equal(gpu.observations(tag).cpu(), cpu.observations(tag))
             assert torch.equal(gpu.rewards(tag).cpu(), cpu.rewards(tag))
+
+
+@pytest.mark.filterwarnings("ignore:.*GatherTradeBuildBatch has no state_dict")
+def test_phase2_trains_through_the_array_backend(tmp_path):
+    import json
+
+    from ai_economist.training import training_script
+
+    tiny = ["trainer.num_envs=2", "trainer.train_batch_size=20", "trainer.num_episodes=4",
+            "env.episode_length=10", "saving.tensorboard=false", "trainer.progress_bar=false",
+            "saving.metrics_log_freq=1", "policy.a.model.fc_dims=[8]",
+            "policy.p.model.fc_dims=[8]", "env.dense_log_frequency=null",
+            "trainer.env_backend=numpy"]  # fmt: skip
+    args = ["--env", "gather_trade_build_phase2", "--device", "cpu", "--results_dir", str(tmp_path)]
+    assert training_script.main([*args, "--quiet", *tiny]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert np.isfinite(rows[-1]["env/social/productivity"]) and np.isfinite(rows[-1]["p/loss"])

@@ -12,6 +12,9 @@ from typing import Any
 from ai_economist.training.environments import register_training_env
 
 PHASES = ("gather_trade_build_phase1", "gather_trade_build_phase2")
+# "auto" steps the envs as arrays from this many envs on (below, one dict env after the other
+# is faster: benchmarks/gtb_array_step.py --economy --batches).
+AUTO_ARRAY_MIN_ENVS = 5
 
 
 def _env_class() -> Any:
@@ -30,7 +33,8 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
     (:class:`~.array_batch.ArrayGatherTradeBuildBatch`; an error if the array economy does
     not cover the config), ``"cpu"`` one dict-API env after the other
     (:class:`~.batched.GatherTradeBuildBatch`), ``"auto"`` the arrays when they cover the
-    config, else the dict envs. Both give the same observations, masks and rewards."""
+    config and there are at least :data:`AUTO_ARRAY_MIN_ENVS` envs, else the dict envs. Both
+    give the same observations, masks and rewards."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
@@ -46,7 +50,7 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
             "('auto', 'cpu' or 'numpy'); --device cuda still puts the models on the GPU"
         )
     args = (run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)))
-    if backend == "cpu":
+    if backend == "cpu" or (backend == "auto" and args[1] < AUTO_ARRAY_MIN_ENVS):
         return GatherTradeBuildBatch(*args, device=device)
     try:
         return ArrayGatherTradeBuildBatch(*args, device=device)
