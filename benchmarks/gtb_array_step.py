@@ -1,12 +1,14 @@
 """Gather-trade-build: the batched array world against the dict API, env-steps/s on one core.
 
     python benchmarks/gtb_array_step.py [--num_envs 1 100 1000] [--env_steps 10000] [--repeats 2]
-    python benchmarks/gtb_array_step.py --economy [--num_envs 1 100 1000]
+    python benchmarks/gtb_array_step.py --economy [--num_envs 1 100 1000] [--batches]
 
 ``--economy`` times the whole published phase-2 economy instead (``Build``,
 ``ContinuousDoubleAuction``, ``Gather``, ``PeriodicBracketTax`` with the planner's random
 allowed rates): the dict API against :mod:`array_economy` (step + masks, then with every
-observation: the flat vectors and the egocentric windows, as the trainer reads them).
+observation: the flat vectors and the egocentric windows, as the trainer reads them);
+``--batches`` adds the trainer's batches (``step_all_envs`` and the resets, needs torch):
+``GatherTradeBuildBatch`` (dict envs one after the other) against ``ArrayGatherTradeBuildBatch``.
 
 Both run the published phase-2 config with only ``Build`` and ``Gather`` (no market, no tax:
 the array world covers those two), 1,000-step episodes, every agent taking a uniformly
@@ -168,6 +170,44 @@ def bench_economy(num_envs: int, env_steps: int, repeats: int, with_obs: bool) -
     return best
 
 
+def bench_batch(cls: type, num_envs: int, env_steps: int) -> float:
+    """Env-steps/s of a trainer batch ``cls`` (random allowed actions for every policy)."""
+    import torch
+
+    batch = cls(economy_config(), num_envs=num_envs, seed=0)
+    rng = np.random.default_rng(0)
+    steps = max(20, env_steps // num_envs)
+    start = time.process_time()
+    for _ in range(steps):
+        for tag in ("a", "p"):
+            masks = batch.action_masks(tag).numpy()
+            batch.actions(tag)[:] = torch.from_numpy(sample(masks, rng).astype(np.int32))
+        batch.step_all_envs()
+        batch.reset_only_done_envs()
+    return steps * num_envs / max(time.process_time() - start, 1e-9)
+
+
+def main_batches(args: argparse.Namespace) -> None:
+    """Print the trainer batches' rates."""
+    import torch
+
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
+        ArrayGatherTradeBuildBatch,
+    )
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
+        GatherTradeBuildBatch,
+    )
+
+    torch.set_num_threads(1)
+    for n in args.num_envs:
+        ref = bench_batch(GatherTradeBuildBatch, n, min(args.env_steps, 5000))
+        arr = bench_batch(ArrayGatherTradeBuildBatch, n, args.env_steps)
+        print(
+            f"trainer batch, {n} envs: dict envs {ref:,.0f} env-steps/s, arrays {arr:,.0f} "
+            f"({arr / ref:.1f}x)"
+        )
+
+
 def main_economy(args: argparse.Namespace) -> None:
     """Print the whole economy's rates and their ratios to the dict API."""
     dict_rate = bench_dict_economy(min(args.env_steps, 5000), args.repeats)
@@ -189,10 +229,13 @@ def main() -> None:
     parser.add_argument("--env_steps", type=int, default=10000, help="env-steps per timed run")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--economy", action="store_true", help="the whole phase-2 economy")
+    parser.add_argument("--batches", action="store_true", help="with --economy: trainer batches")
     args = parser.parse_args()
     print(f"CPU: {cpu_name()}; numpy {np.__version__}; CPU time of one process")
     if args.economy:
         main_economy(args)
+        if args.batches:
+            main_batches(args)
         if hasattr(os, "getloadavg"):
             print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
         return
