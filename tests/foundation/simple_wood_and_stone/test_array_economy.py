@@ -22,16 +22,13 @@ INVENTORY = array_rules.INVENTORY
 TAX = "PeriodicBracketTax"
 
 
-def economy_config(phase, episode_length=100, period=20, **tax_overrides):
-    """The published config, shorter episodes and tax periods, random starts with some coin
-    (so that the agents trade from the first steps)."""
+def economy_config(phase, episode_length=100, period=20, published=False, **tax_overrides):
+    """The published config, shorter episodes and tax periods; unless ``published``, random
+    starts with some coin (so that the agents trade from the first steps)."""
     config = env_config(phase)
-    config.update(
-        episode_length=episode_length,
-        dense_log_frequency=None,
-        starting_agent_coin=30.0,
-        fixed_four_skill_and_loc=False,
-    )
+    config.update(episode_length=episode_length, dense_log_frequency=None)
+    if not published:
+        config.update(starting_agent_coin=30.0, fixed_four_skill_and_loc=False)
     config["components"][3][TAX].update(period=period, **tax_overrides)
     return config
 
@@ -171,6 +168,15 @@ def test_economy_matches_dict_envs_over_random_episodes(phase, overrides):
         assert counts["rate_picks"] > 100 and counts["taxes"] > 0
     else:
         assert counts["taxes"] == 0
+
+
+def test_economy_matches_dict_envs_on_the_published_phase2_config():
+    """Fixed corners and skills, no starting coin, the published tax annealing (rates up to
+    0.1); only the episodes and tax periods are shorter."""
+    config = economy_config(PHASE2_ENV_CONFIG, episode_length=60, period=15, published=True)
+    assert config["fixed_four_skill_and_loc"] and config["starting_agent_coin"] == 0
+    counts = run_parity(config, [0, 1, 2], 130, np.random.default_rng(2))
+    assert counts["resets"] == 6 and counts["tax_days"] == 3 * 8 and counts["rate_picks"] > 50
 
 
 def test_economy_matches_dict_envs_with_annealed_us_federal_rates():
