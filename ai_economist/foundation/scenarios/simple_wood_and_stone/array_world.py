@@ -15,9 +15,10 @@ source cell in a single ``random`` call. The two permutations and that call run 
 per-env Python loop (:func:`_draw_orders`, :func:`_draw_uniforms`); everything else is
 vectorised over the envs. Resets loop over the envs they reset (:func:`reset_envs`).
 
-Market hooks: ``state.inventory`` and ``state.escrow`` ((E, A, 3): Coin, Stone, Wood) are
-what a batched ``ContinuousDoubleAuction`` would read and write between :func:`step`'s world
-part and the rewards; coin endowments count inventory plus escrow, as in the dict env.
+Market hooks: :func:`step` is :func:`build_part` then :func:`gather_part` then the rewards;
+the batched economy (:mod:`.array_economy`) runs its market on ``state.inventory`` and
+``state.escrow`` ((E, A, 3): Coin, Stone, Wood) between the two parts and its tax after them;
+coin endowments count inventory plus escrow, as in the dict env.
 """
 
 from __future__ import annotations
