@@ -73,10 +73,10 @@ def test_backend_selection():
     run["trainer"]["num_envs"] = 4  # auto: fewer envs step faster one by one
     assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)
     assert isinstance(registration.build(run, "cpu", "numpy"), ArrayGatherTradeBuildBatch)
-    run["env"]["components"][3]["PeriodicBracketTax"]["tax_model"] = "saez"
+    run["env"]["planner_reward_type"] = "inv_income_weighted_utility"
     run["trainer"]["num_envs"] = 5
     assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)  # not covered
-    with pytest.raises(ValueError, match="env_backend='numpy'.*saez"):
+    with pytest.raises(ValueError, match="env_backend='numpy'.*inv_income_weighted_utility"):
         registration.build(run, "cpu", "numpy")
 
 

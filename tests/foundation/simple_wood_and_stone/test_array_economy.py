@@ -146,6 +146,7 @@ def run_parity(config, seeds, steps, rng):
             counts["resets"] += int(done.sum())
             assert_same_state(envs, state, params)
             assert_same_observations(obs, state, params, maps=True)
+    counts["state"] = state
     return counts
 
 
@@ -188,6 +189,22 @@ def test_economy_matches_dict_envs_with_annealed_us_federal_rates():
     )  # fmt: skip
     counts = run_parity(config, [21, 22], 95, np.random.default_rng(9))
     assert counts["resets"] == 6 and counts["taxes"] > 0
+
+
+def test_economy_matches_dict_envs_with_the_saez_tax():
+    """Random rates (drawn between Gather's and the regrowth's draws) until the income
+    buffer holds 500 samples, then the Saez formula; the buffer outlives the episodes."""
+    config = economy_config(
+        PHASE2_ENV_CONFIG, episode_length=50, period=5, tax_model="saez",
+        tax_annealing_schedule=None,
+    )  # fmt: skip
+    envs_steps = 700  # 4 samples per tax day: the formula from the 126th tax day on
+    counts = run_parity(config, [31, 32], envs_steps, np.random.default_rng(4))
+    assert counts["resets"] == 2 * 14 and counts["taxes"] > 0
+    trackers = counts["state"].tax.saez
+    assert all(t._reached_min_samples and t.elas_t != 0.5 for t in trackers)
+    rates = np.array([t.curr_bracket_tax_rates for t in trackers])  # the formula's last
+    assert (rates > 0.2).all() and len(np.unique(rates)) > 10
 
 
 def test_coin_is_conserved_and_taxes_collected_equal_transfers():
@@ -272,9 +289,10 @@ def test_bad_input_is_named():
         planner[1, 2] = 22
         ae.step(state, params, np.zeros((2, 4), dtype=np.int64), planner)
     assert state.world.timestep.tolist() == [0, 0]  # a rejected step changes nothing
-    saez = economy_config(PHASE2_ENV_CONFIG, tax_model="saez")
-    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **saez)
-    with pytest.raises(ValueError, match="tax_model in .* got 'saez'"):
+    multi = economy_config(PHASE2_ENV_CONFIG)
+    multi["multi_action_mode_agents"] = True
+    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **multi)
+    with pytest.raises(ValueError, match="multi_action_mode_agents=True"):
         ae.EconomyParams.from_env(env)
     config["components"] = config["components"][:3]
     env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **config)

@@ -129,7 +129,7 @@ def initial_state(params: EconomyParams, seeds: Any) -> EconomyState:
     state = EconomyState(
         world=wstate,
         market=market.initial_state(params.market, n),
-        tax=tax.initial_state(params.tax, n, params.world.n_agents),
+        tax=tax.initial_state(params.tax, n, params.world.n_agents, wstate.rngs),
         rate_completions=np.zeros(n, dtype=np.int64),
         mask_completions=np.zeros(n, dtype=np.int64),
     )
@@ -203,7 +203,8 @@ def step(
     order = params.goods_order
     w.inventory[..., order] = inventory
     w.escrow[..., order] = escrow
-    world.gather_part(w, wp, wants.any(axis=1), moves)
+    saez = tax.saez_between(params.tax, state.tax, state.rate_completions)
+    world.gather_part(w, wp, wants.any(axis=1), moves, saez)
     tax.tax_step(
         params.tax, state.tax, planner, w.inventory[..., rules.COIN],
         w.escrow[..., rules.COIN], state.rate_completions,

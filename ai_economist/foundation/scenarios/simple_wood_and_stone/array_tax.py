@@ -1,9 +1,11 @@
 """``PeriodicBracketTax`` of N gather-trade-build envs as arrays (numpy reference).
 
 The batched twin of :class:`~ai_economist.foundation.components.periodic_tax.PeriodicBracketTax`
-for the tax models that need no income history: ``model_wrapper`` (the planner sets each
-bracket's rate on a period's first step; also with ``disable_taxes``, phase 1),
-``us-federal-single-filer-2018-scaled`` and ``fixed-bracket-rates``. The arithmetic is
+for every tax model: ``model_wrapper`` (the planner sets each bracket's rate on a period's
+first step; also with ``disable_taxes``, phase 1), ``us-federal-single-filer-2018-scaled``,
+``fixed-bracket-rates`` and ``saez`` (its income buffer and estimates kept per env by
+:class:`SaezTracker`, the component's own methods, run once a period in a per-env loop;
+:func:`saez_between` draws its random rates between Gather's and the regrowth's). The arithmetic is
 :mod:`~ai_economist.foundation.components.tax_brackets`' (the dict component calls the same
 functions on one env's arrays), so collected taxes, transfers and observations are equal bit
 for bit. Envs on the first axis, agents on the second, brackets last:
@@ -16,14 +18,16 @@ for bit. Envs on the first axis, agents on the second, brackets last:
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any
 
 import numpy as np
 
 from ai_economist.foundation.components import tax_brackets as tb
+from ai_economist.foundation.components.saez_tax import SaezTaxMixin
 from ai_economist.foundation.components.utils import annealed_tax_limit, annealed_tax_mask
 
-SUPPORTED_MODELS = ("model_wrapper", "us-federal-single-filer-2018-scaled", "fixed-bracket-rates")
+SUPPORTED_MODELS = tb.TAX_MODELS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,20 +42,13 @@ class TaxParams:
     fixed_rates: np.ndarray  # (B,) us-federal or fixed-bracket-rates (zeros otherwise)
     rate_max: float
     annealing: tuple[float, float] | None  # (warmup, slope) of the annealed rate limit
+    rate_min: float = 0.0
+    pareto_weight_type: str = "inverse_income"  # Saez
+    saez_fixed_elas: float | None = None  # Saez
 
     @classmethod
     def from_component(cls, tax: Any) -> TaxParams:
-        """Parameters of a dict-API ``PeriodicBracketTax``.
-
-        Raises:
-            ValueError: the ``saez`` tax model (its rates follow the income history, which
-                the array model does not keep).
-        """
-        if tax.tax_model not in SUPPORTED_MODELS:
-            raise ValueError(
-                f"the batched tax supports tax_model in {list(SUPPORTED_MODELS)}, got "
-                f"{tax.tax_model!r}"
-            )
+        """Parameters of a dict-API ``PeriodicBracketTax``."""
         cfg = tax.config
         if tax.tax_model == "us-federal-single-filer-2018-scaled":
             fixed = np.array(tb.US_FEDERAL_2018_RATES, dtype=np.float64)
@@ -68,6 +65,9 @@ class TaxParams:
             fixed_rates=fixed,
             rate_max=float(cfg.rate_max),
             annealing=cfg.tax_annealing_schedule,
+            rate_min=float(cfg.rate_min),
+            pareto_weight_type=cfg.pareto_weight_type,
+            saez_fixed_elas=cfg.saez_fixed_elas,
         )
 
     @property
@@ -94,10 +94,39 @@ class TaxState:
     last_marginal_rate: np.ndarray  # (E, A)
     total_collected: np.ndarray  # (E,) taxes collected since the reset
     last_lump_sum: np.ndarray  # (E,) the last tax day's transfer to every agent
+    saez_rates: np.ndarray  # (E, B) the Saez model's rates before the annealed cap
+    saez: list[SaezTracker] | None  # the Saez model's per-env buffers and estimates
 
 
-def initial_state(params: TaxParams, num_envs: int, n_agents: int) -> TaxState:
-    """A state of ``num_envs`` envs; :func:`reset_envs` fills it."""
+class SaezTracker(SaezTaxMixin):
+    """One env's Saez income buffer and elasticity estimates, kept across episodes as in the
+    component (the component's own methods; its random rates come from the env's
+    generator ``rng``)."""
+
+    def __init__(self, params: TaxParams, rng: np.random.Generator) -> None:
+        self.bracket_cutoffs = params.cutoffs
+        self.bracket_sizes = tb.bracket_edges_and_sizes(params.cutoffs)[1]
+        self.n_brackets = params.n_brackets
+        self.rate_min = params.rate_min
+        self.curr_rate_max = params.rate_max
+        self.pareto_weight_type = params.pareto_weight_type
+        self._saez_fixed_elas = params.saez_fixed_elas
+        self.world = types.SimpleNamespace(rng=rng)
+        self.curr_bracket_tax_rates = np.zeros(params.n_brackets)
+        self.running_avg_tax_rates = np.zeros(params.n_brackets)
+        self._init_saez()
+
+
+def initial_state(
+    params: TaxParams, num_envs: int, n_agents: int, rngs: list[np.random.Generator] | None = None
+) -> TaxState:
+    """A state of ``num_envs`` envs; :func:`reset_envs` fills it. ``rngs``: the envs'
+    generators (the Saez model draws from them)."""
+    saez = None
+    if params.tax_model == "saez":
+        if rngs is None or len(rngs) != num_envs:
+            raise ValueError("the saez tax model needs one generator per env (rngs)")
+        saez = [SaezTracker(params, rng) for rng in rngs]
     e, b, a = num_envs, params.n_brackets, n_agents
     return TaxState(
         cycle_pos=np.ones(e, dtype=np.int64),
@@ -108,6 +137,8 @@ def initial_state(params: TaxParams, num_envs: int, n_agents: int) -> TaxState:
         last_marginal_rate=np.zeros((e, a)),
         total_collected=np.zeros(e),
         last_lump_sum=np.zeros(e),
+        saez_rates=np.zeros((e, b)),
+        saez=saez,
     )
 
 
@@ -123,7 +154,8 @@ def current_rates(params: TaxParams, state: TaxState, completions: np.ndarray) -
     the annealed limit)."""
     if params.tax_model == "model_wrapper":
         return params.disc_rates[state.rate_index]
-    return np.minimum(params.fixed_rates, rate_limit(params, completions)[:, None])
+    rates = state.saez_rates if params.tax_model == "saez" else params.fixed_rates
+    return np.minimum(rates, rate_limit(params, completions)[:, None])
 
 
 def reset_envs(
@@ -140,6 +172,9 @@ def reset_envs(
     state.last_marginal_rate[idx] = 0.0
     state.total_collected[idx] = 0.0
     state.last_lump_sum[idx] = 0.0
+    if state.saez is not None:
+        for e in idx:
+            state.saez_rates[e] = state.saez[e].running_avg_tax_rates
     state.rates_obs[idx] = current_rates(params, state, np.asarray(completions))[idx]
 
 
@@ -166,6 +201,26 @@ def check_planner_actions(params: TaxParams, actions: Any, num_envs: int) -> np.
     return arr
 
 
+def saez_between(
+    params: TaxParams, state: TaxState, completions: np.ndarray
+) -> tuple[np.ndarray, Any] | None:
+    """The Saez model's rate setting on a period's first step, as ``(envs (E,), call)`` for
+    :func:`array_world.gather_part`: the component sets them after Gather's draws and before
+    the regrowth's (random rates until its buffer holds 500 samples, then the formula,
+    capped at the annealed limit of ``completions``). None for the other models."""
+    if state.saez is None:
+        return None
+    limit = rate_limit(params, completions)
+
+    def set_rates(e: int) -> None:
+        tracker = state.saez[e]
+        tracker.curr_rate_max = float(limit[e])
+        tracker.compute_and_set_new_period_rates_from_saez_formula()
+        state.saez_rates[e] = tracker.curr_bracket_tax_rates
+
+    return state.cycle_pos == 1, set_rates
+
+
 def tax_step(
     params: TaxParams,
     state: TaxState,
@@ -175,7 +230,8 @@ def tax_step(
     completions: np.ndarray,
 ) -> np.ndarray:
     """``component_step`` of every env: on a period's first step the planner's picks
-    (action k > 0 sets rate k - 1) become the rates; on its last, each agent's income since
+    (action k > 0 sets rate k - 1) become the rates (the Saez model's were set by
+    :func:`saez_between` during Gather's part of the step); on its last, each agent's income since
     the last tax day is taxed (never more than its inventory coin) and the revenue is paid
     back in equal shares. ``inventory_coin`` (E, A) is updated in place; returns the bool
     (E,) of the tax days."""
@@ -196,6 +252,9 @@ def tax_step(
         state.last_marginal_rate[day] = out.marginal_rate
         state.total_collected[day] += out.tax_paid.sum(axis=-1)
         state.last_lump_sum[day] = out.lump_sum
+        if state.saez is not None:
+            for k, e in enumerate(np.flatnonzero(day)):
+                state.saez[e]._update_saez_buffer(out.income[k], out.marginal_rate[k])
     state.cycle_pos = np.where(day, 0, state.cycle_pos) + 1
     return day
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -284,14 +285,27 @@ def _draw_orders(state: GTBWorldState, any_build: np.ndarray, n_agents: int) -> 
     return order
 
 
-def _draw_uniforms(state: GTBWorldState, n_events: np.ndarray, n_cells: int) -> np.ndarray:
+# Draws of a component stepped after Gather (before the regrowth): the bool (E,) envs that
+# draw, and the call that draws for env e from ``state.rngs[e]``.
+Between = tuple[np.ndarray, Callable[[int], None]]
+
+
+def _draw_uniforms(
+    state: GTBWorldState, n_events: np.ndarray, n_cells: int, between: Between | None = None
+) -> np.ndarray:
     """Per env, one ``random`` call: its collections' uniforms then the regrowth's,
     (E, max events + n_cells) with the regrowth draws moved to the columns after the
-    largest event count (so one slice reads them in every env)."""
+    largest event count (so one slice reads them in every env). In the envs of ``between``
+    its call draws between the two (two ``random`` calls: the same numbers)."""
     most = int(n_events.max()) if n_events.size else 0
     draws = np.zeros((state.num_envs, most + n_cells))
     for e, rng in enumerate(state.rngs):
         k = int(n_events[e])
+        if between is not None and between[0][e]:
+            draws[e, :k] = rng.random(k)
+            between[1](e)
+            draws[e, most:] = rng.random(n_cells)
+            continue
         u = rng.random(k + n_cells)
         draws[e, :k] = u[:k]
         draws[e, most:] = u[k:]
@@ -325,12 +339,16 @@ def build_part(state: GTBWorldState, params: GTBWorldParams, wants: np.ndarray) 
 
 
 def gather_part(
-    state: GTBWorldState, params: GTBWorldParams, any_build: np.ndarray, moves: np.ndarray
+    state: GTBWorldState,
+    params: GTBWorldParams,
+    any_build: np.ndarray,
+    moves: np.ndarray,
+    between: Between | None = None,
 ) -> None:
     """``Gather`` (moves ``moves`` (E, A) in 0..4, then collections) and the scenario's
     regrowth, drawing Build's unused order first in the envs where ``any_build`` (E,) (an
-    agent asked to build). No other component draws, so a market or tax step may run
-    between :func:`build_part` and this one, or after it, without changing the draws."""
+    agent asked to build). A market that draws nothing may run between :func:`build_part`
+    and this one; a component after Gather that draws (the Saez tax) passes ``between``."""
     order = _draw_orders(state, any_build, params.n_agents)
     for slot in range(params.n_agents):
         rules.move_agent_slot(
@@ -340,7 +358,7 @@ def gather_part(
     events = rules.gather_events(state.resource_maps, state.locs, order)
     cells = params.source_cells
     n_cells = sum(c.size for c in cells)
-    draws = _draw_uniforms(state, events.sum(axis=(1, 2)), n_cells)
+    draws = _draw_uniforms(state, events.sum(axis=(1, 2)), n_cells, between)
     rules.apply_gathers(
         events, draws, order, state.locs, state.inventory, state.labor,
         state.resource_maps, state.bonus_gather_prob, params.collect_labor,
