@@ -120,3 +120,13 @@ def test_phase2_trains_through_the_array_backend(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2]
     assert np.isfinite(rows[-1]["env/social/productivity"]) and np.isfinite(rows[-1]["p/loss"])
+
+
+def test_auto_keeps_the_dict_envs_for_a_gpu_device(monkeypatch):
+    from ai_economist.foundation.scenarios.simple_wood_and_stone import batched
+
+    built = []
+    monkeypatch.setattr(batched, "GatherTradeBuildBatch", lambda *a, **kw: built.append(kw))
+    run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 30, "seed": 0}}
+    registration.build(run, "cuda")  # the stub builds nothing on the device
+    assert built == [{"device": "cuda"}]

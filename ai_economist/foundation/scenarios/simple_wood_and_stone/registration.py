@@ -33,8 +33,10 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
     (:class:`~.array_batch.ArrayGatherTradeBuildBatch`; an error if the array economy does
     not cover the config), ``"cpu"`` one dict-API env after the other
     (:class:`~.batched.GatherTradeBuildBatch`), ``"auto"`` the arrays when they cover the
-    config and there are at least :data:`AUTO_ARRAY_MIN_ENVS` envs, else the dict envs. Both
-    give the same observations, masks and rewards."""
+    config and there are at least :data:`AUTO_ARRAY_MIN_ENVS` envs on the CPU, else the dict
+    envs (with a GPU ``device``, ``"auto"`` keeps the dict envs, the path whose host-GPU copies
+    have run on a GPU; ``"numpy"`` selects the arrays there). Both give the same observations,
+    masks and rewards."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
@@ -50,7 +52,8 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
             "('auto', 'cpu' or 'numpy'); --device cuda still puts the models on the GPU"
         )
     args = (run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)))
-    if backend == "cpu" or (backend == "auto" and args[1] < AUTO_ARRAY_MIN_ENVS):
+    on_gpu = str(device).startswith("cuda")
+    if backend == "cpu" or (backend == "auto" and (on_gpu or args[1] < AUTO_ARRAY_MIN_ENVS)):
         return GatherTradeBuildBatch(*args, device=device)
     try:
         return ArrayGatherTradeBuildBatch(*args, device=device)
