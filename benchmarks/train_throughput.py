@@ -282,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max_minibatch", type=int, default=1 << 21,
                         help="auto minibatches: at most this many agent-steps each")  # fmt: skip
     parser.add_argument("--env_backend", default="auto")
-    parser.add_argument("--num_threads", type=int, default=1, help="torch CPU threads (0: default)")
+    parser.add_argument("--num_threads", type=int, default=0,
+                        help="trainer.num_threads (0: the cores shared out among processes)")  # fmt: skip
     parser.add_argument("--compile", action="store_true", help="torch.compile the models")
     parser.add_argument("--compile_update", action="store_true",
                         help="trainer.compile_update: torch.compile the update's loss")  # fmt: skip

@@ -146,7 +146,11 @@ TRAINER_SCHEMA: dict[str, Any] = {
         choices=("auto", "cpu", "numpy", "pycuda", "numba"),
     ),
     "num_threads": Field(
-        "int", 1, "torch CPU threads when training on the CPU (0: torch's default)", minimum=0
+        "int",
+        0,
+        "torch CPU threads when training on the CPU; 0: the machine's cores shared out among "
+        "the training processes",
+        minimum=0,
     ),
     "compile": Field("bool", False, "torch.compile the models"),
     "compile_update": Field(

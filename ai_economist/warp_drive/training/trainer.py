@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,6 +74,14 @@ class Policy:
     window_stats: torch.Tensor | None = None  # sum of STAT_NAMES over the logging window
     window_reward: torch.Tensor | None = None  # sum of the mean per-step reward
     hyper: dict[str, float] = field(default_factory=dict)
+
+
+def cpu_threads(num_threads: int, processes: int) -> int:
+    """``trainer.num_threads`` resolved: as given, or (0) the machine's cores divided among
+    ``processes`` training processes, at least one each."""
+    if num_threads > 0:
+        return num_threads
+    return max(1, (os.cpu_count() or 1) // max(processes, 1))
 
 
 class Trainer(TrainerCheckpointing, TrainerMetrics):
@@ -130,8 +139,8 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         self.iteration = 0
         self.env_steps = 0
 
-        if self.device.type == "cpu" and tcfg["num_threads"] > 0:
-            torch.set_num_threads(tcfg["num_threads"])  # small models: one thread is fastest
+        if self.device.type == "cpu":
+            torch.set_num_threads(cpu_threads(tcfg["num_threads"], self.dist.world_size))
         if self.device.type == "cuda" and tcfg["tf32"]:
             torch.backends.cuda.matmul.allow_tf32 = True  # tensor cores for float32 matmuls
             torch.backends.cudnn.allow_tf32 = True

@@ -113,3 +113,13 @@ def test_policy_streams_do_nothing_off_the_gpu():
     with streams.on("a"):
         pass
     streams.join()  # nothing to join
+
+
+def test_cpu_threads_share_the_cores_among_processes(monkeypatch):
+    from ai_economist.warp_drive.training import trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module.os, "cpu_count", lambda: 8)
+    assert trainer_module.cpu_threads(3, processes=4) == 3  # as configured
+    assert trainer_module.cpu_threads(0, processes=1) == 8
+    assert trainer_module.cpu_threads(0, processes=4) == 2
+    assert trainer_module.cpu_threads(0, processes=16) == 1  # at least one each
