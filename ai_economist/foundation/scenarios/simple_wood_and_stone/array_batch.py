@@ -23,7 +23,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone import array_econom
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs
 from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
     REPORTED_METRICS,
-    HostMirror,
+    HostPolicyBatch,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import SCENARIO_NAME
 from ai_economist.foundation.scenarios.utils import rewards as social_rewards
@@ -55,7 +55,7 @@ def episode_metrics(coin: np.ndarray, utility: np.ndarray) -> dict[str, float]:
     }
 
 
-class ArrayGatherTradeBuildBatch:
+class ArrayGatherTradeBuildBatch(HostPolicyBatch):
     """``num_envs`` gather-trade-build envs stepped together as arrays on the CPU.
 
     Args:
@@ -83,35 +83,15 @@ class ArrayGatherTradeBuildBatch:
         self._one_hot = np.eye(n_p, dtype=np.float32) if n_p > 1 else np.zeros((1, 0), np.float32)
         obs = aeo.observations(self.state, params, self._static)
         p_dim = obs["planner_vector"].shape[-1] + self._one_hot.shape[1]
-        self._specs = {
+        specs = {
             "a": PolicySpec(a, obs["agent_vectors"].shape[-1], params.n_agent_actions),
             "p": PolicySpec(n_p, p_dim, self._planner_actions),
         }
-        self._obs = {
-            t: np.zeros((e, s.num_agents, s.obs_dim), np.float32) for t, s in self._specs.items()
-        }
-        self._masks = {
-            t: np.ones((e, s.num_agents, s.num_actions), np.float32) for t, s in self._specs.items()
-        }
-        self._rew = {t: np.zeros((e, s.num_agents), np.float32) for t, s in self._specs.items()}
-        self._act = {t: np.zeros((e, s.num_agents), np.int32) for t, s in self._specs.items()}
-        self._done = np.zeros(e, np.int32)
-        arrays = {"obs": self._obs, "masks": self._masks, "rew": self._rew, "act": self._act}
-        self._mirror = HostMirror({**arrays, "done": {"": self._done}}, device)
-        self._tensors = self._mirror.tensors
-        self._last_metrics: dict[str, float] = {}
+        self._allocate(specs, e, device)
         self._write(obs)
         self._mirror.push("obs", "masks")
 
     # ---------------------------------------------------------------- protocol
-    @property
-    def device(self) -> Any:
-        return self._mirror.device
-
-    @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        return dict(self._specs)
-
     @property
     def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:
         """Agents ``"0".."N-1"``; the planner ``"p"``, or one id per tax bracket
@@ -122,21 +102,6 @@ class ArrayGatherTradeBuildBatch:
         else:
             planner = ["p"]
         return {"a": [str(i) for i in range(self.n_agents)], "p": planner}
-
-    def observations(self, tag: str) -> Any:
-        return self._tensors["obs"][tag]
-
-    def action_masks(self, tag: str) -> Any:
-        return self._tensors["masks"][tag]
-
-    def actions(self, tag: str) -> Any:
-        return self._tensors["act"][tag]
-
-    def rewards(self, tag: str) -> Any:
-        return self._tensors["rew"][tag]
-
-    def done(self) -> Any:
-        return self._tensors["done"][""]
 
     def reset_all_envs(self) -> None:
         ae.reset_envs(self.state, self.params, np.ones(self.num_envs, dtype=bool))
@@ -171,10 +136,6 @@ class ArrayGatherTradeBuildBatch:
             self._last_metrics = {
                 k: float(np.mean([m[k] for m in finished])) for k in REPORTED_METRICS
             }
-
-    def episode_metrics(self) -> dict[str, float]:
-        """Mean social metrics of the envs that finished an episode at the latest such step."""
-        return dict(self._last_metrics)
 
     # ---------------------------------------------------------------- internals
     def _observe(self) -> dict[str, Any]:

@@ -95,7 +95,58 @@ class HostMirror:
                 array[...] = self.tensors[group][t].cpu().numpy()
 
 
-class GatherTradeBuildBatch:
+class HostPolicyBatch:
+    """The part of the trainer's ``BatchedPolicyEnv`` protocol both gather-trade-build batches
+    share: host arrays per policy tag (observations, masks, rewards, actions, done flags),
+    their tensors on ``device`` (:class:`HostMirror`) and the accessors."""
+
+    def _allocate(self, specs: dict[str, PolicySpec], num_envs: int, device: Any) -> None:
+        """The host arrays of ``specs`` for ``num_envs`` envs and their mirrored tensors."""
+        e = num_envs
+        self._specs = specs
+        self._obs = {
+            t: np.zeros((e, s.num_agents, s.obs_dim), np.float32) for t, s in specs.items()
+        }
+        self._masks = {
+            t: np.ones((e, s.num_agents, s.num_actions), np.float32) for t, s in specs.items()
+        }
+        self._rew = {t: np.zeros((e, s.num_agents), np.float32) for t, s in specs.items()}
+        self._act = {t: np.zeros((e, s.num_agents), np.int32) for t, s in specs.items()}
+        self._done = np.zeros(e, np.int32)
+        arrays = {"obs": self._obs, "masks": self._masks, "rew": self._rew, "act": self._act}
+        self._mirror = HostMirror({**arrays, "done": {"": self._done}}, device)
+        self._tensors = self._mirror.tensors
+        self._last_metrics: dict[str, float] = {}
+
+    @property
+    def device(self) -> Any:
+        return self._mirror.device
+
+    @property
+    def policy_specs(self) -> dict[str, PolicySpec]:
+        return dict(self._specs)
+
+    def observations(self, tag: str) -> Any:
+        return self._tensors["obs"][tag]
+
+    def action_masks(self, tag: str) -> Any:
+        return self._tensors["masks"][tag]
+
+    def actions(self, tag: str) -> Any:
+        return self._tensors["act"][tag]
+
+    def rewards(self, tag: str) -> Any:
+        return self._tensors["rew"][tag]
+
+    def done(self) -> Any:
+        return self._tensors["done"][""]
+
+    def episode_metrics(self) -> dict[str, float]:
+        """Mean social metrics of the envs that finished an episode at the latest such step."""
+        return dict(self._last_metrics)
+
+
+class GatherTradeBuildBatch(HostPolicyBatch):
     """``num_envs`` gather-trade-build envs stepped one after the other on the CPU.
 
     Args:
@@ -139,7 +190,7 @@ class GatherTradeBuildBatch:
         self._one_hot = np.eye(n_p, dtype=np.float32) if n_p > 1 else np.zeros((1, 0), np.float32)
         obs = [env.reset() for env in self.envs]
         p_dim = _planner_vector(obs[0]["p"], self.n_agents).size + self._one_hot.shape[1]
-        self._specs = {
+        specs = {
             "a": PolicySpec(
                 self.n_agents,
                 _agent_vector(obs[0]["0"]).size,
@@ -147,34 +198,12 @@ class GatherTradeBuildBatch:
             ),
             "p": PolicySpec(n_p, p_dim, max(self._planner_sizes)),
         }
-        e = self.num_envs
-        self._obs = {
-            t: np.zeros((e, s.num_agents, s.obs_dim), np.float32) for t, s in self._specs.items()
-        }
-        self._masks = {
-            t: np.ones((e, s.num_agents, s.num_actions), np.float32) for t, s in self._specs.items()
-        }
-        self._rew = {t: np.zeros((e, s.num_agents), np.float32) for t, s in self._specs.items()}
-        self._act = {t: np.zeros((e, s.num_agents), np.int32) for t, s in self._specs.items()}
-        self._done = np.zeros(e, np.int32)
-        arrays = {"obs": self._obs, "masks": self._masks, "rew": self._rew, "act": self._act}
-        self._mirror = HostMirror({**arrays, "done": {"": self._done}}, device)
-        self._tensors = self._mirror.tensors
-        self._done_tensor = self._tensors["done"][""]
-        self._last_metrics: dict[str, float] = {}
+        self._allocate(specs, self.num_envs, device)
         for i, o in enumerate(obs):
             self._write(i, o)
         self._mirror.push("obs", "masks")
 
     # ---------------------------------------------------------------- protocol
-    @property
-    def device(self) -> Any:
-        return self._mirror.device
-
-    @property
-    def policy_specs(self) -> dict[str, PolicySpec]:
-        return dict(self._specs)
-
     @property
     def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:
         """Agents ``"0".."N-1"``; the planner ``"p"``, or one id per planner sub-space
@@ -185,21 +214,6 @@ class GatherTradeBuildBatch:
         else:
             planner_ids = ["p"]
         return {"a": [str(i) for i in range(self.n_agents)], "p": planner_ids}
-
-    def observations(self, tag: str) -> Any:
-        return self._tensors["obs"][tag]
-
-    def action_masks(self, tag: str) -> Any:
-        return self._tensors["masks"][tag]
-
-    def actions(self, tag: str) -> Any:
-        return self._tensors["act"][tag]
-
-    def rewards(self, tag: str) -> Any:
-        return self._tensors["rew"][tag]
-
-    def done(self) -> Any:
-        return self._done_tensor
 
     def reset_all_envs(self) -> None:
         for i, env in enumerate(self.envs):
@@ -238,10 +252,6 @@ class GatherTradeBuildBatch:
                 for k in REPORTED_METRICS
                 if k in finished[0]
             }
-
-    def episode_metrics(self) -> dict[str, float]:
-        """Mean social metrics of the envs that finished an episode at the latest such step."""
-        return dict(self._last_metrics)
 
     # ---------------------------------------------------------------- internals
     def _write(self, i: int, obs: dict[str, Any]) -> None:
