@@ -26,6 +26,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from cpu_machine import cpu_name, pin_to_one_core  # noqa: E402
 
 from ai_economist import foundation  # noqa: E402
 from ai_economist.foundation.components import cda_batched as cb  # noqa: E402
@@ -34,20 +35,6 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone import configs  # n
 
 WARMUP = 60
 CLOCKS = (("wall clock", time.perf_counter), ("CPU time", time.process_time))
-
-
-def cpu_name() -> str:
-    """The CPU model from /proc/cpuinfo (or the platform's name)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def random_orders(rng: np.random.Generator, n: int, steps: int, params: cb.MarketParams):
@@ -138,10 +125,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="market steps of one env")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    core = sorted(os.sched_getaffinity(0))[0] if hasattr(os, "sched_setaffinity") else None
-    if core is not None:
-        os.sched_setaffinity(0, {core})
-    print(f"CPU: {cpu_name()} (pinned to core {core}), numpy {np.__version__}")
+    print(f"CPU: {cpu_name()} ({pin_to_one_core()}), numpy {np.__version__}")
     for with_views in (False, True):
         what = "step + observations + masks" if with_views else "step"
         ref = bench_dict(args.steps, args.repeats, with_views)

@@ -30,29 +30,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from cpu_machine import cpu_name, pin_to_one_core  # noqa: E402
 
 from ai_economist import foundation  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def pin_to_one_core() -> str:
-    if hasattr(os, "sched_setaffinity"):
-        core = sorted(os.sched_getaffinity(0))[0]
-        os.sched_setaffinity(0, {core})
-        return f"pinned to core {core}"
-    return "not pinned"
 
 
 def bench_dict_api(steps: int, repeats: int, clock=time.perf_counter) -> float:

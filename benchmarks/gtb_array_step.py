@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from cpu_machine import cpu_name  # noqa: E402
 
 from ai_economist import foundation  # noqa: E402
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae  # noqa: E402
@@ -41,18 +41,6 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import (  #
     SCENARIO_NAME,
     env_config,
 )
-
-
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def world_config() -> dict:
