@@ -98,6 +98,7 @@ def update_policy(
         loss_fn, coeffs = compiled_minibatch_loss(), torch.empty(2, device=device)
         coeffs[0].fill_(hp.vf_loss_coeff)
         coeffs[1].fill_(hp.entropy_coeff)
+    settings = hp.loss_settings()
     num_updates = 0
     for _epoch in range(hp.num_epochs):
         order = None
@@ -106,7 +107,7 @@ def update_policy(
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
             minibatch = Batch(*(getattr(batch, f.name)[idx] for f in fields(Batch)))
-            loss, step_stats = loss_fn(model, minibatch, coeffs, hp.loss_settings())
+            loss, step_stats = loss_fn(model, minibatch, coeffs, settings)
 
             optimizer.zero_grad(set_to_none=True)
             if backward is None:
