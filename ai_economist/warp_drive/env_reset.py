@@ -37,16 +37,21 @@ class CUDAEnvironmentReset:
         self.data_manager = data_manager
         self._torch = require_torch()
         self.use_cuda_graph = use_cuda_graph
-        self._cache_key: tuple[int, int] | None = None
+        # The data manager itself (not its id, which a new one may reuse) and its version.
+        self._cache_key: tuple[CUDADataManager, int] | None = None
         self._restore: list[tuple[Any, Any]] = []
         self._zero: list[Any] = []
         self._graph: Any = None
-        self._graph_key: tuple[int, int] | None = None
+        self._graph_key: tuple[CUDADataManager, int] | None = None
 
     def _plan(self, dm: CUDADataManager):
         """(live, snapshot) pairs and zero-at-reset tensors, rebuilt only after new pushes."""
-        key = (id(dm), dm.version)
-        if key != self._cache_key:
+        key = (dm, dm.version)
+        if (
+            self._cache_key is None
+            or key[0] is not self._cache_key[0]
+            or key[1] != self._cache_key[1]
+        ):
             self._restore = [
                 (dm.data_on_device_via_torch(n), dm.snapshot(n)) for n in dm.reset_snapshot_names()
             ]
@@ -76,7 +81,7 @@ class CUDAEnvironmentReset:
             dm.data_on_device_via_torch(DONE).zero_()
             return
         if self._graph_enabled(dm):
-            if self._graph is not None and self._graph_key == self._cache_key:
+            if self._graph is not None and self._graph_key is self._cache_key:
                 self._graph.replay()
                 return
             self._reset_if_done(dm, restore, zero)  # the real reset; then capture for next time

@@ -32,7 +32,8 @@ def make_envs(config, seeds):
     return envs, [env.reset() for env in envs]
 
 
-def assert_same_state(envs, state, obs=None, rew=None, agent_rew=None, planner_rew=None):
+def assert_same_state(envs, state, params, obs=None, rew=None, agent_rew=None, planner_rew=None):
+    masks = None if obs is None else array_obs.action_masks(state, params)
     for e, env in enumerate(envs):
         agents = env.world.agents
         maps = env.world.maps
@@ -60,20 +61,9 @@ def assert_same_state(envs, state, obs=None, rew=None, agent_rew=None, planner_r
         if rew is not None:
             assert agent_rew[e].tolist() == [rew[e][str(i)] for i in range(len(agents))]
             assert planner_rew[e] == rew[e]["p"]
-        if obs is not None:
-            masks = array_obs.action_masks(state, aw_params(env))
+        if masks is not None:
             for i in range(len(agents)):
                 np.testing.assert_array_equal(masks[e, i], obs[e][str(i)]["action_mask"])
-
-
-_PARAMS = {}
-
-
-def aw_params(env):
-    key = id(env)
-    if key not in _PARAMS:
-        _PARAMS[key] = aw.GTBWorldParams.from_env(env)
-    return _PARAMS[key]
 
 
 def sample_actions(masks, rng, build_bias=0.5):
@@ -88,7 +78,7 @@ def run_parity(config, seeds, steps, rng, any_action=False):
     envs, obs = make_envs(config, seeds)
     params = aw.GTBWorldParams.from_env(envs[0])
     state = aw.initial_state(params, seeds)
-    assert_same_state(envs, state, obs=obs)
+    assert_same_state(envs, state, params, obs=obs)
     n_builds = n_gathers = 0
     for t in range(steps):
         if any_action:
@@ -107,7 +97,7 @@ def run_parity(config, seeds, steps, rng, any_action=False):
         n_gathers += int((state.inventory[..., 1:] > before[..., 1:]).sum())
         assert done.tolist() == [r[2]["__all__"] for r in results]
         assert_same_state(
-            envs, state, obs=obs, rew=rew, agent_rew=agent_rew, planner_rew=planner_rew
+            envs, state, params, obs=obs, rew=rew, agent_rew=agent_rew, planner_rew=planner_rew
         )
         if t % 37 == 0:
             assert_same_observations(state, params, obs)
@@ -115,7 +105,7 @@ def run_parity(config, seeds, steps, rng, any_action=False):
             for e in np.flatnonzero(done):
                 obs[e] = envs[e].reset()
             aw.reset_envs(state, params, done)
-            assert_same_state(envs, state, obs=obs)
+            assert_same_state(envs, state, params, obs=obs)
     return n_builds, n_gathers
 
 
