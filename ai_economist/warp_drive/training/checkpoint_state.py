@@ -144,6 +144,12 @@ def config_differences(saved: dict, config: dict) -> list[str]:
     if old_tags != tags:
         diffs.append(f"policy tags: checkpoint {sorted(old_tags)}, run config {sorted(tags)}")
     for tag in sorted(old_tags & tags):
+        was, now = (
+            saved["policy"][tag].get("normalize_value", False),
+            config["policy"][tag].get("normalize_value", False),
+        )
+        if was != now:  # the value head's outputs mean other things
+            diffs.append(f"'policy.{tag}.normalize_value': checkpoint {was!r}, run config {now!r}")
         old, new = saved["policy"][tag].get("model", {}), config["policy"][tag]["model"]
         for key in sorted(set(old) | set(new)):
             if key not in _MODEL_KEYS_IGNORED and old.get(key) != new.get(key):

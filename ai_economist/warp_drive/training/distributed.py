@@ -60,6 +60,10 @@ class DistributedContext:
             dist.all_reduce(out, op=dist.ReduceOp.SUM)
         return out
 
+    def mean(self, tensor: torch.Tensor) -> torch.Tensor:
+        """The element-wise mean of ``tensor`` over the processes (a new tensor)."""
+        return self.sum(tensor) / self.world_size
+
     def min(self, tensor: torch.Tensor) -> torch.Tensor:
         """The element-wise minimum of ``tensor`` over the processes (a new tensor)."""
         out = tensor.clone()

@@ -123,6 +123,13 @@ POLICY_SCHEMA: dict[str, Any] = {
         "float", 10.0, "gradient-norm limit", minimum=0.0, exclusive_minimum=True
     ),
     "normalize_advantage": Field("bool", True, "normalise advantages per minibatch"),
+    "normalize_value": Field(
+        "bool",
+        False,
+        "PopArt: the value head learns returns scaled to zero mean and unit variance "
+        "(running statistics; its weights are rescaled when they move); the value_loss "
+        "metric is then in those units",
+    ),
     "num_epochs": Field("int", 1, "passes over each rollout (PPO)", minimum=1),
     "num_mini_batches": Field(
         "int", 1, "minibatches per pass (at most train_batch_size)", minimum=1

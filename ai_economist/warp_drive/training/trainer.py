@@ -53,6 +53,7 @@ from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
 from ai_economist.warp_drive.training.trainer_checkpoint import TrainerCheckpointing
 from ai_economist.warp_drive.training.trainer_metrics import TrainerMetrics, TrainingDiverged
+from ai_economist.warp_drive.training.value_norm import ValueNormalizer
 
 __all__ = ["Policy", "Trainer", "TrainingDiverged"]
 
@@ -74,6 +75,7 @@ class Policy:
     window_stats: torch.Tensor | None = None  # sum of STAT_NAMES over the logging window
     window_reward: torch.Tensor | None = None  # sum of the mean per-step reward
     hyper: dict[str, float] = field(default_factory=dict)
+    value_norm: ValueNormalizer | None = None  # PopArt statistics (policy.<tag>.normalize_value)
 
 
 def cpu_threads(num_threads: int, processes: int) -> int:
@@ -219,6 +221,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             model.parameters(), lr=schedules["lr"](0), eps=1e-5, fused=fused
         )
         act_model = torch.compile(model) if self.config["trainer"]["compile"] else model
+        value_norm = None
+        if pcfg["normalize_value"]:
+            value_norm = ValueNormalizer(getattr(model, "value_head", None))
         return Policy(
             tag=tag,
             spec=spec,
@@ -230,6 +235,7 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             act_model=act_model,
             window_stats=torch.zeros(len(STAT_NAMES), device=self.device),
             window_reward=torch.zeros((), device=self.device),
+            value_norm=value_norm,
         )
 
     def _tidy_for_resume(self, iteration: int) -> None:
@@ -342,10 +348,18 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
     ) -> None:
         buf = p.buffer
         p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
+        values, last_values = buf.values, self.rollout.last_values[p.tag]
+        if p.value_norm is not None:  # the model's values are normalised (PopArt)
+            values, last_values = (
+                p.value_norm.denormalize(values),
+                p.value_norm.denormalize(last_values),
+            )
         advantages, returns = compute_gae(
-            buf.rewards, buf.values, self.dones, self.rollout.last_values[p.tag],
-            p.hyper["gamma"], p.config["gae_lambda"],
-        )  # fmt: skip
+            buf.rewards, values, self.dones, last_values, p.hyper["gamma"], p.config["gae_lambda"]
+        )
+        if p.value_norm is not None:
+            p.value_norm.update(returns, self.dist.mean if self.dist.enabled else None)
+            returns = p.value_norm.normalize(returns)
         batch = Batch(
             obs=buf.obs.flatten(0, 2),
             masks=buf.masks.flatten(0, 2),

@@ -52,10 +52,7 @@ class TrainerCheckpointing:
                 "env_steps": self.env_steps,
                 "world_size": self.dist.world_size,
                 "config": self.config,
-                "policies": {
-                    t: {"model": p.model.state_dict(), "optimizer": p.optimizer.state_dict()}
-                    for t, p in self.policies.items()
-                },
+                "policies": {t: self._policy_state(p) for t, p in self.policies.items()},
                 "ranks": shards,
             }
             path = ckpt.save_checkpoint(ckpt.checkpoint_path(self.run_dir, self.iteration), state)
@@ -63,6 +60,13 @@ class TrainerCheckpointing:
             self.last_checkpoint = path
         self.dist.barrier()
         return path
+
+    @staticmethod
+    def _policy_state(p: Any) -> dict[str, Any]:
+        state = {"model": p.model.state_dict(), "optimizer": p.optimizer.state_dict()}
+        if p.value_norm is not None:
+            state["value_normalizer"] = p.value_norm.state_dict()
+        return state
 
     def _restore(self, state: dict[str, Any], source: Path | str = "<checkpoint>") -> None:
         """Continue from a checkpoint (models, optimizers, counters, RNG, env).
@@ -74,8 +78,11 @@ class TrainerCheckpointing:
         models = {tag: p.model for tag, p in self.policies.items()}
         cstate.check_checkpoint_fits(state, self.config, source, models)
         for tag, p in self.policies.items():
-            p.model.load_state_dict(state["policies"][tag]["model"])
-            p.optimizer.load_state_dict(state["policies"][tag]["optimizer"])
+            saved = state["policies"][tag]
+            p.model.load_state_dict(saved["model"])
+            p.optimizer.load_state_dict(saved["optimizer"])
+            if p.value_norm is not None:
+                p.value_norm.load_state_dict(saved["value_normalizer"])
         self.iteration = state["iteration"]
         self.env_steps = state["env_steps"]
         ranks = state["ranks"]
