@@ -106,6 +106,7 @@ def build_trainer(
         f"trainer.compile_update={str(args.compile_update).lower()}",
         f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}",
         f"trainer.precision={args.precision}",
+        f"trainer.acting_precision={args.acting_precision}",
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -295,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
+    parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),
+                        help="trainer.acting_precision (default: as --precision)")  # fmt: skip
     parser.add_argument("--peer", default=None,
                         help="peer figures to print ratios against, ENVS:ENV_STEPS_PER_S,...; "
                              "default for COVID-19: the original pipeline on one H200, "

@@ -123,3 +123,25 @@ def test_cpu_threads_share_the_cores_among_processes(monkeypatch):
     assert trainer_module.cpu_threads(0, processes=1) == 8
     assert trainer_module.cpu_threads(0, processes=4) == 2
     assert trainer_module.cpu_threads(0, processes=16) == 1  # at least one each
+
+
+@pytest.mark.parametrize(
+    "precision, acting, used",
+    [
+        ("fp32", "", "fp32"),
+        ("bf16", "", "bf16"),
+        ("bf16", "fp32", "fp32"),
+        ("fp32", "bf16", "bf16"),
+    ],
+)
+def test_acting_precision_follows_precision_unless_given(tmp_path, precision, acting, used):
+    config = toy_run_config()
+    config["trainer"].update(precision=precision, acting_precision=acting)
+    assert make_trainer(tmp_path, config).rollout.precision == used
+
+
+def test_an_unknown_acting_precision_is_named():
+    from ai_economist.training.config import ConfigError, load_run_config
+
+    with pytest.raises(ConfigError, match="acting_precision"):
+        load_run_config(base=toy_run_config(), overrides=["trainer.acting_precision=fp16"])
