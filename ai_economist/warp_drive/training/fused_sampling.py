@@ -159,8 +159,11 @@ def _kernel() -> Any:
         total = tl.sum(tl.exp(masked - top[:, None]), axis=1)
         chosen = tl.max(tl.where(c == action[:, None], masked, float("-inf")), axis=1)
         log_prob = (chosen - top) - tl.log(total)
-        if ROUND_BF16:  # torch returns a bfloat16 log-softmax for bfloat16 logits
-            log_prob = log_prob.to(tl.bfloat16).to(tl.float32)
+        if ROUND_BF16:  # torch returns a bfloat16 log-softmax for bfloat16 logits: round
+            # to the nearest bfloat16, ties to even, in integer ops (as c10::BFloat16 does)
+            bits = log_prob.to(tl.uint32, bitcast=True)
+            bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+            log_prob = bits.to(tl.float32, bitcast=True)
         value = tl.load(values_ptr + rows.to(tl.int64) * values_stride, mask=row_ok, other=0.0)
         tl.store(actions_ptr + rows, action.to(tl.int64), mask=row_ok)
         tl.store(log_probs_ptr + rows, log_prob, mask=row_ok)

@@ -94,7 +94,7 @@ def hard_case(n: int, num_actions: int, dtype: torch.dtype, seed: int = 0) -> tu
     masks = torch.rand(n, num_actions, generator=gen) > 0.4
     masks[::7] = False
     masks[::7, 2] = True  # one allowed action
-    masks[3::11] = False  # none allowed: every action equally likely, as in torch
+    masks[3::11] = False  # none allowed: every score rounds to the fill, action 0 as in torch
     gumbel = draw_gumbel(torch.empty(n, num_actions), gen)
     logits[1::9, :4], gumbel[1::9, :4] = 1.5, 0.25  # ties: the first index wins
     return (logits.to(dtype) if dtype != torch.float32 else logits), masks, gumbel, values
