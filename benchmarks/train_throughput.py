@@ -198,7 +198,8 @@ def measure(
         "phases_ms": phases,  # rank 0's profiled iteration
         "graph_mode": trainer.rollout.graph_mode,  # off | policy | rollout
         "precision": config["trainer"]["precision"],
-        "fused_sampling": trainer.rollout.fused_sampling,  # on and supported
+        "fused_sampling": config["trainer"]["fused_sampling"],  # asked for
+        "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
         "gpu_peak_mib_per_env": peak / 2**20 / num_envs,  # models, buffers, env state, update
         "num_mini_batches": {t: c["num_mini_batches"] for t, c in config["policy"].items()},
     }
@@ -257,7 +258,7 @@ def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
         f"{r['num_gpus']:>4} {r['num_envs']:>9} {r['train_batch_size']:>9} "
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
         f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
-        f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_sampling'] else 'no':>5} "
+        f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
         f"| {phases}"
     )
 
