@@ -134,7 +134,16 @@ def _kernel() -> Any:
     import triton
     import triton.language as tl
 
-    @triton.jit
+    # the buffers' rows of step t move with t: one compiled kernel for every alignment, so
+    # that nothing compiles while a CUDA graph is being captured
+    pointers = ["logits_ptr", "masks_ptr", "gumbel_ptr", "values_ptr", "actions_ptr",
+                "log_probs_ptr", "value_buffer_ptr", "env_actions_ptr"]  # fmt: skip
+    try:
+        jit = triton.jit(do_not_specialize=pointers, do_not_specialize_on_alignment=pointers)
+    except TypeError:  # Triton < 3.2: do_not_specialize covers the alignment
+        jit = triton.jit(do_not_specialize=pointers)
+
+    @jit
     def fused_sample_kernel(
         logits_ptr, logits_stride, masks_ptr, masks_stride, gumbel_ptr, gumbel_stride,
         values_ptr, values_stride, actions_ptr, log_probs_ptr, value_buffer_ptr, env_actions_ptr,
