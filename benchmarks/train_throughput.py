@@ -3,7 +3,7 @@
     python benchmarks/train_throughput.py [--env covid_and_economy_environment|toy]
         [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--num_gpus 1 2]
         [--rollout_length 90] [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu]
-        [--compile] [--compile_update] [--cuda_graphs] [--json PATH]
+        [--compile] [--compile_update] [--cuda_graphs] [--fused_sampling on off] [--json PATH]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
 one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
@@ -15,6 +15,9 @@ agent-steps bound the activation memory) and prints:
 * per-phase times of one more profiled iteration that waits for the device around every
   phase: env step (+ reset), policy forward, sampling (or the replayed CUDA graph of both,
   with ``--cuda_graphs``), update (GAE + PPO).
+
+``--fused_sampling on off`` times each setting with the fused sampling kernel
+(``trainer.fused_sampling``, CUDA with Triton) and without it, one after the other.
 
 Multi-GPU data parallelism (``--num_gpus 1 2``): for every N > 1 the benchmark launches N
 processes exactly as ``training_script.py --num_gpus N`` does (one per GPU ``cuda:rank`` with
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import os
 import platform
@@ -107,6 +111,7 @@ def build_trainer(
         f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}",
         f"trainer.precision={args.precision}",
         f"trainer.acting_precision={args.acting_precision}",
+        f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -194,6 +199,8 @@ def measure(
         "phases_ms": phases,  # rank 0's profiled iteration
         "graph_mode": trainer.rollout.graph_mode,  # off | policy | rollout
         "precision": config["trainer"]["precision"],
+        "fused_sampling": config["trainer"]["fused_sampling"],  # asked for
+        "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
         "gpu_peak_mib_per_env": peak / 2**20 / num_envs,  # models, buffers, env state, update
         "num_mini_batches": {t: c["num_mini_batches"] for t, c in config["policy"].items()},
     }
@@ -252,7 +259,8 @@ def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
         f"{r['num_gpus']:>4} {r['num_envs']:>9} {r['train_batch_size']:>9} "
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
         f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
-        f"{r['graph_mode']:>7} {r['precision']:>5} | {phases}"
+        f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
+        f"| {phases}"
     )
 
 
@@ -298,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),
                         help="trainer.acting_precision (default: as --precision)")  # fmt: skip
+    parser.add_argument("--fused_sampling", nargs="+", default=["off"], choices=("on", "off"),
+                        help="trainer.fused_sampling; 'on off' times both, one after the "
+                             "other")  # fmt: skip
     parser.add_argument("--peer", default=None,
                         help="peer figures to print ratios against, ENVS:ENV_STEPS_PER_S,...; "
                              "default for COVID-19: the original pipeline on one H200, "
@@ -324,11 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"env {args.env} on {device}: {hardware}")
         print(f"{'gpus':>4} {'envs/gpu':>9} {'batch/gpu':>9} {'env-steps/s':>14} "
               f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} {'vs peer':>8} {'MiB/env':>8} "
-              f"{'graphs':>7} {'prec':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
-        for num_envs in args.num_envs:
+              f"{'graphs':>7} {'prec':>5} {'fused':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
+        for num_envs, fused in itertools.product(args.num_envs, args.fused_sampling):
+            args.fused = fused  # read by build_trainer (also in the spawned ranks)
             base = None
             for n in num_gpus:
-                run_dir = f"{tmp}/{num_envs}x{n}"
+                run_dir = f"{tmp}/{num_envs}x{n}{args.fused}"
                 if n == 1:
                     r = measure(args, num_envs, device, run_dir)
                 else:

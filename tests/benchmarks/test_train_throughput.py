@@ -71,3 +71,12 @@ def test_two_gpus_against_one(bench, tmp_path, capsys):
     check(result, printed, num_envs=60, in_sync=bench.IN_SYNC)
     assert result["hardware"].startswith(f"2x {torch.cuda.get_device_name(0)}")
     print(printed)
+
+
+def test_fused_sampling_on_and_off_in_one_call(bench, tmp_path, capsys):
+    args = ["--env", "toy", "--num_envs", "2", "--iterations", "1", "--warmup", "0",
+            "--rollout_length", "4", "--fc_dims", "[16,16]", "--fused_sampling", "on", "off"]  # fmt: skip
+    result, printed = run(bench, tmp_path, capsys, "cpu", args)
+    assert [r["fused_sampling"] for r in result["results"]] == [True, False]
+    assert [r["fused_kernel"] for r in result["results"]] == [False, False]  # CPU: torch path
+    assert " fused |" in printed

@@ -172,6 +172,14 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "replay the rollout from CUDA graphs: the whole rollout (policy and env step) when the "
         "env's step can be captured, else each step's policy work",
     ),
+    "fused_sampling": Field(
+        "bool",
+        False,
+        "on a GPU with Triton: each policy's masked sampling, log-probability and buffer copies "
+        "of a rollout step in one fused kernel (the same actions and log-probabilities); "
+        "false, or without CUDA or Triton: the torch operations one by one (off by default "
+        "until its GPU tests and timings have run)",
+    ),
     "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
     "precision": Field(
         "str",

@@ -155,6 +155,7 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         self.rollout = RolloutCollector(
             env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"],
             precision=tcfg["acting_precision"] or tcfg["precision"],
+            fused_sampling=tcfg["fused_sampling"],
         )  # fmt: skip
         self.dones = self.rollout.dones
         trained = [t for t, p in self.policies.items() if p.config["to_train"]]
