@@ -161,7 +161,10 @@ def test_kernel_parameters_are_the_declaration():
 
 def test_device_functions_mirror_numpy_names():
     source = CUDA_SOURCE.read_text()
-    numba_source = (CUDA_SOURCE.parent / "tag_continuous_numba.py").read_text()
+    # the kernel module and its device-function modules (per agent; observations)
+    numba_source = "\n".join(
+        path.read_text() for path in sorted(CUDA_SOURCE.parent.glob("tag_continuous_numba*.py"))
+    )
     for name in ("move_agents", "nearest_neighbors", "observe", "tag_runners", "compute_rewards"):
         assert hasattr(dynamics, name), name
         assert re.search(rf"__device__[^;{{]*\b{name}\(", source), name
