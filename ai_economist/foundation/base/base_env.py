@@ -44,6 +44,7 @@ from ai_economist.foundation.base.collation import (
     split_rewards,
 )
 from ai_economist.foundation.base.direct_obs import DirectObservations
+from ai_economist.foundation.base.env_actions import EnvironmentActions
 from ai_economist.foundation.base.env_views import EnvironmentViews
 from ai_economist.foundation.base.flat_assembly import FusedFlattener, merge_and_flatten
 from ai_economist.foundation.base.observations import ObservationMerger, PackagerCache
@@ -61,7 +62,7 @@ from ai_economist.foundation.base.validation import (
 from ai_economist.foundation.base.world import World
 
 
-class BaseEnvironment(EnvironmentViews, ABC):
+class BaseEnvironment(EnvironmentActions, EnvironmentViews, ABC):
     """Base class of every scenario. See the module docstring and §2 of the reference.
 
     Args:
@@ -228,63 +229,6 @@ class BaseEnvironment(EnvironmentViews, ABC):
         return self._generate_observations()
 
     # -------------------------------------------------------------------- step
-    def parse_actions(self, action_dictionary: Mapping[Any, Any]) -> None:
-        """Set agent actions from ``{agent_idx: action}`` (``"a"``: collated int array)."""
-        self._parse_actions(action_dictionary, True)
-
-    def _parse_actions(self, action_dictionary: Mapping[Any, Any], write_collated: bool) -> bool:
-        """``parse_actions``; with ``write_collated=False`` a collated ``"a"`` entry may be kept
-        only as ``CollatedLayout.parsed`` (see ``_collated_actions_to_agent_dicts``).
-
-        Returns whether the mobile agents' action dicts hold this call's actions.
-        """
-        return self._apply_actions(self._check_actions(action_dictionary), write_collated)
-
-    def _check_actions(self, action_dictionary: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
-        """Every entry of ``action_dictionary`` validated, nothing written yet: a collated
-        ``("a", int64 array)`` and ``(agent, [(sub_space, local_action), ...])`` pairs."""
-        if not isinstance(action_dictionary, dict):
-            raise TypeError(
-                f"actions must be a dict keyed by agent idx, got {type(action_dictionary).__name__}"
-            )
-        checked: list[tuple[Any, Any]] = []
-        for key, value in action_dictionary.items():
-            if key == "a":
-                if self._collated_layout is None:
-                    self._collated_layout = CollatedLayout(self.world.agents)
-                checked.append(("a", self._collated_layout.check_actions(value)))
-            else:
-                agent = self.get_agent(key)
-                checked.append((agent, agent.resolve_actions(value)))
-        return checked
-
-    def _apply_actions(self, checked: list[tuple[Any, Any]], write_collated: bool) -> bool:
-        """Write what :meth:`_check_actions` returned (in order: a mobile agent's own entry
-        may override its ``"a"`` action)."""
-        layout = self._collated_layout
-        if layout is not None:
-            layout.parsed = None
-        per_agent_keys = any(target != "a" and target.idx != "p" for target, _ in checked)
-        written = True
-        for target, value in checked:
-            if target == "a":
-                written = layout.apply_actions(value, write_collated or per_agent_keys)
-            else:
-                for name, local in value:
-                    target.action[name] = local
-        if per_agent_keys and layout is not None:
-            layout.parsed = None  # a mobile agent's own entry may override its "a" action
-        return written
-
-    def _collated_actions_to_agent_dicts(self) -> bool:
-        """Whether ``step`` must write collated actions into the mobile agents' dicts.
-
-        True here; a scenario whose components read the mobile agents' actions only through
-        ``BaseComponent.get_agent_actions`` may return False (the dicts then stay NO-OP
-        during the step, except in dense-logged episodes, which record them).
-        """
-        return True
-
     def step(
         self, actions: Mapping[Any, Any] | None = None, seed_state: Mapping[str, Any] | None = None
     ) -> tuple[dict, dict, dict, dict]:
@@ -378,20 +322,6 @@ class BaseEnvironment(EnvironmentViews, ABC):
         """The scenario's direct-path observation writer (``base/direct_obs.py``); None
         (the default): the scenario has none and the env keeps the general path."""
         return None
-
-    def _reset_all_actions(self, mobile_agents: bool = True) -> None:
-        """Every action back to NO-OP (the mobile agents' only if ``mobile_agents``: they
-        were not written to this step)."""
-        self.world.step_collated_actions = None
-        if not mobile_agents:
-            pass
-        elif self._collated_layout is not None:
-            self._collated_layout.reset_actions()
-        else:
-            for agent in self.world.agents:
-                agent.action.update(agent._noop_action_dict)
-        planner = self.world.planner
-        planner.action.update(planner._noop_action_dict)
 
     def _generate_rewards(self) -> dict[str, Any]:
         rew = self.compute_reward()
