@@ -2,8 +2,8 @@
 
 ``fused_device_functions(constants, fns)`` returns ``fused_step_body``, the whole step of one
 env (components, scenario, rewards) for a block of ``NUM_AGENTS + 1`` threads, built from the
-shared device functions ``fns`` of ``covid19_components_numba`` and ``covid19_numba`` (the
-numpy names of ``dynamics.py``).  It follows the CUDA C fused kernel's memory schedule:
+shared device functions ``fns`` of ``covid19_components_numba`` and ``covid19_numba_scenario``
+(the numpy names of ``dynamics.py``).  It follows the CUDA C fused kernel's memory schedule:
 
 * load everything first: every global value of the step is read before anything is stored,
   so a thread's loads are in flight together instead of one round trip per component;
