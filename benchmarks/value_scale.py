@@ -169,7 +169,7 @@ def part2(args: argparse.Namespace) -> None:
         "trainer.progress_bar=false", f"trainer.seed={args.seed}", *args.overrides,
     ]  # fmt: skip
     print(f"\npart 2: {path} with {' '.join(base)}")
-    for normalize in (False, True):
+    for normalize in (setting == "on" for setting in args.normalize_value):
         flags = [f"policy.{t}.normalize_value={str(normalize).lower()}" for t in ("a", "p")]
         config = load_run_config(path, base + flags)
         print(
@@ -189,6 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--every", type=int, default=15)
     parser.add_argument("--num_envs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--normalize_value", nargs="+", default=["off", "on"], choices=("off", "on"),
+                        help="part 2: the settings to train, in order")  # fmt: skip
     parser.add_argument("overrides", nargs="*", help="part 2 run-config overrides")
     args = parser.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
