@@ -148,6 +148,11 @@ class WarpDriveModule(pl.LightningModule):
             "iteration": self.core.iteration,
             "env_steps": self.core.env_steps,
             "sampler": self.core.generator.get_state(),
+            "value_normalizers": {
+                t: p.value_norm.state_dict()
+                for t, p in self.core.policies.items()
+                if p.value_norm is not None
+            },
         }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -161,6 +166,16 @@ class WarpDriveModule(pl.LightningModule):
         self.core.iteration = saved["iteration"]
         self.core.env_steps = saved["env_steps"]
         self.core.generator.set_state(saved["sampler"])
+        saved_norms = saved.get("value_normalizers", {})
+        for tag, p in self.core.policies.items():
+            if (tag in saved_norms) != (p.value_norm is not None):
+                raise KeyError(
+                    f"'policy.{tag}.normalize_value': this Lightning checkpoint was trained with "
+                    f"it {'on' if tag in saved_norms else 'off'}, the run config has it "
+                    f"{'off' if tag in saved_norms else 'on'}"
+                )
+            if p.value_norm is not None:
+                p.value_norm.load_state_dict(saved_norms[tag])
 
     # ---------------------------------------------------------------------------- helpers --
     def _lightning_optimizers(self) -> dict[str, Any]:

@@ -99,6 +99,26 @@ def test_lightning_checkpoint_restores_the_counters(tmp_path):
         resumed.on_load_checkpoint({"state_dict": {}})
 
 
+def test_lightning_checkpoints_carry_the_value_normalizers(tmp_path):
+    config = toy_run_config(num_episodes=40)
+    for tag in AGENT_MAP:
+        config["policy"][tag]["normalize_value"] = True
+    module = WarpDriveModule(toy_env(config), config, AGENT_MAP)
+    lightning_trainer(tmp_path, max_steps=10, accelerator="cpu").fit(module)  # one iteration
+    checkpoint = {}
+    module.on_save_checkpoint(checkpoint)
+    trained = {t: p.value_norm.moments.clone() for t, p in module.core.policies.items()}
+    assert all(m[2] > 0 for m in trained.values())  # the statistics saw one batch
+
+    fresh = WarpDriveModule(toy_env(config), config, AGENT_MAP)
+    fresh.on_load_checkpoint(checkpoint)
+    for tag, p in fresh.core.policies.items():
+        assert torch.equal(p.value_norm.moments, trained[tag])
+    plain = toy_run_config(num_episodes=40)
+    with pytest.raises(KeyError, match="policy.a.normalize_value"):
+        WarpDriveModule(toy_env(plain), plain, AGENT_MAP).on_load_checkpoint(checkpoint)
+
+
 def test_a_nan_loss_stops_lightning_with_the_policy_named(tmp_path, monkeypatch):
     config = toy_run_config(num_episodes=40)
     env = toy_env(config)
