@@ -22,7 +22,7 @@ SETTINGS = {  # env name -> (steps per rollout, env overrides)
 }
 
 
-def build_trainer(tmp_path, env_name, backend, graphs, precision="fp32", num_envs=4):
+def build_trainer(tmp_path, env_name, backend, graphs, precision="fp32", num_envs=4, extra=()):
     steps, env_overrides = SETTINGS[env_name]
     overrides = [
         f"trainer.num_envs={num_envs}",
@@ -35,6 +35,7 @@ def build_trainer(tmp_path, env_name, backend, graphs, precision="fp32", num_env
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
         *env_overrides,
+        *extra,
     ]
     config = load_run_config(default_config_path(env_name), overrides)
     return build_registered(config, torch.device("cuda"), results_directory=tmp_path, verbose=False)
@@ -64,6 +65,22 @@ def test_whole_rollout_graph_trains_like_the_eager_loop(tmp_path, env_name, back
     params_g, rewards_g = trained_state(graphed)
     assert graphed.rollout.graph_mode == "rollout"
     for tag, value in rewards_e.items():  # the env stepped identically (3 rollouts, resets)
+        assert torch.allclose(value, rewards_g[tag], atol=1e-5), tag
+    for key, value in params_e.items():
+        assert torch.allclose(value, params_g[key], atol=1e-5), key
+
+
+@needs_cuda
+def test_popart_value_heads_rescaled_between_rollouts_reach_the_replayed_graph(tmp_path):
+    norm = ["policy.a.normalize_value=true", "policy.p.normalize_value=true"]
+    name = "covid_and_economy_environment"
+    eager = build_trainer(tmp_path / "eager", name, "pycuda", graphs=False, extra=norm)
+    graphed = build_trainer(tmp_path / "graph", name, "pycuda", graphs=True, extra=norm)
+    params_e, rewards_e = trained_state(eager)
+    params_g, rewards_g = trained_state(graphed)
+    assert graphed.rollout.graph_mode == "rollout"
+    assert all(float(p.value_norm.moments[2]) > 0 for p in graphed.policies.values())
+    for tag, value in rewards_e.items():
         assert torch.allclose(value, rewards_g[tag], atol=1e-5), tag
     for key, value in params_e.items():
         assert torch.allclose(value, params_g[key], atol=1e-5), key
