@@ -91,6 +91,28 @@ def test_gpu_learning_config_is_the_published_one_but_three_documented_changes()
     }
 
 
+def test_cpu_learning_config_is_the_published_one_but_documented_changes():
+    learning = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_cpu_learning.yaml")
+    assert differences(learning, load_run_config(PUBLISHED)) == {
+        # 135 iterations, each one whole 540-day episode of every env, on the CPU
+        "trainer.num_envs": (30, 60),
+        "trainer.train_batch_size": (16200, 5400),
+        "trainer.num_episodes": (4050, 1000),
+        "trainer.device": ("cpu", "auto"),
+        # far-sighted states; Monte-Carlo advantages (lambda 1) for both; 24 Adam steps an iteration
+        "policy.a.gamma": (0.998, 0.98),
+        "policy.a.gae_lambda": (1.0, 0.95),
+        "policy.p.gae_lambda": (1.0, 0.95),
+        "policy.a.num_mini_batches": (24, 1),
+        "policy.p.num_mini_batches": (24, 1),
+        "saving.metrics_log_freq": (10, 100),
+        "saving.model_params_save_freq": (50, 500),
+        "saving.basedir": ("./runs", "/tmp"),
+        "saving.tag": ("cpu_learning", "experiments"),
+    }
+    assert learning["trainer"]["train_batch_size"] == 30 * learning["env"]["episode_length"]
+
+
 def write(tmp_path: Path, config: dict) -> Path:
     path = tmp_path / "x.yaml"
     path.write_text(yaml.safe_dump(config))
