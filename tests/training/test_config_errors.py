@@ -198,7 +198,10 @@ def test_config_by_packaged_name(tmp_path, capsys):
     assert "--config covid_demo: no such file, and no packaged run config of that name" in str(
         err.value
     )
-    assert "covid_and_economy_cpu_demo, covid_and_economy_environment" in str(err.value)
+    assert (
+        "covid_and_economy_cpu_demo, covid_and_economy_cpu_learning, covid_and_economy_environment"
+        in str(err.value)
+    )
     # the command line resolves the name (the typo below then stops it before any work)
     code, err_text, _ = run_cli(tmp_path, capsys, ["--config", "toy", "trainer.num_env=4"])
     assert code == 2 and f"run config {RUN_CONFIG_DIR / 'toy.yaml'}" in err_text
