@@ -56,22 +56,32 @@ def sample(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (rng.random(masks.shape) * masks).argmax(axis=-1)
 
 
-def bench_dict(env_steps: int, repeats: int) -> float:
-    """Best env-steps/s of one dict-API env."""
-    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **world_config())
-    rng = np.random.default_rng(0)
+def time_dict_env(env, env_steps: int, repeats: int, actions_of) -> float:
+    """Best env-steps/s (CPU time) of one dict-API ``env`` over ``repeats`` runs of
+    ``env_steps`` steps; ``actions_of(obs)`` gives each step's action dict."""
     best = 0.0
     for _ in range(repeats):
         obs = env.reset()
         start = time.process_time()
         for _ in range(env_steps):
-            masks = np.stack([obs[str(i)]["action_mask"] for i in range(env.n_agents)])
-            actions = sample(masks, rng)
-            obs, _, done, _ = env.step({str(i): int(a) for i, a in enumerate(actions)})
+            obs, _, done, _ = env.step(actions_of(obs))
             if done["__all__"]:
                 obs = env.reset()
         best = max(best, env_steps / max(time.process_time() - start, 1e-9))
     return best
+
+
+def agent_actions(obs: dict, n_agents: int, rng: np.random.Generator) -> dict:
+    """A uniformly random allowed action of each mobile agent, as the dict API takes them."""
+    masks = np.stack([obs[str(i)]["action_mask"] for i in range(n_agents)])
+    return {str(i): int(a) for i, a in enumerate(sample(masks, rng))}
+
+
+def bench_dict(env_steps: int, repeats: int) -> float:
+    """Best env-steps/s of one dict-API env."""
+    env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **world_config())
+    rng = np.random.default_rng(0)
+    return time_dict_env(env, env_steps, repeats, lambda obs: agent_actions(obs, env.n_agents, rng))
 
 
 def bench_array(num_envs: int, env_steps: int, repeats: int, with_obs: bool) -> float:
@@ -115,20 +125,13 @@ def bench_dict_economy(env_steps: int, repeats: int) -> float:
     env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **economy_config())
     n_brackets = len(env.world.planner.action_spaces)
     rng = np.random.default_rng(0)
-    best = 0.0
-    for _ in range(repeats):
-        obs = env.reset()
-        start = time.process_time()
-        for _ in range(env_steps):
-            masks = np.stack([obs[str(i)]["action_mask"] for i in range(env.n_agents)])
-            actions: dict = {str(i): int(a) for i, a in enumerate(sample(masks, rng))}
-            planner = _planner_sample(obs["p"]["action_mask"][None], n_brackets, rng)
-            actions["p"] = planner[0].tolist()
-            obs, _, done, _ = env.step(actions)
-            if done["__all__"]:
-                obs = env.reset()
-        best = max(best, env_steps / max(time.process_time() - start, 1e-9))
-    return best
+
+    def actions_of(obs: dict) -> dict:
+        actions = agent_actions(obs, env.n_agents, rng)
+        actions["p"] = _planner_sample(obs["p"]["action_mask"][None], n_brackets, rng)[0].tolist()
+        return actions
+
+    return time_dict_env(env, env_steps, repeats, actions_of)
 
 
 def bench_economy(num_envs: int, env_steps: int, repeats: int, with_obs: bool) -> float:
