@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),
                         help="trainer.acting_precision (default: as --precision)")  # fmt: skip
-    parser.add_argument("--fused_sampling", nargs="+", default=["off"], choices=("on", "off"),
+    parser.add_argument("--fused_sampling", nargs="+", default=["on"], choices=("on", "off"),
                         help="trainer.fused_sampling; 'on off' times both, one after the "
                              "other")  # fmt: skip
     parser.add_argument("--peer", default=None,
