@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--update_graphs", action="store_true",
                         help="trainer.update_graphs: each policy's update replayed from a CUDA "
-                             "graph")  # fmt: skip
+                             "graph (1 minibatch and 1 epoch only)")  # fmt: skip
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),

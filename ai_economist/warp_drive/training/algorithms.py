@@ -62,11 +62,6 @@ class Batch:
     returns: torch.Tensor  # (B,)
 
 
-def shuffles(hp: UpdateHyperParams) -> bool:
-    """Whether an update draws a minibatch shuffle per epoch (several minibatches or epochs)."""
-    return hp.num_mini_batches > 1 or hp.num_epochs > 1
-
-
 def update_policy(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -78,7 +73,6 @@ def update_policy(
     compile_loss: bool = False,
     coeffs: torch.Tensor | None = None,
     set_to_none: bool = True,
-    orders: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the PPO or A2C update of one policy.
 
@@ -92,8 +86,6 @@ def update_policy(
             reads (a CUDA graph's static input); default: ``hp``'s numbers.
         set_to_none: how the gradients are zeroed (False: in place, so that they stay in the
             memory a CUDA graph recorded).
-        orders: ``(num_epochs, B)`` int64, each epoch's minibatch shuffle drawn by the caller
-            (a CUDA graph's static input); default: drawn here from ``generator``.
 
     Returns:
         ``(stats, nonfinite)``: the mean of :data:`STAT_NAMES` over the minibatches, and a
@@ -116,11 +108,9 @@ def update_policy(
     loss_fn = compiled_minibatch_loss() if compile_loss else minibatch_loss
     settings = hp.loss_settings()
     num_updates = 0
-    for epoch in range(hp.num_epochs):
+    for _epoch in range(hp.num_epochs):
         order = None
-        if orders is not None and shuffles(hp):
-            order = orders[epoch]
-        elif shuffles(hp):
+        if hp.num_mini_batches > 1 or hp.num_epochs > 1:
             order = torch.randperm(size, generator=generator, device=device)
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]

@@ -177,9 +177,8 @@ TRAINER_SCHEMA: dict[str, Any] = {
         False,
         "CUDA only: record each trained policy's PPO/A2C update (forward, backward, gradient "
         "clipping, Adam step) as a CUDA graph at its second update and replay it afterwards; "
-        "minibatch shuffles are drawn eagerly before each replay, as the eager update draws "
-        "them; on one process and without Lightning, else (with a warning) the update runs "
-        "eagerly; ignored on the CPU",
+        "only with num_mini_batches 1 and num_epochs 1 (no shuffling), on one process and "
+        "without Lightning, else (with a warning) the update runs eagerly; ignored on the CPU",
     ),
     "fused_sampling": Field(
         "bool",

@@ -7,11 +7,9 @@ recorded once as a CUDA graph and replayed at every later iteration:
 
 * the first update of a policy runs eagerly (it allocates the gradients and Adam's state,
   initialises cuBLAS and, with ``compile_update``, compiles the loss);
-* the second is captured (capture executes nothing) on that iteration's batch
-  (:class:`~.algorithms.Batch`), whose tensors the record then holds, and replayed at once;
-  later updates copy into them only what is not the same memory (the rollout buffers' views
-  are: observations, masks, actions and log-probabilities need no copy; the advantages and
-  returns are new tensors) and replay;
+* the second is captured (capture executes nothing) on static copies of the batch
+  (:class:`~.algorithms.Batch`), then replayed at once; later updates copy the iteration's
+  batch into those copies (``copy_``) and replay;
 * what changes between iterations is read from device tensors: the learning rate (Adam with
   ``capturable=True`` and a tensor ``lr``, its step counter on the device) and the value and
   entropy coefficients (a tensor of two); the gradients are zeroed in place
@@ -20,10 +18,9 @@ recorded once as a CUDA graph and replayed at every later iteration:
   (no host synchronisation).
 
 The update runs eagerly, as without the key, on the CPU (silently), across processes, with a
-Lightning ``backward`` or Lightning's optimizers, or when the capture fails (each with one
-warning).  With several minibatches or epochs, each epoch's shuffle is drawn eagerly from the
-trainer's generator before the replay, into a tensor that the graph reads: the same draws as
-the eager update's.
+Lightning ``backward`` or Lightning's optimizers, with several minibatches or epochs (their
+shuffle draws from the trainer's generator, which the graph does not record), or when the
+capture fails (each with one warning).
 """
 
 from __future__ import annotations
@@ -35,12 +32,7 @@ from dataclasses import dataclass, fields
 import torch
 from torch import nn
 
-from ai_economist.warp_drive.training.algorithms import (
-    Batch,
-    UpdateHyperParams,
-    shuffles,
-    update_policy,
-)
+from ai_economist.warp_drive.training.algorithms import Batch, UpdateHyperParams, update_policy
 
 
 def make_optimizer(model: nn.Module, lr: float, capturable: bool) -> torch.optim.Adam:
@@ -62,10 +54,9 @@ class _Recorded:
 
     graph: torch.cuda.CUDAGraph
     key: tuple
-    batch: Batch  # static inputs: the captured batch's tensors, held; new tensors are copied in
+    batch: Batch  # static inputs: the trainer's batch is copied into these
     stats: torch.Tensor  # static outputs
     nonfinite: torch.Tensor
-    orders: torch.Tensor | None  # static input: each epoch's shuffle, drawn before each replay
 
 
 class PolicyUpdateGraph:
@@ -80,88 +71,49 @@ class PolicyUpdateGraph:
         self.captures = 0
         self.replays = 0
 
-    def _step(
-        self,
-        batch: Batch,
-        hp: UpdateHyperParams,
-        compile_loss: bool,
-        generator: torch.Generator | None = None,
-        orders: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def _step(self, batch: Batch, hp: UpdateHyperParams, compile_loss: bool):
         return update_policy(
-            self.model, self.optimizer, batch, hp, generator, compile_loss=compile_loss,
-            coeffs=self.coeffs, set_to_none=False, orders=orders,
+            self.model, self.optimizer, batch, hp, compile_loss=compile_loss,
+            coeffs=self.coeffs, set_to_none=False,
         )  # fmt: skip
 
     def run(
-        self,
-        batch: Batch,
-        hp: UpdateHyperParams,
-        compile_loss: bool,
-        generator: torch.Generator | None = None,
+        self, batch: Batch, hp: UpdateHyperParams, compile_loss: bool
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The update of ``batch`` (eager, captured-and-replayed, or replayed); minibatch
-        shuffles draw from ``generator`` as the eager update does.
+        """The update of ``batch`` (eager, captured-and-replayed, or replayed).
 
         Raises whatever the capture raised (the caller falls back to eager updates)."""
         self.coeffs[0].fill_(hp.vf_loss_coeff)
         self.coeffs[1].fill_(hp.entropy_coeff)
         if not self.warm:
             self.warm = True
-            return self._step(batch, hp, compile_loss, generator)
+            return self._step(batch, hp, compile_loss)
         inputs = [getattr(batch, f.name) for f in fields(Batch)]
         layout = tuple((x.shape, x.dtype) for x in inputs)
-        key = (hp.loss_settings(), hp.clip_grad_norm, hp.max_grad_norm, hp.num_epochs,
-               hp.num_mini_batches, compile_loss, layout)  # fmt: skip
+        key = (hp.loss_settings(), hp.clip_grad_norm, hp.max_grad_norm, compile_loss, layout)
         rec = self.recorded
         if rec is None or rec.key != key:
-            rec = self.recorded = self._capture(batch, hp, compile_loss, key, generator)
+            rec = self.recorded = self._capture(batch, hp, compile_loss, key)
         else:
             for f, x in zip(fields(Batch), inputs, strict=True):
-                static = getattr(rec.batch, f.name)
-                if x.data_ptr() != static.data_ptr() or x.stride() != static.stride():
-                    static.copy_(x)  # a new tensor (advantages, returns): into the graph's input
-            draw_orders(rec.orders, generator)
+                getattr(rec.batch, f.name).copy_(x)
         rec.graph.replay()
         self.replays += 1
         return rec.stats, rec.nonfinite
 
     def _capture(
-        self,
-        batch: Batch,
-        hp: UpdateHyperParams,
-        compile_loss: bool,
-        key: tuple,
-        generator: torch.Generator | None,
+        self, batch: Batch, hp: UpdateHyperParams, compile_loss: bool, key: tuple
     ) -> _Recorded:
-        # the batch's own tensors are the graph's inputs, held by the record: the rollout
-        # buffers' views (observations, masks, actions, log-probabilities) are the same memory
-        # at every iteration and need no copy; new tensors are copied into the held ones
-        static = Batch(*(getattr(batch, f.name) for f in fields(Batch)))
-        orders = None
-        if shuffles(hp):  # this iteration's shuffles, drawn before the capture
-            size = batch.obs.shape[0]
-            orders = torch.empty((hp.num_epochs, size), dtype=torch.long, device=batch.obs.device)
-            draw_orders(orders, generator)
+        static = Batch(*(getattr(batch, f.name).clone() for f in fields(Batch)))
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph):
-                stats, nonfinite = self._step(static, hp, compile_loss, orders=orders)
+                stats, nonfinite = self._step(static, hp, compile_loss)
         except Exception:
             torch.cuda.synchronize()
             raise
         self.captures += 1
-        return _Recorded(graph, key, static, stats, nonfinite, orders)
-
-
-def draw_orders(orders: torch.Tensor | None, generator: torch.Generator | None) -> None:
-    """Each epoch's minibatch shuffle into ``orders`` (``(num_epochs, B)``), drawn from
-    ``generator`` in the eager update's order (one ``randperm`` per epoch)."""
-    if orders is None:
-        return
-    for epoch in range(orders.shape[0]):
-        torch.randperm(orders.shape[1], generator=generator, device=orders.device,
-                       out=orders[epoch])  # fmt: skip
+        return _Recorded(graph, key, static, stats, nonfinite)
 
 
 class UpdateGraphs:
@@ -244,7 +196,7 @@ class UpdateGraphs:
             if graph is None:
                 graph = self.graphs[tag] = PolicyUpdateGraph(model, optimizer, self.device)
             try:
-                return graph.run(batch, hp, compile_loss, generator)
+                return graph.run(batch, hp, compile_loss)
             except Exception as exc:  # noqa: BLE001 - any capture failure: update eagerly
                 reason = f"the capture failed: {type(exc).__name__}: {exc}"
         if reason is not None and self.enabled:
@@ -268,4 +220,9 @@ class UpdateGraphs:
             return "training across processes (the gradients' all-reduce)"
         if backward is not None or not own_optimizer:
             return "Lightning computes the gradients and steps the optimizers"
+        if hp.num_mini_batches > 1 or hp.num_epochs > 1:
+            return (
+                "num_mini_batches or num_epochs > 1: the minibatch shuffle is not recorded; "
+                "set both to 1 for a graph"
+            )
         return None
