@@ -3,8 +3,7 @@
     python benchmarks/train_throughput.py [--env covid_and_economy_environment|toy]
         [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--num_gpus 1 2]
         [--rollout_length 90] [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu]
-        [--compile] [--compile_update] [--cuda_graphs] [--update_graphs]
-        [--fused_sampling on off] [--json PATH]
+        [--compile] [--compile_update] [--cuda_graphs] [--fused_sampling on off] [--json PATH]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
 one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
@@ -15,8 +14,7 @@ agent-steps bound the activation memory) and prints:
   nothing synchronised inside an iteration, exactly as in training;
 * per-phase times of one more profiled iteration that waits for the device around every
   phase: env step (+ reset), policy forward, sampling (or the replayed CUDA graph of both,
-  with ``--cuda_graphs``), update (GAE + PPO; replayed from a CUDA graph per policy with
-  ``--update_graphs``).
+  with ``--cuda_graphs``), update (GAE + PPO).
 
 ``--fused_sampling on off`` times each setting with the fused sampling kernel
 (``trainer.fused_sampling``, CUDA with Triton) and without it, one after the other.
@@ -111,7 +109,6 @@ def build_trainer(
         f"trainer.compile={str(args.compile).lower()}",
         f"trainer.compile_update={str(args.compile_update).lower()}",
         f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}",
-        f"trainer.update_graphs={str(args.update_graphs).lower()}",
         f"trainer.precision={args.precision}",
         f"trainer.acting_precision={args.acting_precision}",
         f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
@@ -201,8 +198,6 @@ def measure(
         "replica_max_param_diff": spread,
         "phases_ms": phases,  # rank 0's profiled iteration
         "graph_mode": trainer.rollout.graph_mode,  # off | policy | rollout
-        "update_graphs": config["trainer"]["update_graphs"],  # asked for
-        "update_graph_replays": sum(trainer.update_graph.replays.values()),  # 0: eager updates
         "precision": config["trainer"]["precision"],
         "fused_sampling": config["trainer"]["fused_sampling"],  # asked for
         "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
@@ -264,8 +259,7 @@ def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
         f"{r['num_gpus']:>4} {r['num_envs']:>9} {r['train_batch_size']:>9} "
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
         f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
-        f"{r['graph_mode']:>7} {'yes' if r['update_graph_replays'] else 'no':>5} "
-        f"{r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
+        f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
         f"| {phases}"
     )
 
@@ -308,9 +302,6 @@ def main(argv: list[str] | None = None) -> int:
         help="trainer.cuda_graphs: the rollout from CUDA graphs (whole rollout when the env's "
         "step can be captured)",
     )
-    parser.add_argument("--update_graphs", action="store_true",
-                        help="trainer.update_graphs: each policy's update replayed from a CUDA "
-                             "graph (1 minibatch and 1 epoch only)")  # fmt: skip
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),
@@ -344,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"env {args.env} on {device}: {hardware}")
         print(f"{'gpus':>4} {'envs/gpu':>9} {'batch/gpu':>9} {'env-steps/s':>14} "
               f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} {'vs peer':>8} {'MiB/env':>8} "
-              f"{'graphs':>7} {'upd-g':>5} {'prec':>5} {'fused':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
+              f"{'graphs':>7} {'prec':>5} {'fused':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
         for num_envs, fused in itertools.product(args.num_envs, args.fused_sampling):
             args.fused = fused  # read by build_trainer (also in the spawned ranks)
             base = None

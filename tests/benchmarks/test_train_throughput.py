@@ -80,13 +80,3 @@ def test_fused_sampling_on_and_off_in_one_call(bench, tmp_path, capsys):
     assert [r["fused_sampling"] for r in result["results"]] == [True, False]
     assert [r["fused_kernel"] for r in result["results"]] == [False, False]  # CPU: torch path
     assert " fused |" in printed
-
-
-def test_update_graphs_flag_reaches_the_config_and_the_report(bench, tmp_path, capsys):
-    args = ["--env", "toy", "--num_envs", "2", "--iterations", "1", "--warmup", "0",
-            "--rollout_length", "4", "--fc_dims", "[16,16]", "--update_graphs"]  # fmt: skip
-    result, printed = run(bench, tmp_path, capsys, "cpu", args)
-    [one] = result["results"]
-    assert result["args"]["update_graphs"] is True and one["update_graphs"] is True
-    assert one["update_graph_replays"] == 0  # the CPU updates eagerly
-    assert " upd-g " in printed

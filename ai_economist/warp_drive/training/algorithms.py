@@ -71,8 +71,6 @@ def update_policy(
     sync_gradients: Callable[[nn.Module], None] | None = None,
     backward: Callable[[torch.Tensor], None] | None = None,
     compile_loss: bool = False,
-    coeffs: torch.Tensor | None = None,
-    set_to_none: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the PPO or A2C update of one policy.
 
@@ -82,10 +80,6 @@ def update_policy(
         backward: computes the gradients of a loss (default ``loss.backward()``); the
             Lightning module passes its ``manual_backward`` so Lightning's hooks run.
         compile_loss: compute each minibatch's loss with :func:`compiled_minibatch_loss`.
-        coeffs: ``(vf_loss_coeff, entropy_coeff)`` as a device tensor of two that the loss
-            reads (a CUDA graph's static input); default: ``hp``'s numbers.
-        set_to_none: how the gradients are zeroed (False: in place, so that they stay in the
-            memory a CUDA graph recorded).
 
     Returns:
         ``(stats, nonfinite)``: the mean of :data:`STAT_NAMES` over the minibatches, and a
@@ -98,14 +92,12 @@ def update_policy(
     max_norm = hp.max_grad_norm if hp.clip_grad_norm else float("inf")
     stats = torch.zeros(len(STAT_NAMES), device=device)
     nonfinite = torch.zeros((), dtype=torch.bool, device=device)
-    loss_coeffs: tuple[float, float] | torch.Tensor = (hp.vf_loss_coeff, hp.entropy_coeff)
-    if coeffs is not None:
-        loss_coeffs = coeffs
-    elif compile_loss:  # coefficients as a tensor: a schedule's new values do not re-trace
-        loss_coeffs = torch.empty(2, device=device)
-        loss_coeffs[0].fill_(hp.vf_loss_coeff)
-        loss_coeffs[1].fill_(hp.entropy_coeff)
-    loss_fn = compiled_minibatch_loss() if compile_loss else minibatch_loss
+    coeffs: tuple[float, float] | torch.Tensor = (hp.vf_loss_coeff, hp.entropy_coeff)
+    loss_fn = minibatch_loss
+    if compile_loss:  # coefficients as a tensor: a schedule's new values do not re-trace
+        loss_fn, coeffs = compiled_minibatch_loss(), torch.empty(2, device=device)
+        coeffs[0].fill_(hp.vf_loss_coeff)
+        coeffs[1].fill_(hp.entropy_coeff)
     settings = hp.loss_settings()
     num_updates = 0
     for _epoch in range(hp.num_epochs):
@@ -115,9 +107,9 @@ def update_policy(
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
             minibatch = Batch(*(getattr(batch, f.name)[idx] for f in fields(Batch)))
-            loss, step_stats = loss_fn(model, minibatch, loss_coeffs, settings)
+            loss, step_stats = loss_fn(model, minibatch, coeffs, settings)
 
-            optimizer.zero_grad(set_to_none=set_to_none)
+            optimizer.zero_grad(set_to_none=True)
             if backward is None:
                 loss.backward()
             else:

@@ -172,14 +172,6 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "replay the rollout from CUDA graphs: the whole rollout (policy and env step) when the "
         "env's step can be captured, else each step's policy work",
     ),
-    "update_graphs": Field(
-        "bool",
-        False,
-        "CUDA only: record each trained policy's PPO/A2C update (forward, backward, gradient "
-        "clipping, Adam step) as a CUDA graph at its second update and replay it afterwards; "
-        "only with num_mini_batches 1 and num_epochs 1 (no shuffling), on one process and "
-        "without Lightning, else (with a warning) the update runs eagerly; ignored on the CPU",
-    ),
     "fused_sampling": Field(
         "bool",
         True,

@@ -36,6 +36,7 @@ from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
     Batch,
     UpdateHyperParams,
+    update_policy,
 )
 from ai_economist.warp_drive.training.distributed import DistributedContext
 from ai_economist.warp_drive.training.gae import compute_gae
@@ -52,7 +53,6 @@ from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
 from ai_economist.warp_drive.training.trainer_checkpoint import TrainerCheckpointing
 from ai_economist.warp_drive.training.trainer_metrics import TrainerMetrics, TrainingDiverged
-from ai_economist.warp_drive.training.update_graph import UpdateGraphs, make_optimizer
 from ai_economist.warp_drive.training.value_norm import ValueNormalizer
 
 __all__ = ["Policy", "Trainer", "TrainingDiverged"]
@@ -151,7 +151,6 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         np.random.seed(seed + self.dist.rank)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
-        self.update_graph = UpdateGraphs(tcfg["update_graphs"], self.device, self.dist.enabled)
         self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
         self.rollout = RolloutCollector(
             env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"],
@@ -218,7 +217,10 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         model = build_policy_model(tag, pcfg, spec, self.device)
         self.dist.broadcast_parameters(model)
         schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
-        optimizer = make_optimizer(model, schedules["lr"](0), self.update_graph.enabled)
+        fused = self.device.type == "cuda"  # one kernel for all parameters (same algorithm)
+        optimizer = torch.optim.Adam(
+            model.parameters(), lr=schedules["lr"](0), eps=1e-5, fused=fused
+        )
         act_model = torch.compile(model) if self.config["trainer"]["compile"] else model
         value_norm = None
         if pcfg["normalize_value"]:
@@ -367,7 +369,8 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             advantages=advantages.flatten(),
             returns=returns.flatten(),
         )
-        self.update_graph.set_lr(optimizer, p.hyper["lr"])
+        for group in optimizer.param_groups:
+            group["lr"] = p.hyper["lr"]
         hp = UpdateHyperParams(
             algorithm=p.config["algorithm"],
             vf_loss_coeff=p.hyper["vf_loss_coeff"],
@@ -381,9 +384,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             precision=self.config["trainer"]["precision"],
         )
         sync = self.dist.average_gradients if self.dist.enabled else None
-        stats, nonfinite = self.update_graph.update(
-            p.tag, p.model, optimizer, batch, hp, self.generator, sync, backward,
-            self.config["trainer"]["compile_update"], own_optimizer=optimizer is p.optimizer,
+        stats, nonfinite = update_policy(
+            p.model, optimizer, batch, hp, self.generator, sync, backward,
+            compile_loss=self.config["trainer"]["compile_update"],
         )  # fmt: skip
         p.window_stats += stats
         first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
