@@ -17,6 +17,7 @@ from torch import nn
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
+from ai_economist.warp_drive.training.fused_layers import linear_relu, training_dtype
 
 MASKED_LOGIT = torch.finfo(torch.float32).min
 """Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
@@ -52,6 +53,7 @@ class FullyConnectedActorCritic(nn.Module):
         self.num_actions = num_actions
         self._joint_head: tuple[torch.Tensor, torch.Tensor] | None = None
         self._frozen_trunk: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+        self.fused_layers = False  # trainer.fused_layers: fused matmul+ReLU when training on a GPU
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(..., num_actions)`` and values ``(...)`` of observations ``(..., obs_dim)``."""
@@ -67,13 +69,25 @@ class FullyConnectedActorCritic(nn.Module):
         of two; the same values as ``relu(addmm)`` up to the GEMM algorithm cuBLAS picks)."""
         dtype = _acting_dtype(obs)
         if dtype is None:
-            return self.trunk(obs)
+            return self._training_trunk(obs)
         layers = self._frozen_trunk
         if layers is None or layers[0][0].dtype != dtype:
             layers = self._trunk_weights(dtype)
         hidden = obs.reshape(-1, obs.shape[-1]).to(dtype)
         for weight, bias in layers:
             hidden = torch._addmm_activation(bias, hidden, weight.t())
+        return hidden.reshape(*obs.shape[:-1], hidden.shape[-1])
+
+    def _training_trunk(self, obs: torch.Tensor) -> torch.Tensor:
+        """The hidden layers with autograd (or on the CPU): with ``fused_layers`` on a GPU each
+        layer's ReLU in its matrix product's epilogue, forward and backward
+        (:mod:`.fused_layers`); else ``nn.Linear`` and ``nn.ReLU``."""
+        dtype = training_dtype(obs) if self.fused_layers else None
+        if dtype is None:
+            return self.trunk(obs)
+        hidden = obs.reshape(-1, obs.shape[-1])
+        for layer in self.trunk[::2]:
+            hidden = linear_relu(hidden, layer.weight, layer.bias, dtype)
         return hidden.reshape(*obs.shape[:-1], hidden.shape[-1])
 
     def _trunk_weights(self, dtype: torch.dtype) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -180,6 +180,13 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "faster at 60, 1,200 and 10,000 envs on an H200); false, or without CUDA or Triton: "
         "the torch operations one by one",
     ),
+    "fused_layers": Field(
+        "bool",
+        False,
+        "on a GPU: in the update, each hidden layer's matrix product and ReLU in one kernel "
+        "(the ReLU in the GEMM's epilogue; the backward masks with the layer's output), "
+        "the same values as nn.Linear and nn.ReLU up to the GEMM algorithm; ignored on the CPU",
+    ),
     "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
     "precision": Field(
         "str",

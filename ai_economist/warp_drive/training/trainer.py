@@ -215,6 +215,8 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         pcfg = self.config["policy"][tag]
         spec = self.env.policy_specs[tag]
         model = build_policy_model(tag, pcfg, spec, self.device)
+        if hasattr(model, "fused_layers"):
+            model.fused_layers = self.config["trainer"]["fused_layers"]
         self.dist.broadcast_parameters(model)
         schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
         fused = self.device.type == "cuda"  # one kernel for all parameters (same algorithm)

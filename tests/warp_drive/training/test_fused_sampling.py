@@ -37,7 +37,9 @@ def test_the_fused_kernel_needs_cuda_triton_and_the_key(monkeypatch):
 
 def test_the_cpu_rollout_takes_the_torch_path(tmp_path):
     config = toy_run_config(num_episodes=8)
-    assert validate_config(config)["trainer"]["fused_sampling"] is True  # the default: on where supported
+    assert (
+        validate_config(config)["trainer"]["fused_sampling"] is True
+    )  # the default: on where supported
     env = ToyTargetEnv(num_envs=8, **config["env"])
     trainer = Trainer(env, config, AGENT_MAP, True, "first", results_directory=tmp_path,
                       verbose=False)  # fmt: skip

@@ -1,0 +1,55 @@
+"""A hidden layer's matrix product and ReLU in one GPU kernel, with its gradients.
+
+``relu(x @ W^T + b)`` is computed by ``torch._addmm_activation``, whose ReLU runs in the GEMM's
+epilogue (cuBLASLt), so the pre-activation is never written to memory nor read back; the
+backward pass masks the incoming gradient with the layer's output (``out > 0``, which is
+where the pre-activation is positive) and forms the three gradients with two GEMMs and a
+column sum.  The values are those of ``relu(linear(x, W, b))`` up to the GEMM algorithm
+cuBLAS picks.  Under bfloat16 autocast the layer runs in bfloat16 and returns the weight and
+bias gradients in the parameters' float32.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class _LinearReLU(torch.autograd.Function):
+    """``relu(x @ weight.T + bias)`` in ``dtype``; see the module docstring."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, dtype):  # noqa: ANN001, ANN205 - autograd signature
+        x, w, b = x.to(dtype), weight.to(dtype), bias.to(dtype)
+        out = torch._addmm_activation(b, x, w.t())
+        ctx.save_for_backward(x, w, out)
+        ctx.param_dtype = weight.dtype
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: ANN001, ANN205 - autograd signature
+        x, w, out = ctx.saved_tensors
+        grad = torch.ops.aten.threshold_backward(grad.to(out.dtype), out, 0)
+        grad_x = grad @ w if ctx.needs_input_grad[0] else None
+        grad_w = (grad.t() @ x).to(ctx.param_dtype) if ctx.needs_input_grad[1] else None
+        grad_b = grad.sum(0).to(ctx.param_dtype) if ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b, None
+
+
+def linear_relu(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, dtype: torch.dtype
+) -> torch.Tensor:
+    """``relu(x @ weight.T + bias)`` of a 2-D ``x`` in ``dtype``, the ReLU in the GEMM's
+    epilogue, differentiable in ``x``, ``weight`` and ``bias``."""
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        return _LinearReLU.apply(x, weight, bias, dtype)
+
+
+def training_dtype(obs: torch.Tensor) -> torch.dtype | None:
+    """The dtype of the fused hidden layers in a training pass (autograd on) on a GPU:
+    bfloat16 under bfloat16 autocast, float32 without autocast; None elsewhere."""
+    if not obs.is_cuda or not torch.is_grad_enabled():
+        return None
+    if torch.is_autocast_enabled("cuda"):
+        bf16 = torch.get_autocast_dtype("cuda") == torch.bfloat16
+        return torch.bfloat16 if bf16 else None
+    return torch.float32 if obs.dtype == torch.float32 else None

