@@ -112,7 +112,7 @@ def build_trainer(
         f"trainer.precision={args.precision}",
         f"trainer.acting_precision={args.acting_precision}",
         f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
-        f"trainer.fused_layers={str(args.fused_layers).lower()}",
+        f"trainer.fused_layers={str(args.fused_layers == 'on').lower()}",
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         help="trainer.cuda_graphs: the rollout from CUDA graphs (whole rollout when the env's "
         "step can be captured)",
     )
-    parser.add_argument("--fused_layers", action="store_true",
+    parser.add_argument("--fused_layers", default="on", choices=("on", "off"),
                         help="trainer.fused_layers: matmul and ReLU in one kernel in the update")  # fmt: skip
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip

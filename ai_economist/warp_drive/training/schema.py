@@ -182,10 +182,11 @@ TRAINER_SCHEMA: dict[str, Any] = {
     ),
     "fused_layers": Field(
         "bool",
-        False,
+        True,
         "on a GPU: in the update, each hidden layer's matrix product and ReLU in one kernel "
         "(the ReLU in the GEMM's epilogue; the backward masks with the layer's output), "
-        "the same values as nn.Linear and nn.ReLU up to the GEMM algorithm; ignored on the CPU",
+        "the same values as nn.Linear and nn.ReLU up to the GEMM algorithm (10% faster "
+        "training in fp32 and 3-6% in bf16 at 1,200-10,000 envs on an H200); ignored on the CPU",
     ),
     "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
     "precision": Field(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from ai_economist.warp_drive.training import models
 from ai_economist.warp_drive.training.fused_layers import linear_relu, training_dtype
 from ai_economist.warp_drive.training.models import FullyConnectedActorCritic
 from ai_economist.warp_drive.training.schema import ConfigError, validate_config
@@ -36,19 +37,45 @@ def test_gradcheck():
     assert torch.autograd.gradcheck(lambda x, w, b: linear_relu(x, w, b, torch.float64), args)
 
 
-def test_the_cpu_and_acting_take_the_plain_layers():
-    assert training_dtype(torch.zeros(2, 3)) is None  # CPU
+def test_the_cpu_takes_the_plain_layers():
+    assert training_dtype(torch.zeros(2, 3)) is None
     model = FullyConnectedActorCritic(3, 4, [8, 8])
-    model.fused_layers = True
     obs = torch.randn(5, 3)
     model.fused_layers = False
     expected = model(obs)
     model.fused_layers = True
-    for got, want in zip(model(obs), expected, strict=True):  # CPU: the same layers
+    for got, want in zip(model(obs), expected, strict=True):
         assert torch.equal(got, want)
 
 
-def test_the_key_is_a_bool_and_off_by_default():
-    assert validate_config(toy_run_config())["trainer"]["fused_layers"] is False
+def test_the_model_trains_through_the_fused_layers_where_they_apply(monkeypatch):
+    # on the CPU the fused path is forced (torch._addmm_activation runs there too)
+    calls = []
+
+    def spy(x, weight, bias, dtype):
+        calls.append(tuple(weight.shape))
+        return linear_relu(x, weight, bias, dtype)
+
+    monkeypatch.setattr(models, "linear_relu", spy)
+    monkeypatch.setattr(models, "training_dtype", lambda obs: torch.float32)
+    torch.manual_seed(0)
+    model = FullyConnectedActorCritic(3, 4, [8, 6])
+    obs = torch.randn(2, 5, 3)
+    grads = {}
+    for fused in (False, True):
+        model.fused_layers = fused
+        model.zero_grad(set_to_none=True)
+        logits, values = model(obs)
+        assert logits.shape == (2, 5, 4) and values.shape == (2, 5)
+        (logits.square().sum() + values.sum()).backward()
+        grads[fused] = {k: p.grad.clone() for k, p in model.named_parameters()}
+    assert calls == [(8, 3), (6, 8)]  # both hidden layers, only when fused
+    for name, grad in grads[False].items():
+        torch.testing.assert_close(grads[True][name], grad, msg=name)
+
+
+def test_the_key_is_a_bool_and_on_by_default():
+    assert validate_config(toy_run_config())["trainer"]["fused_layers"] is True
+    assert validate_config(toy_run_config(fused_layers=False))["trainer"]["fused_layers"] is False
     with pytest.raises(ConfigError, match="trainer.fused_layers"):
         validate_config(toy_run_config(fused_layers="yes"))

@@ -40,7 +40,24 @@ def test_fused_layers_match_linear_and_relu(precision, tol, compiled):
     loss_p, grads_p = grads_of(model, obs, precision, fused=False, compiled=compiled)
     loss_f, grads_f = grads_of(model, obs, precision, fused=True, compiled=compiled)
     torch.testing.assert_close(loss_f, loss_p, rtol=tol, atol=tol)
+    assert model.fused_layers  # the second pass took the fused layers
     for name, grad in grads_p.items():
         scale = grad.abs().max().clamp_min(1e-6)
         assert (grads_f[name] - grad).abs().max() / scale < tol, name
         assert grads_f[name].dtype == torch.float32, name
+
+
+@needs_cuda
+def test_a_cuda_training_pass_calls_the_fused_layers(monkeypatch):
+    from ai_economist.warp_drive.training import models
+
+    calls = []
+    real = models.linear_relu
+    monkeypatch.setattr(models, "linear_relu", lambda *a: calls.append(1) or real(*a))
+    model = FullyConnectedActorCritic(5, 3, [16, 16]).cuda()
+    model.fused_layers = True
+    model(torch.randn(4, 5, device="cuda"))[0].sum().backward()
+    assert len(calls) == 2
+    with torch.no_grad():  # acting takes its own fused path (no autograd)
+        model(torch.randn(4, 5, device="cuda"))
+    assert len(calls) == 2
