@@ -44,12 +44,17 @@ def linear_relu(
         return _LinearReLU.apply(x, weight, bias, dtype)
 
 
-def training_dtype(obs: torch.Tensor) -> torch.dtype | None:
-    """The dtype of the fused hidden layers in a training pass (autograd on) on a GPU:
-    bfloat16 under bfloat16 autocast, float32 without autocast; None elsewhere."""
-    if not obs.is_cuda or not torch.is_grad_enabled():
+def fused_dtype(obs: torch.Tensor) -> torch.dtype | None:
+    """The dtype of fused hidden layers for ``obs`` on a GPU: bfloat16 under bfloat16
+    autocast, float32 without autocast (float32 ``obs``); None where the plain layers run."""
+    if not obs.is_cuda:
         return None
     if torch.is_autocast_enabled("cuda"):
         bf16 = torch.get_autocast_dtype("cuda") == torch.bfloat16
         return torch.bfloat16 if bf16 else None
     return torch.float32 if obs.dtype == torch.float32 else None
+
+
+def training_dtype(obs: torch.Tensor) -> torch.dtype | None:
+    """:func:`fused_dtype` in a training pass (autograd on); None without autograd."""
+    return fused_dtype(obs) if torch.is_grad_enabled() else None

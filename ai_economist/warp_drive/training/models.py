@@ -17,7 +17,11 @@ from torch import nn
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
-from ai_economist.warp_drive.training.fused_layers import linear_relu, training_dtype
+from ai_economist.warp_drive.training.fused_layers import (
+    fused_dtype,
+    linear_relu,
+    training_dtype,
+)
 
 MASKED_LOGIT = torch.finfo(torch.float32).min
 """Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
@@ -132,11 +136,7 @@ def _autocast_bf16() -> bool:
 def _acting_dtype(obs: torch.Tensor) -> torch.dtype | None:
     """The dtype of the fused hidden layers when acting (no autograd) on a GPU: float32, or
     bfloat16 under bfloat16 autocast; None where the plain layers run."""
-    if not obs.is_cuda or torch.is_grad_enabled():
-        return None
-    if torch.is_autocast_enabled("cuda"):
-        return torch.bfloat16 if _autocast_bf16() else None
-    return torch.float32 if obs.dtype == torch.float32 else None
+    return None if torch.is_grad_enabled() else fused_dtype(obs)
 
 
 def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module:

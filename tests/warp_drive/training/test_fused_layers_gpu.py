@@ -1,6 +1,7 @@
 """``trainer.fused_layers`` on a GPU: the fused layers' forward pass and gradients match
-``nn.Linear`` + ``nn.ReLU`` in float32 and under bfloat16 autocast, compiled or not, and
-training with them follows training without them."""
+``nn.Linear`` + ``nn.ReLU`` in float32 and under bfloat16 autocast, compiled or not, and a
+training pass on a GPU takes them.  (Whole training runs with and without them:
+``benchmarks/learning_seeds.py``, ``docs/results/h200-2026-11-30-session8.md``.)"""
 
 from __future__ import annotations
 
