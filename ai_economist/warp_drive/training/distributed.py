@@ -112,6 +112,7 @@ def _worker(rank: int, world_size: int, port: int, backend: str, fn: Callable, a
     ctx = init_process(rank, world_size, port, backend)
     try:
         fn(ctx, *args)
+        ctx.barrier()  # every rank is done with the group before any rank tears it down
     finally:
         shutdown()
 
