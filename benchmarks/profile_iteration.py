@@ -3,6 +3,7 @@ update, from ``torch.profiler``.
 
     python benchmarks/profile_iteration.py --num_envs 1200 [--precision bf16] [--rows 20]
         [--env covid_and_economy_environment] [--cuda_graphs] [--config RUN_CONFIG]
+        [--compile_update] [--acting_precision fp32] [--fused_sampling on] [--fused_layers on] [--bf16_heads on]
 
 It builds the trainer exactly as ``train_throughput.py`` does (published models, one epoch,
 minibatches of at most ``--max_minibatch`` agent-steps), runs ``--warmup`` iterations, then
@@ -36,7 +37,12 @@ def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Any:
     """The trainer of a packaged run config, on the GPU, with only the device settings changed."""
     overrides = ["trainer.device=cuda", "trainer.num_episodes=100000000",
                  f"trainer.precision={args.precision}", "trainer.progress_bar=false",
-                 f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}", "saving.tensorboard=false"]  # fmt: skip
+                 f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}", "saving.tensorboard=false",
+                 f"trainer.compile_update={str(args.compile_update).lower()}",
+                 f"trainer.acting_precision={args.acting_precision}",
+                 f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
+                 f"trainer.fused_layers={str(args.fused_layers == 'on').lower()}",
+                 f"trainer.bf16_heads={str(args.bf16_heads == 'on').lower()}"]  # fmt: skip
     config = load_run_config(find_run_config(args.config), overrides)
     return build_registered(config, torch.device("cuda"), results_directory=run_dir, verbose=False)
 
@@ -47,7 +53,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num_envs", type=int, default=1200)
     parser.add_argument("--rollout_length", type=int, default=90)
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"))
+    parser.add_argument(
+        "--acting_precision",
+        default="",
+        choices=("", "fp32", "bf16"),
+        help="rollout precision ('' = --precision)",
+    )
     parser.add_argument("--cuda_graphs", action="store_true")
+    parser.add_argument(
+        "--compile_update",
+        action="store_true",
+        help="torch.compile the PPO loss (trainer.compile_update)",
+    )
+    parser.add_argument("--fused_sampling", dest="fused", default="on", choices=("on", "off"))
+    parser.add_argument("--fused_layers", default="on", choices=("on", "off"))
+    parser.add_argument("--bf16_heads", default="on", choices=("on", "off"))
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rows", type=int, default=20, help="kernels listed per phase")
     parser.add_argument("--max_minibatch", type=int, default=1 << 21)

@@ -113,6 +113,7 @@ def build_trainer(
         f"trainer.acting_precision={args.acting_precision}",
         f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
         f"trainer.fused_layers={str(args.fused_layers == 'on').lower()}",
+        f"trainer.bf16_heads={str(args.bf16_heads == 'on').lower()}",
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -203,6 +204,7 @@ def measure(
         "fused_sampling": config["trainer"]["fused_sampling"],  # asked for
         "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
         "fused_layers": config["trainer"]["fused_layers"],
+        "bf16_heads": config["trainer"]["bf16_heads"],
         "gpu_peak_mib_per_env": peak / 2**20 / num_envs,  # models, buffers, env state, update
         "num_mini_batches": {t: c["num_mini_batches"] for t, c in config["policy"].items()},
     }
@@ -262,7 +264,7 @@ def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
         f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
         f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
-        f"{'yes' if r['fused_layers'] else 'no':>5} "
+        f"{'yes' if r['fused_layers'] else 'no':>5} {'yes' if r.get('bf16_heads') else 'no':>5} "
         f"| {phases}"
     )
 
@@ -307,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fused_layers", default="on", choices=("on", "off"),
                         help="trainer.fused_layers: matmul and ReLU in one kernel in the update")  # fmt: skip
+    parser.add_argument("--bf16_heads", default="on", choices=("on", "off"),
+                        help="trainer.bf16_heads: bf16 heads with float32 output in a bf16 update")  # fmt: skip
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),
@@ -340,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"env {args.env} on {device}: {hardware}")
         print(f"{'gpus':>4} {'envs/gpu':>9} {'batch/gpu':>9} {'env-steps/s':>14} "
               f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} {'vs peer':>8} {'MiB/env':>8} "
-              f"{'graphs':>7} {'prec':>5} {'fused':>5} {'f-lay':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
+              f"{'graphs':>7} {'prec':>5} {'fused':>5} {'f-lay':>5} {'b-hd':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
         for num_envs, fused in itertools.product(args.num_envs, args.fused_sampling):
             args.fused = fused  # read by build_trainer (also in the spawned ranks)
             base = None

@@ -80,4 +80,5 @@ def test_fused_sampling_on_and_off_in_one_call(bench, tmp_path, capsys):
     assert [r["fused_sampling"] for r in result["results"]] == [True, False]
     assert [r["fused_kernel"] for r in result["results"]] == [False, False]  # CPU: torch path
     assert [r["fused_layers"] for r in result["results"]] == [True, True]  # the default
-    assert " fused f-lay |" in printed
+    assert [r["bf16_heads"] for r in result["results"]] == [True, True]  # the default
+    assert " fused f-lay  b-hd |" in printed

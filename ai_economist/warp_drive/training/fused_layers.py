@@ -7,6 +7,11 @@ where the pre-activation is positive) and forms the three gradients with two GEM
 column sum.  The values are those of ``relu(linear(x, W, b))`` up to the GEMM algorithm
 cuBLAS picks.  Under bfloat16 autocast the layer runs in bfloat16 and returns the weight and
 bias gradients in the parameters' float32.
+
+:func:`linear_wide` is the heads' counterpart: ``x @ W^T + b`` of a bfloat16 ``x`` with the
+weight rounded to bfloat16, accumulated and returned in float32 (``torch.mm`` with
+``out_dtype``), so a bfloat16 hidden layer is never copied to float32; its input gradient
+comes back in the input's bfloat16.
 """
 
 from __future__ import annotations
@@ -33,6 +38,39 @@ class _LinearReLU(torch.autograd.Function):
         grad_w = (grad.t() @ x).to(ctx.param_dtype) if ctx.needs_input_grad[1] else None
         grad_b = grad.sum(0).to(ctx.param_dtype) if ctx.needs_input_grad[2] else None
         return grad_x, grad_w, grad_b, None
+
+
+class _LinearWide(torch.autograd.Function):
+    """``x @ weight.T + bias`` of ``x`` in ``dtype``, accumulated and returned in float32."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, dtype):  # noqa: ANN001, ANN205 - autograd signature
+        x, w = x.to(dtype), weight.to(dtype)
+        out = torch.mm(x, w.t(), out_dtype=torch.float32) + bias.float()
+        ctx.save_for_backward(x, w)
+        ctx.param_dtype = weight.dtype
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: ANN001, ANN205 - autograd signature
+        x, w = ctx.saved_tensors
+        low = grad.to(w.dtype)
+        grad_x = low @ w if ctx.needs_input_grad[0] else None
+        grad_w = None
+        if ctx.needs_input_grad[1]:
+            grad_w = torch.mm(low.t(), x, out_dtype=torch.float32).to(ctx.param_dtype)
+        grad_b = grad.sum(0).to(ctx.param_dtype) if ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b, None
+
+
+def linear_wide(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, dtype: torch.dtype
+) -> torch.Tensor:
+    """``x @ weight.T + bias`` of a 2-D ``x`` on a GPU, the product's inputs in ``dtype``
+    (bfloat16), accumulated and returned in float32; differentiable in all three, the
+    gradient of ``x`` in ``dtype``."""
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        return _LinearWide.apply(x, weight, bias, dtype)
 
 
 def linear_relu(

@@ -20,6 +20,7 @@ from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
 from ai_economist.warp_drive.training.fused_layers import (
     fused_dtype,
     linear_relu,
+    linear_wide,
     training_dtype,
 )
 
@@ -58,10 +59,18 @@ class FullyConnectedActorCritic(nn.Module):
         self._joint_head: tuple[torch.Tensor, torch.Tensor] | None = None
         self._frozen_trunk: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         self.fused_layers = False  # trainer.fused_layers: fused matmul+ReLU when training on a GPU
+        self.bf16_heads = False  # trainer.bf16_heads: heads read a bf16 hidden layer in training
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits ``(..., num_actions)`` and values ``(...)`` of observations ``(..., obs_dim)``."""
         hidden = self._trunk(obs)
+        if (
+            self.bf16_heads
+            and hidden.is_cuda
+            and hidden.dtype == torch.bfloat16
+            and torch.is_grad_enabled()
+        ):
+            return self._bf16_heads(hidden)
         if hidden.dtype != torch.float32:  # under bf16 autocast: the small heads in float32
             with torch.autocast(device_type=hidden.device.type, enabled=False):
                 return self._heads(hidden.float())
@@ -104,6 +113,14 @@ class FullyConnectedActorCritic(nn.Module):
         else:
             weight, bias = self.joint_head()
         out = nn.functional.linear(hidden, weight, bias)
+        return out[..., :-1], out[..., -1]
+
+    def _bf16_heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both heads of a bfloat16 hidden layer (a bf16 update on a GPU) without a float32 copy
+        of it: bfloat16 products accumulated and returned in float32 (:func:`linear_wide`)."""
+        weight, bias = self.joint_head()
+        out = linear_wide(hidden.reshape(-1, hidden.shape[-1]), weight, bias, torch.bfloat16)
+        out = out.reshape(*hidden.shape[:-1], out.shape[-1])
         return out[..., :-1], out[..., -1]
 
     def joint_head(self) -> tuple[torch.Tensor, torch.Tensor]:

@@ -188,12 +188,20 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "the same values as nn.Linear and nn.ReLU up to the GEMM algorithm (10% faster "
         "training in fp32 and 3-6% in bf16 at 1,200-10,000 envs on an H200); ignored on the CPU",
     ),
+    "bf16_heads": Field(
+        "bool",
+        True,
+        "in a bf16 update on a GPU (precision bf16): the policy and value heads multiply the "
+        "bfloat16 hidden layer by bfloat16-rounded weights, accumulated and returned in "
+        "float32, instead of copying the hidden layer to float32 first; false: float32 heads "
+        "(ignored in fp32 and on the CPU)",
+    ),
     "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
     "precision": Field(
         "str",
         "fp32",
         "numerics of the models' hidden layers on the GPU: fp32, or bf16 (autocast; weights, "
-        "heads, losses and optimizer stay float32)",
+        "losses and optimizer stay float32, the heads return float32: see bf16_heads)",
         choices=("fp32", "bf16"),
     ),
     "acting_precision": Field(

@@ -217,6 +217,8 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         model = build_policy_model(tag, pcfg, spec, self.device)
         if hasattr(model, "fused_layers"):
             model.fused_layers = self.config["trainer"]["fused_layers"]
+        if hasattr(model, "bf16_heads"):
+            model.bf16_heads = self.config["trainer"]["bf16_heads"]
         self.dist.broadcast_parameters(model)
         schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
         fused = self.device.type == "cuda"  # one kernel for all parameters (same algorithm)

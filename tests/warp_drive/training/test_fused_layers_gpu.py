@@ -62,3 +62,39 @@ def test_a_cuda_training_pass_calls_the_fused_layers(monkeypatch):
     with torch.no_grad():  # acting takes its own fused path (no autograd)
         model(torch.randn(4, 5, device="cuda"))
     assert len(calls) == 2
+
+
+@needs_cuda
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bf16_heads_match_float32_heads_and_return_float32(compiled):
+    if compiled:
+        pytest.importorskip("triton")
+    torch.manual_seed(1)
+    model = FullyConnectedActorCritic(37, 11, [256, 256]).cuda()
+    model.fused_layers = True
+    obs = torch.randn(4096, 37, device="cuda")
+    model.bf16_heads = False
+    loss_p, grads_p = grads_of(model, obs, "bf16", fused=True, compiled=compiled)
+    model.bf16_heads = True
+    loss_h, grads_h = grads_of(model, obs, "bf16", fused=True, compiled=compiled)
+    assert loss_h != loss_p  # the heads' weights were rounded to bfloat16: another path ran
+    torch.testing.assert_close(loss_h, loss_p, rtol=1e-2, atol=1e-4)
+    for name, grad in grads_p.items():
+        scale = grad.abs().max().clamp_min(1e-6)
+        assert (grads_h[name] - grad).abs().max() / scale < 3e-2, name
+        assert grads_h[name].dtype == torch.float32, name
+    with autocast(obs.device, "bf16"):
+        logits, values = model(obs)
+    assert logits.dtype == values.dtype == torch.float32
+    assert logits.shape == (4096, 11) and values.shape == (4096,)
+
+
+@needs_cuda
+def test_bf16_heads_keep_a_batch_of_agents_shape():
+    model = FullyConnectedActorCritic(5, 3, [16, 16]).cuda()
+    model.fused_layers = model.bf16_heads = True
+    with autocast(torch.device("cuda"), "bf16"):
+        logits, values = model(torch.randn(7, 4, 5, device="cuda"))
+    assert logits.shape == (7, 4, 3) and values.shape == (7, 4)
+    (logits.sum() + values.sum()).backward()
+    assert model.policy_head.weight.grad.dtype == torch.float32

@@ -1,0 +1,35 @@
+"""benchmarks/profile_iteration.py: it builds the throughput run's trainer and lists kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def profiler(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import profile_iteration
+
+    return profile_iteration
+
+
+def test_it_refuses_to_run_without_a_gpu(profiler, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit):
+        profiler.main(["--num_envs", "2"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_it_profiles_the_compiled_bf16_update_with_the_throughput_settings(profiler, capsys):
+    args = ["--num_envs", "4", "--rollout_length", "6", "--warmup", "1", "--precision", "bf16",
+            "--acting_precision", "fp32", "--compile_update", "--cuda_graphs", "--rows", "5"]  # fmt: skip
+    assert profiler.main(args) == 0
+    printed = capsys.readouterr().out
+    assert "== rollout:" in printed and "== update:" in printed
+    assert "(4 envs, bf16)" in printed
