@@ -7,6 +7,8 @@ update, from ``torch.profiler``.
 
 It builds the trainer exactly as ``train_throughput.py`` does (published models, one epoch,
 minibatches of at most ``--max_minibatch`` agent-steps), runs ``--warmup`` iterations, then
+times each phase's host enqueue time against its completion (``--host_repeats`` iterations:
+where the two are close the phase is bound by host launches), then
 profiles one rollout and one update separately and prints, for each, the kernels sorted by
 their total GPU time (with ``--cuda_graphs`` a replayed rollout shows as one graph launch;
 leave it off to see its kernels).  ``--config NAME`` profiles a packaged run config as it is
@@ -17,8 +19,10 @@ nothing.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,25 @@ def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Any:
     return build_registered(config, torch.device("cuda"), results_directory=run_dir, verbose=False)
 
 
+def host_and_device_ms(trainer: Any, repeats: int) -> dict[str, tuple[float, float]]:
+    """Per phase, the median over ``repeats`` iterations of (the host's time to enqueue the
+    phase, without waiting for the GPU; the time until the GPU finished it), in ms.  Where the
+    two are close, the phase is bound by the host's launches."""
+    times: dict[str, list[tuple[float, float]]] = {"rollout": [], "update": []}
+    for _ in range(repeats):
+        for name, phase in (("rollout", trainer._collect_rollout), ("update", trainer._update)):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            phase()
+            queued = time.perf_counter()
+            torch.cuda.synchronize()
+            times[name].append(((queued - start) * 1e3, (time.perf_counter() - start) * 1e3))
+    return {
+        name: (statistics.median(h for h, _ in pairs), statistics.median(d for _, d in pairs))
+        for name, pairs in times.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="covid_and_economy_environment")
@@ -69,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fused_layers", default="on", choices=("on", "off"))
     parser.add_argument("--bf16_heads", default="on", choices=("on", "off"))
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--host_repeats", type=int, default=10,
+                        help="iterations timed for the host-vs-GPU split of each phase")  # fmt: skip
     parser.add_argument("--rows", type=int, default=20, help="kernels listed per phase")
     parser.add_argument("--max_minibatch", type=int, default=1 << 21)
     parser.add_argument("--config", default="", help="profile this packaged run config as it is")
@@ -87,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.warmup):
             trainer.train_iteration()
         torch.cuda.synchronize()
+        print(f"host vs GPU, median of {args.host_repeats} iterations ({args.num_envs} envs):")
+        for name, (host, done) in host_and_device_ms(trainer, args.host_repeats).items():
+            print(
+                f"  {name}: host enqueues it in {host:.2f} ms, the GPU finishes it at {done:.2f} ms"
+            )
         for name, phase in (("rollout", trainer._collect_rollout), ("update", trainer._update)):
             with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
                 phase()

@@ -24,6 +24,28 @@ def test_it_refuses_to_run_without_a_gpu(profiler, monkeypatch):
         profiler.main(["--num_envs", "2"])
 
 
+def test_host_and_device_times_are_medians_per_phase(profiler, monkeypatch):
+    import time
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+
+    class Phases:
+        calls = 0
+
+        def _collect_rollout(self):
+            time.sleep(0.002)
+
+        def _update(self):
+            Phases.calls += 1
+            time.sleep(0.030 if Phases.calls == 2 else 0.004)  # one slow outlier
+
+    times = profiler.host_and_device_ms(Phases(), repeats=3)
+    assert set(times) == {"rollout", "update"} and Phases.calls == 3
+    host, done = times["update"]
+    assert 4 <= host < 30 and host <= done  # the median ignores the outlier
+    assert 2 <= times["rollout"][0] < 30
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_it_profiles_the_compiled_bf16_update_with_the_throughput_settings(profiler, capsys):
@@ -33,3 +55,4 @@ def test_it_profiles_the_compiled_bf16_update_with_the_throughput_settings(profi
     printed = capsys.readouterr().out
     assert "== rollout:" in printed and "== update:" in printed
     assert "(4 envs, bf16)" in printed
+    assert "rollout: host enqueues it in" in printed and "update: host enqueues it in" in printed
