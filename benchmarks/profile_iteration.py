@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fused_layers", default="on", choices=("on", "off"))
     parser.add_argument("--bf16_heads", default="on", choices=("on", "off"))
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--sort", default="device", choices=("device", "cpu"),
+                        help="order of the kernel/op tables: GPU time, or host (CPU) time")  # fmt: skip
     parser.add_argument("--host_repeats", type=int, default=10,
                         help="iterations timed for the host-vs-GPU split of each phase")  # fmt: skip
     parser.add_argument("--rows", type=int, default=20, help="kernels listed per phase")
@@ -126,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n== {name}: {gpu_total:.2f} ms of GPU kernel time, "
                   f"{sum(e.count for e in events if e.self_device_time_total > 0)} GPU ops "
                   f"({args.num_envs} envs, {args.precision})")  # fmt: skip
-            print(events.table(sort_by="self_device_time_total", row_limit=args.rows,
+            key = "self_device_time_total" if args.sort == "device" else "self_cpu_time_total"
+            print(events.table(sort_by=key, row_limit=args.rows,
                                max_name_column_width=60))  # fmt: skip
         trainer.graceful_close()
     return 0
