@@ -3,8 +3,7 @@ update, from ``torch.profiler``.
 
     python benchmarks/profile_iteration.py --num_envs 1200 [--precision bf16] [--rows 20]
         [--env covid_and_economy_environment] [--cuda_graphs] [--config RUN_CONFIG]
-        [--compile_update] [--acting_precision fp32] [--fused_sampling on] [--fused_layers on]
-        [--bf16_heads on] [--bf16_obs_buffer off]
+        [--compile_update] [--acting_precision fp32] [--fused_sampling on] [--fused_layers on] [--bf16_heads on]
 
 It builds the trainer exactly as ``train_throughput.py`` does (published models, one epoch,
 minibatches of at most ``--max_minibatch`` agent-steps), runs ``--warmup`` iterations, then
@@ -47,8 +46,7 @@ def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Any:
                  f"trainer.acting_precision={args.acting_precision}",
                  f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
                  f"trainer.fused_layers={str(args.fused_layers == 'on').lower()}",
-                 f"trainer.bf16_heads={str(args.bf16_heads == 'on').lower()}",
-                 f"trainer.bf16_obs_buffer={str(args.bf16_obs_buffer == 'on').lower()}"]  # fmt: skip
+                 f"trainer.bf16_heads={str(args.bf16_heads == 'on').lower()}"]  # fmt: skip
     config = load_run_config(find_run_config(args.config), overrides)
     return build_registered(config, torch.device("cuda"), results_directory=run_dir, verbose=False)
 
@@ -93,7 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fused_sampling", dest="fused", default="on", choices=("on", "off"))
     parser.add_argument("--fused_layers", default="on", choices=("on", "off"))
     parser.add_argument("--bf16_heads", default="on", choices=("on", "off"))
-    parser.add_argument("--bf16_obs_buffer", default="off", choices=("on", "off"))
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--sort", default="device", choices=("device", "cpu"),
                         help="order of the kernel/op tables: GPU time, or host (CPU) time")  # fmt: skip

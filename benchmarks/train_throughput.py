@@ -114,7 +114,6 @@ def build_trainer(
         f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
         f"trainer.fused_layers={str(args.fused_layers == 'on').lower()}",
         f"trainer.bf16_heads={str(args.bf16_heads == 'on').lower()}",
-        f"trainer.bf16_obs_buffer={str(args.bf16_obs_buffer == 'on').lower()}",
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -206,7 +205,6 @@ def measure(
         "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
         "fused_layers": config["trainer"]["fused_layers"],
         "bf16_heads": config["trainer"]["bf16_heads"],
-        "bf16_obs_buffer": config["trainer"]["bf16_obs_buffer"],
         "gpu_peak_mib_per_env": peak / 2**20 / num_envs,  # models, buffers, env state, update
         "num_mini_batches": {t: c["num_mini_batches"] for t, c in config["policy"].items()},
     }
@@ -313,8 +311,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="trainer.fused_layers: matmul and ReLU in one kernel in the update")  # fmt: skip
     parser.add_argument("--bf16_heads", default="on", choices=("on", "off"),
                         help="trainer.bf16_heads: bf16 heads with float32 output in a bf16 update")  # fmt: skip
-    parser.add_argument("--bf16_obs_buffer", default="off", choices=("on", "off"),
-                        help="trainer.bf16_obs_buffer: the rollout's observations in bf16 for a bf16 update")  # fmt: skip
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),

@@ -29,7 +29,7 @@ from ai_economist.warp_drive.training.models import autocast, draw_gumbel
 class RolloutBuffer:
     """One policy's samples of one iteration: T steps x E envs x N agents."""
 
-    obs: torch.Tensor  # (T, E, N, obs_dim) float32 (bfloat16 with trainer.bf16_obs_buffer)
+    obs: torch.Tensor  # (T, E, N, obs_dim) float32
     masks: torch.Tensor  # (T, E, N, num_actions) bool
     actions: torch.Tensor  # (T, E, N) int64
     log_probs: torch.Tensor  # (T, E, N)
@@ -39,17 +39,11 @@ class RolloutBuffer:
 
     @classmethod
     def allocate(
-        cls,
-        spec: PolicySpec,
-        num_steps: int,
-        num_envs: int,
-        device: torch.device,
-        obs_dtype: torch.dtype = torch.float32,
+        cls, spec: PolicySpec, num_steps: int, num_envs: int, device: torch.device
     ) -> RolloutBuffer:
-        """Zeroed buffers; the observations in ``obs_dtype`` (the rest as annotated)."""
         shape = (num_steps, num_envs, spec.num_agents)
         return cls(
-            obs=torch.zeros(*shape, spec.obs_dim, dtype=obs_dtype, device=device),
+            obs=torch.zeros(*shape, spec.obs_dim, device=device),
             masks=torch.zeros(*shape, spec.num_actions, dtype=torch.bool, device=device),
             actions=torch.zeros(shape, dtype=torch.long, device=device),
             log_probs=torch.zeros(shape, device=device),
@@ -208,10 +202,8 @@ class RolloutCollector:
             with streams.on(p.tag, side=direct):  # the buffer copies beside the forward pass
                 buf.obs[t].copy_(obs)
                 buf.masks[t].copy_(masks)
-            if not direct:  # the forward pass reads the buffers (float32, bool) ...
-                masks = buf.masks[t]
-                # ... unless the observations are kept in bfloat16: acting reads float32
-                obs = buf.obs[t] if buf.obs.dtype == torch.float32 else obs.float()
+            if not direct:
+                obs, masks = buf.obs[t], buf.masks[t]
             with streams.on(p.tag):
                 with timer.phase("policy_forward"):
                     logits, values = p.act_model(obs)  # in the caller's autocast

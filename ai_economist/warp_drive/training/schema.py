@@ -196,15 +196,6 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "float32, instead of copying the hidden layer to float32 first; false: float32 heads "
         "(ignored in fp32 and on the CPU)",
     ),
-    "bf16_obs_buffer": Field(
-        "bool",
-        False,
-        "in a bf16 update on a GPU (precision bf16): keep the rollout's observations in "
-        "bfloat16, half the memory of the largest rollout buffer and half the bytes of the "
-        "minibatch gathers; the update's first layer rounds them to bfloat16 anyway, so it "
-        "trains on the same numbers, and acting still reads the env's float32 observations "
-        "(ignored in fp32 and on the CPU)",
-    ),
     "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
     "precision": Field(
         "str",

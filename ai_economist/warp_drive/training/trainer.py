@@ -236,21 +236,12 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             model=model,
             optimizer=optimizer,
             schedules=schedules,
-            buffer=RolloutBuffer.allocate(
-                spec, self.num_steps, self.num_envs, self.device, self._obs_buffer_dtype()
-            ),
+            buffer=RolloutBuffer.allocate(spec, self.num_steps, self.num_envs, self.device),
             act_model=act_model,
             window_stats=torch.zeros(len(STAT_NAMES), device=self.device),
             window_reward=torch.zeros((), device=self.device),
             value_norm=value_norm,
         )
-
-    def _obs_buffer_dtype(self) -> torch.dtype:
-        """bfloat16 with ``trainer.bf16_obs_buffer`` in a bf16 update on a GPU (the update's
-        first layer rounds the observations to bfloat16 anyway), else float32."""
-        trainer = self.config["trainer"]
-        bf16 = trainer["bf16_obs_buffer"] and trainer["precision"] == "bf16"
-        return torch.bfloat16 if bf16 and self.device.type == "cuda" else torch.float32
 
     def _tidy_for_resume(self, iteration: int) -> None:
         """Remove leftovers of a killed save; move checkpoints after ``iteration`` aside."""

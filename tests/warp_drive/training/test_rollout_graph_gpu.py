@@ -177,24 +177,3 @@ def test_fused_acting_layers_match_the_plain_layers(precision):
     assert torch.allclose(plain_logits, fused_logits, atol=atol)
     assert torch.allclose(plain_values, fused_values, atol=atol)
     assert torch.equal(fused_logits, frozen_logits) and torch.equal(fused_values, frozen_values)
-
-
-@needs_cuda
-def test_a_bf16_observation_buffer_trains_on_the_same_numbers(tmp_path):
-    """``trainer.bf16_obs_buffer``: the bf16 update's first layer rounds the observations to
-    bfloat16 anyway, so keeping them in bfloat16 gives the same models, bit for bit."""
-    env_name = "covid_and_economy_environment"
-    extra = ["trainer.compile_update=true", "trainer.acting_precision=fp32",
-             "policy.a.num_mini_batches=3"]  # fmt: skip
-    states = []
-    for flag in ("false", "true"):
-        trainer = build_trainer(tmp_path / flag, env_name, "pycuda", True, "bf16",
-                                extra=[*extra, f"trainer.bf16_obs_buffer={flag}"])  # fmt: skip
-        dtype = torch.bfloat16 if flag == "true" else torch.float32
-        assert all(p.buffer.obs.dtype == dtype for p in trainer.policies.values())
-        states.append(trained_state(trainer, iterations=4))
-    (params_f, rewards_f), (params_b, rewards_b) = states
-    for tag, value in rewards_f.items():
-        assert torch.equal(value, rewards_b[tag]), tag
-    for key, value in params_f.items():
-        assert torch.equal(value, params_b[key]), key
