@@ -264,7 +264,7 @@ def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
         f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
         f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
-        f"{'yes' if r['fused_layers'] else 'no':>5} {'yes' if r.get('bf16_heads') else 'no':>5} "
+        f"{'yes' if r['fused_layers'] else 'no':>5} {'yes' if r['bf16_heads'] else 'no':>5} "
         f"| {phases}"
     )
 
