@@ -11,7 +11,8 @@ times each phase's host enqueue time against its completion (``--host_repeats`` 
 where the two are close the phase is bound by host launches), then
 profiles one rollout and one update separately and prints, for each, the kernels sorted by
 their total GPU time (with ``--cuda_graphs`` a replayed rollout shows as one graph launch;
-leave it off to see its kernels).  ``--config NAME`` profiles a packaged run config as it is
+leave it off to see its kernels; the update is never captured here, since the phases run one
+by one: ``trainer.cuda_graph_update`` is off).  ``--config NAME`` profiles a packaged run config as it is
 (its own trainer and policies, e.g. ``tag_continuous``) instead.  It measures; it changes
 nothing.
 """
@@ -42,6 +43,7 @@ def build_from_run_config(args: argparse.Namespace, run_dir: str) -> Any:
     overrides = ["trainer.device=cuda", "trainer.num_episodes=100000000",
                  f"trainer.precision={args.precision}", "trainer.progress_bar=false",
                  f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}", "saving.tensorboard=false",
+                 "trainer.cuda_graph_update=false",
                  f"trainer.compile_update={str(args.compile_update).lower()}",
                  f"trainer.acting_precision={args.acting_precision}",
                  f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max_minibatch", type=int, default=1 << 21)
     parser.add_argument("--config", default="", help="profile this packaged run config as it is")
     args = parser.parse_args(argv)
+    args.update_graph = "off"  # the phases one by one: the rollout graph alone
     if not torch.cuda.is_available():
         parser.error("needs a CUDA GPU")
     defaults = {"device": "cuda", "env_backend": "auto", "compile": False, "num_threads": 1,

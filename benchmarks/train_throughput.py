@@ -109,6 +109,7 @@ def build_trainer(
         f"trainer.compile={str(args.compile).lower()}",
         f"trainer.compile_update={str(args.compile_update).lower()}",
         f"trainer.cuda_graphs={str(args.cuda_graphs).lower()}",
+        f"trainer.cuda_graph_update={str(args.update_graph == 'on').lower()}",
         f"trainer.precision={args.precision}",
         f"trainer.acting_precision={args.acting_precision}",
         f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
@@ -199,7 +200,7 @@ def measure(
         "elapsed_s_per_rank": [s["elapsed_s"] for s in shards],
         "replica_max_param_diff": spread,
         "phases_ms": phases,  # rank 0's profiled iteration
-        "graph_mode": trainer.rollout.graph_mode,  # off | policy | rollout
+        "graph_mode": graph_mode(trainer),  # off | policy | rollout | iter
         "precision": config["trainer"]["precision"],
         "fused_sampling": config["trainer"]["fused_sampling"],  # asked for
         "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
@@ -255,6 +256,15 @@ def parse_peers(text: str) -> dict[int, float]:
     return peers
 
 
+def graph_mode(trainer: Trainer) -> str:
+    """What replays from CUDA graphs: ``iter`` (the whole iteration), else the rollout's
+    mode (``rollout``, ``policy`` or ``off``)."""
+    graph = trainer.iteration_graph
+    if graph is not None and graph.graph is not None:
+        return "iter"
+    return trainer.rollout.graph_mode
+
+
 def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
     scaling = f"{r['env_steps_per_s'] / base['env_steps_per_s']:>8.2f}x" if base else f"{'-':>9}"
     ratio = f"{r['env_steps_per_s'] / peer:>7.1f}x" if peer else f"{'-':>8}"
@@ -307,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         help="trainer.cuda_graphs: the rollout from CUDA graphs (whole rollout when the env's "
         "step can be captured)",
     )
+    parser.add_argument("--update_graph", default="on", choices=("on", "off"),
+                        help="trainer.cuda_graph_update: with --cuda_graphs, the whole iteration "
+                             "(rollout and update) as one CUDA graph")  # fmt: skip
     parser.add_argument("--fused_layers", default="on", choices=("on", "off"),
                         help="trainer.fused_layers: matmul and ReLU in one kernel in the update")  # fmt: skip
     parser.add_argument("--bf16_heads", default="on", choices=("on", "off"),

@@ -8,7 +8,7 @@ minibatches.  It returns its statistics as one device tensor (no host synchronis
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 import torch
@@ -71,6 +71,8 @@ def update_policy(
     sync_gradients: Callable[[nn.Module], None] | None = None,
     backward: Callable[[torch.Tensor], None] | None = None,
     compile_loss: bool = False,
+    coeffs: torch.Tensor | None = None,
+    orders: Sequence[torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the PPO or A2C update of one policy.
 
@@ -80,6 +82,11 @@ def update_policy(
         backward: computes the gradients of a loss (default ``loss.backward()``); the
             Lightning module passes its ``manual_backward`` so Lightning's hooks run.
         compile_loss: compute each minibatch's loss with :func:`compiled_minibatch_loss`.
+        coeffs: ``(vf_loss_coeff, entropy_coeff)`` as a device tensor of two, read instead
+            of ``hp``'s numbers (a CUDA graph of the update reads them at every replay).
+        orders: one permutation of the batch per epoch, drawn beforehand (a CUDA graph
+            cannot draw them); default: drawn here from ``generator`` when there is more
+            than one minibatch or epoch.
 
     Returns:
         ``(stats, nonfinite)``: the mean of :data:`STAT_NAMES` over the minibatches, and a
@@ -92,17 +99,16 @@ def update_policy(
     max_norm = hp.max_grad_norm if hp.clip_grad_norm else float("inf")
     stats = torch.zeros(len(STAT_NAMES), device=device)
     nonfinite = torch.zeros((), dtype=torch.bool, device=device)
-    coeffs: tuple[float, float] | torch.Tensor = (hp.vf_loss_coeff, hp.entropy_coeff)
-    loss_fn = minibatch_loss
-    if compile_loss:  # coefficients as a tensor: a schedule's new values do not re-trace
-        loss_fn, coeffs = compiled_minibatch_loss(), torch.empty(2, device=device)
-        coeffs[0].fill_(hp.vf_loss_coeff)
-        coeffs[1].fill_(hp.entropy_coeff)
+    loss_fn = compiled_minibatch_loss() if compile_loss else minibatch_loss
+    if coeffs is None:
+        coeffs = loss_coefficients(hp, device, as_tensor=compile_loss)
     settings = hp.loss_settings()
     num_updates = 0
-    for _epoch in range(hp.num_epochs):
+    for epoch in range(hp.num_epochs):
         order = None
-        if hp.num_mini_batches > 1 or hp.num_epochs > 1:
+        if orders is not None:
+            order = orders[epoch]
+        elif hp.num_mini_batches > 1 or hp.num_epochs > 1:
             order = torch.randperm(size, generator=generator, device=device)
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
@@ -124,6 +130,19 @@ def update_policy(
                 nonfinite |= ~torch.isfinite(loss)
             num_updates += 1
     return stats / num_updates, nonfinite
+
+
+def loss_coefficients(
+    hp: UpdateHyperParams, device: torch.device, as_tensor: bool
+) -> tuple[float, float] | torch.Tensor:
+    """``(vf_loss_coeff, entropy_coeff)``: numbers, or (``as_tensor``, for the compiled loss,
+    so that a schedule's new values do not re-trace it) a device tensor of two."""
+    if not as_tensor:
+        return hp.vf_loss_coeff, hp.entropy_coeff
+    coeffs = torch.empty(2, device=device)
+    coeffs[0].fill_(hp.vf_loss_coeff)
+    coeffs[1].fill_(hp.entropy_coeff)
+    return coeffs
 
 
 @dataclass(frozen=True)

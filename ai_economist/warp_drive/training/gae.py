@@ -27,9 +27,10 @@ def compute_gae(
     values: torch.Tensor,
     dones: torch.Tensor,
     last_values: torch.Tensor,
-    gamma: float,
+    gamma: float | torch.Tensor,
     gae_lambda: float,
     method: str = "auto",
+    decay_rate: float | torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Advantages and value targets of a rollout of T steps.
 
@@ -39,9 +40,11 @@ def compute_gae(
         dones: (T, E); 1 where the episode ended with step t.  The observation that follows
             a done step belongs to a new episode, so no value is bootstrapped across it.
         last_values: (E, N) value of the observation that follows the last step.
-        gamma: discount factor.
+        gamma: discount factor (a number, or a device scalar tensor that a CUDA graph reads).
         gae_lambda: GAE lambda (1.0 gives discounted returns minus the baseline).
         method: ``"loop"``, ``"matrix"`` or ``"auto"``.
+        decay_rate: ``gamma * gae_lambda`` when given (a scalar tensor in a CUDA graph, so
+            that a scheduled gamma needs no new capture); default: computed here.
 
     Returns:
         ``(advantages, returns)``, both (T, E, N), with ``returns = advantages + values``.
@@ -50,13 +53,15 @@ def compute_gae(
     chunk = chunk_steps(envs)
     if method == "auto":
         method = "matrix" if chunk >= MIN_CHUNK_STEPS else "loop"
+    if decay_rate is None:
+        decay_rate = gamma * gae_lambda
     not_done = (1.0 - dones.to(rewards.dtype)).unsqueeze(-1)  # (T, E, 1)
     if method == "loop":
-        advantages = _gae_loop(rewards, values, not_done, last_values, gamma, gae_lambda)
+        advantages = _gae_loop(rewards, values, not_done, last_values, gamma, decay_rate)
     elif method == "matrix":
         next_values = torch.cat([values[1:], last_values.unsqueeze(0)], dim=0)
         delta = rewards + gamma * next_values * not_done - values  # (T, E, N)
-        advantages = _gae_chunks(delta, dones.to(rewards.dtype), gamma * gae_lambda, max(chunk, 1))
+        advantages = _gae_chunks(delta, dones.to(rewards.dtype), decay_rate, max(chunk, 1))
     else:
         raise ValueError(f"method must be 'auto', 'loop' or 'matrix', got {method!r}")
     return advantages, advantages + values
@@ -68,19 +73,19 @@ def chunk_steps(num_envs: int) -> int:
     return min(MATRIX_MAX_STEPS, int(math.isqrt(MATRIX_MAX_ELEMENTS // max(num_envs, 1))) - 1)
 
 
-def _gae_loop(rewards, values, not_done, last_values, gamma, gae_lambda) -> torch.Tensor:
+def _gae_loop(rewards, values, not_done, last_values, gamma, decay_rate) -> torch.Tensor:
     advantages = torch.empty_like(rewards)
     last_gae = torch.zeros_like(last_values)
     next_values = last_values
     for t in reversed(range(rewards.shape[0])):
         delta = rewards[t] + gamma * next_values * not_done[t] - values[t]
-        last_gae = delta + gamma * gae_lambda * not_done[t] * last_gae
+        last_gae = delta + decay_rate * not_done[t] * last_gae
         advantages[t] = last_gae
         next_values = values[t]
     return advantages
 
 
-def _gae_chunks(delta, dones, decay_rate: float, chunk: int) -> torch.Tensor:
+def _gae_chunks(delta, dones, decay_rate, chunk: int) -> torch.Tensor:
     """The matrix form over chunks of ``chunk`` steps, last chunk first."""
     steps = delta.shape[0]
     advantages = torch.empty_like(delta)
@@ -92,7 +97,7 @@ def _gae_chunks(delta, dones, decay_rate: float, chunk: int) -> torch.Tensor:
     return advantages
 
 
-def _gae_matrix(delta, dones, decay_rate: float, tail=None) -> torch.Tensor:
+def _gae_matrix(delta, dones, decay_rate, tail=None) -> torch.Tensor:
     """``A[t] = sum_k M[t, k] delta[k]`` over the steps of ``delta`` (T, E, N); with ``tail``
     (E, N), the advantage right after the last step, as one more (never ending) step."""
     if tail is not None:

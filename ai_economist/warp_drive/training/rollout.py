@@ -234,13 +234,12 @@ class RolloutCollector:
 
     def _capture_rollout(self, timer: PhaseTimer) -> bool:
         """Capture the whole rollout as one graph; False when the env cannot be captured."""
-        env = self.env
-        if not (isinstance(env, GraphCapturableEnv) and env.step_capturable()):
+        if not self.env_capturable():
             return False
         graph = torch.cuda.CUDAGraph()
         try:
             with (
-                env.graph_capture(),
+                self.env.graph_capture(),
                 torch.cuda.graph(graph),
                 self._autocast(cache=True),
                 self._frozen_weights(),
@@ -285,23 +284,16 @@ class RolloutCollector:
     @torch.no_grad()
     def collect(self, timer: PhaseTimer) -> None:
         """One rollout; afterwards the buffers, ``dones`` and ``last_values`` are filled."""
-        env = self.env
-        with timer.phase("sampling"):
-            for p in self.policies.values():
-                draw_gumbel(p.buffer.gumbel, self.generator)
+        self.draw_noise(timer)
         if self.use_graphs:
             if self.graph_mode == "off":
                 self._capture_graphs(timer)
-            elif self._env_addresses() != self._graph_addresses:
-                raise RuntimeError(
-                    "trainer.cuda_graphs: the env's observation/mask/action/reward/done tensors "
-                    "moved in memory since the graphs were captured; turn cuda_graphs off for "
-                    "this env"
-                )
+            else:
+                self.check_addresses()
         if self._rollout_graph is not None:
             with timer.phase("rollout (graph)"):
                 self._rollout_graph.replay()
-                env.advance_host_steps(self.num_steps)
+                self.after_replay()
         else:
             with self._autocast(cache=True), self._frozen_weights():
                 for t in range(self.num_steps):
@@ -311,6 +303,47 @@ class RolloutCollector:
                     else:
                         self._policy_step(t, timer)
                     self._env_step(t, timer)
+        self._record_last_values(timer)
+
+    def draw_noise(self, timer: PhaseTimer) -> None:
+        """Draw the rollout's sampling noise (from the trainer's generator, outside graphs)."""
+        with timer.phase("sampling"):
+            for p in self.policies.values():
+                draw_gumbel(p.buffer.gumbel, self.generator)
+
+    @torch.no_grad()
+    def capture_steps(self, timer: PhaseTimer) -> None:
+        """Record every step of a rollout and the values that follow it into the CUDA graph
+        that the caller is capturing (``torch.cuda.graph``); the env must be capturable
+        (:meth:`env_capturable`).  Replay it after :meth:`draw_noise`, then call
+        :meth:`after_replay`."""
+        with self.env.graph_capture(), self._autocast(cache=True), self._frozen_weights():
+            for t in range(self.num_steps):  # weights are cast once a rollout (bf16)
+                self._policy_step(t, timer)
+                self._env_step(t, timer)
+        self._record_last_values(timer)
+        self._graph_addresses = self._env_addresses()
+
+    def env_capturable(self) -> bool:
+        """Whether the env's step can be recorded in a CUDA graph."""
+        env = self.env
+        return isinstance(env, GraphCapturableEnv) and env.step_capturable()
+
+    def check_addresses(self) -> None:
+        """Raise if the env's tensors moved since a graph recorded their addresses."""
+        if self._env_addresses() != self._graph_addresses:
+            raise RuntimeError(
+                "trainer.cuda_graphs: the env's observation/mask/action/reward/done tensors "
+                "moved in memory since the graphs were captured; turn cuda_graphs off for "
+                "this env"
+            )
+
+    def after_replay(self) -> None:
+        """The host's part of a replayed rollout: the env's step counter moves on."""
+        self.env.advance_host_steps(self.num_steps)
+
+    def _record_last_values(self, timer: PhaseTimer) -> None:
+        env = self.env
         with timer.phase("policy_forward"), self._autocast():
             for tag, p in self.policies.items():
                 if p.config["to_train"]:

@@ -172,6 +172,14 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "replay the rollout from CUDA graphs: the whole rollout (policy and env step) when the "
         "env's step can be captured, else each step's policy work",
     ),
+    "cuda_graph_update": Field(
+        "bool",
+        True,
+        "with cuda_graphs, on one GPU, when the env's step can be captured and the trainer "
+        "steps its own optimizers: the whole iteration (rollout, GAE, losses, backward, "
+        "gradient clipping, Adam) is one CUDA graph, replayed with one launch (captured "
+        "after two eager iterations; the same numbers as without it); false: only the rollout",
+    ),
     "fused_sampling": Field(
         "bool",
         True,

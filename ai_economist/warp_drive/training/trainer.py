@@ -40,6 +40,11 @@ from ai_economist.warp_drive.training.algorithms import (
 )
 from ai_economist.warp_drive.training.distributed import DistributedContext
 from ai_economist.warp_drive.training.gae import compute_gae
+from ai_economist.warp_drive.training.iteration_graph import (
+    IterationGraph,
+    StaticUpdateInputs,
+    wanted,
+)
 from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress
 from ai_economist.warp_drive.training.models import build_policy_model
 from ai_economist.warp_drive.training.rollout import (
@@ -158,6 +163,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             fused_sampling=tcfg["fused_sampling"],
         )  # fmt: skip
         self.dones = self.rollout.dones
+        self.iteration_graph = IterationGraph(self) if wanted(self) else None
+        if self.iteration_graph is not None:
+            self.rollout.use_graphs = False  # eager warm-up, then the iteration graph
         trained = [t for t, p in self.policies.items() if p.config["to_train"]]
         # the trained policies' updates side by side (not across processes: NCCL's streams)
         self.update_streams = PolicyStreams(self.device, trained, enabled=not self.dist.enabled)
@@ -165,6 +173,7 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         self.timer = PhaseTimer(self.device, synchronize=tcfg["profile_phases"])
         # first iteration whose loss was NaN/inf, per policy (inf: none), checked lazily
         self._nan_iteration = torch.full((len(self.policies),), math.inf, device=self.device)
+        self._iteration_number = torch.zeros((), device=self.device)  # iteration + 1, on device
         self._window_iterations = 0
         self._window_start = time.perf_counter()
         self.last_checkpoint: Path | None = None
@@ -312,16 +321,26 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
                 own (the Lightning module passes Lightning's wrappers of the same optimizers).
             backward: computes a loss's gradients (default ``loss.backward()``).
         """
-        with self.timer.phase("rollout"):
-            self._collect_rollout()
-        with self.timer.phase("update"):
-            self._update(optimizers, backward)
+        graph = self.iteration_graph
+        if graph is not None and (optimizers is not None or backward is not None):
+            graph.disable()  # another framework steps the optimizers: eager updates
+            graph = self.iteration_graph = None
+        self._iteration_number.fill_(self.iteration + 1)
+        if graph is None or not graph.run():
+            with self.timer.phase("rollout"):
+                self._collect_rollout()
+            with self.timer.phase("update"):
+                self._update(optimizers, backward)
         self.iteration += 1
         self.env_steps += self.steps_per_iteration
         self._window_iterations += 1
 
     def _collect_rollout(self) -> None:
         self.rollout.collect(self.timer)
+        self.record_episodes()
+
+    def record_episodes(self) -> None:
+        """Add the rollout's rewards to the episode returns (device work only)."""
         self.tracker.record({t: p.buffer.rewards for t, p in self.policies.items()}, self.dones)
 
     def _update(
@@ -331,18 +350,33 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
     ) -> None:
         """GAE, then the PPO/A2C update of every trained policy (on a GPU, each policy's on
         a stream of its own unless another framework steps the optimizers)."""
+        self.update_all(optimizers, backward)
+
+    def update_all(
+        self,
+        optimizers: dict[str, torch.optim.Optimizer] | None = None,
+        backward: Callable[[torch.Tensor], None] | None = None,
+        static: dict[str, StaticUpdateInputs] | None = None,
+    ) -> None:
+        """:meth:`_update`; with ``static`` (the iteration graph's capture) every trained
+        policy reads its hyper-parameters and minibatch orders from those tensors."""
         side_by_side = optimizers is None and backward is None
         for i, p in enumerate(self.policies.values()):
             p.window_reward += p.buffer.rewards.mean()
             if not p.config["to_train"]:
                 continue
+            inputs = None if static is None else static[p.tag]
             if side_by_side:
                 with self.update_streams.on(p.tag):
-                    self._update_policy(i, p, p.optimizer, backward)
+                    self._update_policy(i, p, p.optimizer, backward, inputs)
             else:
                 optimizer = p.optimizer if optimizers is None else optimizers[p.tag]
-                self._update_policy(i, p, optimizer, backward)
+                self._update_policy(i, p, optimizer, backward, inputs)
         self.update_streams.join()
+
+    def evaluate_schedules(self, p: Policy) -> None:
+        """``p.hyper``: the scheduled hyper-parameters at the current env-step count."""
+        p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
 
     def _update_policy(
         self,
@@ -350,9 +384,16 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         p: Policy,
         optimizer: torch.optim.Optimizer,
         backward: Callable[[torch.Tensor], None] | None,
+        static: StaticUpdateInputs | None = None,
     ) -> None:
         buf = p.buffer
-        p.hyper = {k: s(self.env_steps) for k, s in p.schedules.items()}
+        if static is None:
+            self.evaluate_schedules(p)
+            gamma, decay_rate = p.hyper["gamma"], None
+            for group in optimizer.param_groups:
+                group["lr"] = p.hyper["lr"]
+        else:  # inside the iteration graph's capture: values read from device tensors
+            gamma, decay_rate = static.gamma, static.decay_rate
         values, last_values = buf.values, self.rollout.last_values[p.tag]
         if p.value_norm is not None:  # the model's values are normalised (PopArt)
             values, last_values = (
@@ -360,8 +401,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
                 p.value_norm.denormalize(last_values),
             )
         advantages, returns = compute_gae(
-            buf.rewards, values, self.dones, last_values, p.hyper["gamma"], p.config["gae_lambda"]
-        )
+            buf.rewards, values, self.dones, last_values, gamma, p.config["gae_lambda"],
+            decay_rate=decay_rate,
+        )  # fmt: skip
         if p.value_norm is not None:
             p.value_norm.update(returns, self.dist.mean if self.dist.enabled else None)
             returns = p.value_norm.normalize(returns)
@@ -373,8 +415,6 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
             advantages=advantages.flatten(),
             returns=returns.flatten(),
         )
-        for group in optimizer.param_groups:
-            group["lr"] = p.hyper["lr"]
         hp = UpdateHyperParams(
             algorithm=p.config["algorithm"],
             vf_loss_coeff=p.hyper["vf_loss_coeff"],
@@ -391,9 +431,11 @@ class Trainer(TrainerCheckpointing, TrainerMetrics):
         stats, nonfinite = update_policy(
             p.model, optimizer, batch, hp, self.generator, sync, backward,
             compile_loss=self.config["trainer"]["compile_update"],
+            coeffs=None if static is None else static.coeffs,
+            orders=None if static is None else static.orders,
         )  # fmt: skip
         p.window_stats += stats
-        first_bad = torch.where(nonfinite, float(self.iteration + 1), math.inf)
+        first_bad = torch.where(nonfinite, self._iteration_number, math.inf)
         self._nan_iteration[index] = torch.minimum(self._nan_iteration[index], first_bad)
 
     def graceful_close(self) -> None:

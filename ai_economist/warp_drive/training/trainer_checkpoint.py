@@ -12,6 +12,7 @@ from typing import Any
 
 from ai_economist.warp_drive.training import checkpoint as ckpt
 from ai_economist.warp_drive.training import checkpoint_state as cstate
+from ai_economist.warp_drive.training.iteration_graph import portable_state
 
 
 class TrainerCheckpointing:
@@ -63,7 +64,7 @@ class TrainerCheckpointing:
 
     @staticmethod
     def _policy_state(p: Any) -> dict[str, Any]:
-        state = {"model": p.model.state_dict(), "optimizer": p.optimizer.state_dict()}
+        state = {"model": p.model.state_dict(), "optimizer": portable_state(p.optimizer)}
         if p.value_norm is not None:
             state["value_normalizer"] = p.value_norm.state_dict()
         return state
@@ -77,6 +78,8 @@ class TrainerCheckpointing:
         """
         models = {tag: p.model for tag, p in self.policies.items()}
         cstate.check_checkpoint_fits(state, self.config, source, models)
+        if getattr(self, "iteration_graph", None) is not None:
+            self.iteration_graph.recapture()  # the optimizers' state tensors are replaced
         for tag, p in self.policies.items():
             saved = state["policies"][tag]
             p.model.load_state_dict(saved["model"])

@@ -118,6 +118,7 @@ def covid_trainer(tmp_path, fused_sampling: bool, num_envs: int = 4, steps: int 
         "trainer.device=cuda",
         "trainer.env_backend=pycuda",
         "trainer.cuda_graphs=true",
+        "trainer.cuda_graph_update=false",  # the rollout graph alone
         f"trainer.fused_sampling={str(fused_sampling).lower()}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",

@@ -1,7 +1,9 @@
-"""The whole rollout as one CUDA graph (policy + env step + reset), and bf16 autocast, on a GPU.
+"""The whole rollout as one CUDA graph (policy + env step + reset), the whole iteration as one
+CUDA graph (``trainer.cuda_graph_update``: rollout, GAE and update), and bf16 autocast, on a GPU.
 
-Run on a GPU machine with ``pytest -m gpu``.  The graph replays exactly the kernels the eager
-rollout launches, so training with it must give the same models as training without it.
+Run on a GPU machine with ``pytest -m gpu``.  The graphs replay exactly the kernels the eager
+loop launches (the iteration graph reads the schedules' values and the minibatch orders from
+device tensors), so training with them must give the same models as training without them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import torch
 
 from ai_economist.training.config import default_config_path, load_run_config
 from ai_economist.training.training_script import build_trainer as build_registered
+from ai_economist.warp_drive.training.checkpoint import load_checkpoint
 
 pytestmark = pytest.mark.gpu
 
@@ -22,7 +25,11 @@ SETTINGS = {  # env name -> (steps per rollout, env overrides)
 }
 
 
-def build_trainer(tmp_path, env_name, backend, graphs, precision="fp32", num_envs=4, extra=()):
+def build_trainer(
+    tmp_path, env_name, backend, graphs, precision="fp32", num_envs=4, extra=(), update_graph=False
+):
+    """A small trainer; ``graphs``: the rollout graph, ``update_graph``: the whole iteration
+    as one graph (``trainer.cuda_graph_update``; off here unless asked for)."""
     steps, env_overrides = SETTINGS[env_name]
     overrides = [
         f"trainer.num_envs={num_envs}",
@@ -31,6 +38,7 @@ def build_trainer(tmp_path, env_name, backend, graphs, precision="fp32", num_env
         "trainer.device=cuda",
         f"trainer.env_backend={backend}",
         f"trainer.cuda_graphs={str(graphs).lower()}",
+        f"trainer.cuda_graph_update={str(update_graph).lower()}",
         f"trainer.precision={precision}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
@@ -177,3 +185,129 @@ def test_fused_acting_layers_match_the_plain_layers(precision):
     assert torch.allclose(plain_logits, fused_logits, atol=atol)
     assert torch.allclose(plain_values, fused_values, atol=atol)
     assert torch.equal(fused_logits, frozen_logits) and torch.equal(fused_values, frozen_values)
+
+
+# ------------------------------------------------ the whole iteration as one graph --
+COVID = "covid_and_economy_environment"
+ITERATIONS = 6  # two eager, the capture (replayed at once), three more replays
+
+CASES = {
+    "covid": (COVID, []),
+    "tag": ("tag_continuous", []),
+    # three minibatches of two epochs (permutations drawn before each replay) and a
+    # learning rate that changes at every iteration (read from a tensor by Adam)
+    "covid-minibatches-lr-schedule": (
+        COVID,
+        [
+            "policy.a.num_mini_batches=3",
+            "policy.a.num_epochs=2",
+            "policy.p.num_epochs=2",
+            "policy.a.lr=[[0,0.001],[2000,0.0001]]",
+            "policy.p.gamma=[[0,0.9],[2000,0.99]]",
+        ],
+    ),
+    "covid-popart": (COVID, ["policy.a.normalize_value=true", "policy.p.normalize_value=true"]),
+}
+
+
+def run(trainer, iterations=ITERATIONS):
+    for _ in range(iterations):
+        trainer.train_iteration()
+    torch.cuda.synchronize()
+    params = {
+        f"{tag}/{k}": v.detach().clone()
+        for tag, p in trainer.policies.items()
+        for k, v in p.model.state_dict().items()
+    }
+    rewards = {tag: p.buffer.rewards.clone() for tag, p in trainer.policies.items()}
+    stats = {tag: p.window_stats.clone() for tag, p in trainer.policies.items()}
+    return params, rewards, stats
+
+
+def assert_same_training(reference, graphed):
+    for part_r, part_g in zip(reference, graphed, strict=True):
+        for key, value in part_r.items():
+            torch.testing.assert_close(part_g[key], value, atol=1e-5, rtol=1e-5, msg=key)
+
+
+@needs_cuda
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_iteration_graph_trains_like_the_eager_loop(tmp_path, case):
+    env_name, extra = CASES[case]
+    eager = build_trainer(tmp_path / "eager", env_name, "pycuda", graphs=False, extra=extra)
+    graphed = build_trainer(
+        tmp_path / "graph", env_name, "pycuda", graphs=True, extra=extra, update_graph=True
+    )
+    assert graphed.iteration_graph is not None
+    reference = run(eager)
+    result = run(graphed)
+    assert graphed.iteration_graph.graph is not None  # captured and replayed, no fallback
+    assert graphed.rollout.graph_mode == "off"  # no second graph beside it
+    assert_same_training(reference, result)
+    if "lr-schedule" in case:  # the schedules moved, and the graph read their new values
+        a = graphed.policies["a"]
+        assert float(graphed.iteration_graph.inputs["a"].lr) == pytest.approx(a.hyper["lr"])
+        assert a.hyper["lr"] < 0.001
+    eager.graceful_close()
+    graphed.graceful_close()
+
+
+@needs_cuda
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_iteration_graph_replays_the_compiled_update(tmp_path, precision):
+    compiled = ["trainer.compile_update=true", "trainer.acting_precision=fp32"]
+    rollout_only = build_trainer(
+        tmp_path / "rollout", COVID, "pycuda", True, precision, extra=compiled
+    )
+    graphed = build_trainer(
+        tmp_path / "graph", COVID, "pycuda", True, precision, extra=compiled, update_graph=True
+    )
+    reference = run(rollout_only)
+    result = run(graphed)
+    assert graphed.iteration_graph.graph is not None
+    assert_same_training(reference, result)
+
+
+@needs_cuda
+def test_an_iteration_replayed_from_the_graph_never_synchronises(tmp_path):
+    trainer = build_trainer(tmp_path, COVID, "pycuda", graphs=True, update_graph=True)
+    for _ in range(3):  # two eager iterations, then the capture
+        trainer.train_iteration()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        trainer.train_iteration()
+        trainer.train_iteration()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert trainer.iteration_graph.graph is not None
+    trainer.graceful_close()
+
+
+@needs_cuda
+def test_host_step_counter_and_metrics_follow_the_replayed_iterations(tmp_path):
+    trainer = build_trainer(tmp_path, COVID, "pycuda", graphs=True, update_graph=True)
+    for _ in range(13):  # 13 x 45 steps = 585 = one 540-day episode and 45 days
+        trainer.train_iteration()
+    assert trainer.env._steps_in_episode == 45
+    trainer._log_metrics()  # the episode that ended inside a replay is counted
+    assert trainer.last_metrics["a/episode_reward"] != 0.0
+    trainer.env.step_all_envs()  # eager stepping still works after replays
+    trainer.graceful_close()
+
+
+@needs_cuda
+def test_a_checkpoint_of_a_graphed_run_resumes_without_graphs(tmp_path):
+    graphed = build_trainer(tmp_path / "graph", COVID, "pycuda", graphs=True, update_graph=True)
+    for _ in range(4):
+        graphed.train_iteration()
+    path = graphed.save_checkpoint()
+    state = load_checkpoint(path)
+    group = state["policies"]["a"]["optimizer"]["param_groups"][0]
+    assert isinstance(group["lr"], float) and group["capturable"] is False
+    resumed = build_trainer(tmp_path / "resumed", COVID, "pycuda", graphs=False)
+    resumed._restore(state, path)
+    resumed.train_iteration()  # an eager Adam step with the restored state
+    torch.cuda.synchronize()
+    graphed.graceful_close()
+    resumed.graceful_close()
