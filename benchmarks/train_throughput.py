@@ -3,7 +3,8 @@
     python benchmarks/train_throughput.py [--env covid_and_economy_environment|toy]
         [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--num_gpus 1 2]
         [--rollout_length 90] [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu]
-        [--compile] [--compile_update] [--cuda_graphs] [--fused_sampling on off] [--json PATH]
+        [--compile] [--compile_update] [--cuda_graphs] [--update_graph on|off]
+        [--fused_sampling on off] [--json PATH]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
 one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
@@ -14,7 +15,9 @@ agent-steps bound the activation memory) and prints:
   nothing synchronised inside an iteration, exactly as in training;
 * per-phase times of one more profiled iteration that waits for the device around every
   phase: env step (+ reset), policy forward, sampling (or the replayed CUDA graph of both,
-  with ``--cuda_graphs``), update (GAE + PPO).
+  with ``--cuda_graphs``), update (GAE + PPO).  With ``--cuda_graphs`` and ``--update_graph on``
+  (the default) the whole iteration is one graph (column ``graphs``: ``iter``) and shows as one
+  phase; ``profile_iteration.py`` splits its GPU time by kernel.
 
 ``--fused_sampling on off`` times each setting with the fused sampling kernel
 (``trainer.fused_sampling``, CUDA with Triton) and without it, one after the other.
