@@ -4,7 +4,7 @@
         [--device auto|cpu|cuda] [--num_envs 60 1200 10000] [--num_gpus 1 2]
         [--rollout_length 90] [--iterations 5] [--env_backend auto|numpy|pycuda|numba|cpu]
         [--compile] [--compile_update] [--cuda_graphs] [--update_graph on|off]
-        [--fused_sampling on off] [--json PATH]
+        [--fused_sampling on off] [--config RUN_CONFIG] [--json PATH]
 
 For each number of envs it runs the published COVID-19 training setup (PPO for "a" and "p",
 one epoch, fully connected [256, 256] models, ``train_batch_size = num_envs * rollout_length``;
@@ -18,6 +18,9 @@ agent-steps bound the activation memory) and prints:
   with ``--cuda_graphs``), update (GAE + PPO).  With ``--cuda_graphs`` and ``--update_graph on``
   (the default) the whole iteration is one graph (column ``graphs``: ``iter``) and shows as one
   phase; ``profile_iteration.py`` splits its GPU time by kernel.
+
+``--config NAME`` times a packaged run config as it is (e.g. ``tag_continuous``: its envs,
+batch, algorithms and models) with only the trainer flags above changed.
 
 ``--fused_sampling on off`` times each setting with the fused sampling kernel
 (``trainer.fused_sampling``, CUDA with Triton) and without it, one after the other.
@@ -58,12 +61,18 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ai_economist.training.config import default_config_path, load_run_config, load_yaml  # noqa: E402
+from ai_economist.training.config import (  # noqa: E402
+    default_config_path,
+    find_run_config,
+    load_run_config,
+    load_yaml,
+)
 from ai_economist.training.training_script import (  # noqa: E402
     ENVIRONMENTS,
     policy_tag_to_agent_id_map,
     resolve_device,
 )
+from ai_economist.training.training_script import build_trainer as build_registered  # noqa: E402
 from ai_economist.warp_drive.training.distributed import DistributedContext, launch  # noqa: E402
 from ai_economist.warp_drive.training.rollout import PhaseTimer  # noqa: E402
 from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
@@ -99,13 +108,9 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def build_trainer(
-    args: argparse.Namespace, num_envs: int, device: str, run_dir: str, ctx: DistributedContext
-) -> tuple[Trainer, dict]:
-    """The env and trainer of one process (rank ``ctx.rank`` of ``ctx.world_size``)."""
-    overrides = [
-        f"trainer.num_envs={num_envs}",
-        f"trainer.train_batch_size={num_envs * args.rollout_length}",
+def trainer_flags(args: argparse.Namespace, device: str) -> list[str]:
+    """The run-config overrides of the command line's trainer flags."""
+    return [
         "trainer.num_episodes=1000000",
         f"trainer.device={device}",
         f"trainer.env_backend={args.env_backend}",
@@ -121,6 +126,31 @@ def build_trainer(
         f"trainer.num_threads={args.num_threads}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
+    ]
+
+
+def build_from_run_config(
+    args: argparse.Namespace, device: str, run_dir: str, ctx: DistributedContext
+) -> tuple[Trainer, dict]:
+    """``--config``: the packaged run config as it is (its env, envs, batch, algorithms and
+    models), with only the command line's trainer flags changed."""
+    config = load_run_config(find_run_config(args.config), trainer_flags(args, device))
+    torch_device = torch.device("cuda", ctx.rank) if device == "cuda" else torch.device("cpu")
+    trainer = build_registered(config, torch_device, num_devices=ctx.world_size,
+                               device_id=ctx.rank, results_directory=run_dir, verbose=False)  # fmt: skip
+    return trainer, config
+
+
+def build_trainer(
+    args: argparse.Namespace, num_envs: int, device: str, run_dir: str, ctx: DistributedContext
+) -> tuple[Trainer, dict]:
+    """The env and trainer of one process (rank ``ctx.rank`` of ``ctx.world_size``)."""
+    if args.config:
+        return build_from_run_config(args, device, run_dir, ctx)
+    overrides = [
+        f"trainer.num_envs={num_envs}",
+        f"trainer.train_batch_size={num_envs * args.rollout_length}",
+        *trainer_flags(args, device),
     ]
     for tag in ("a", "p"):
         overrides += [f"policy.{tag}.model.fc_dims={args.fc_dims}"]
@@ -338,8 +368,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="peer figures to print ratios against, ENVS:ENV_STEPS_PER_S,...; "
                              "default for COVID-19: the original pipeline on one H200, "
                              f"{ORIGINAL_H200}")  # fmt: skip
+    parser.add_argument("--config", default="",
+                        help="time this packaged run config as it is (e.g. tag_continuous: its "
+                             "envs, batch, algorithms and models; --env, --num_envs, "
+                             "--rollout_length, --fc_dims and minibatches are ignored)")  # fmt: skip
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
+    if args.config:
+        packaged = load_run_config(find_run_config(args.config))
+        args.env, args.num_envs = packaged["name"], [packaged["trainer"]["num_envs"]]
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # no NVLink multicast (NVLS) for NCCL
     device = resolve_device(args.device)
     num_gpus = sorted(set(args.num_gpus))

@@ -82,3 +82,13 @@ def test_fused_sampling_on_and_off_in_one_call(bench, tmp_path, capsys):
     assert [r["fused_layers"] for r in result["results"]] == [True, True]  # the default
     assert [r["bf16_heads"] for r in result["results"]] == [True, True]  # the default
     assert " fused f-lay  b-hd |" in printed
+
+
+def test_a_packaged_run_config_is_timed_as_it_is(bench, tmp_path, capsys):
+    args = ["--config", "toy", "--iterations", "1", "--warmup", "0", "--num_envs", "3"]
+    result, printed = run(bench, tmp_path, capsys, "cpu", args)
+    [row] = result["results"]
+    assert result["env"] == "toy"
+    assert row["num_envs"] == 16 and row["train_batch_size"] == 320  # toy.yaml's, not --num_envs
+    assert row["num_mini_batches"] == {"a": 4, "p": 1} and row["env_steps_per_s"] > 0
+    assert "env toy on cpu" in printed
