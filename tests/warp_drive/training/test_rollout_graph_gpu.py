@@ -311,3 +311,41 @@ def test_a_checkpoint_of_a_graphed_run_resumes_without_graphs(tmp_path):
     torch.cuda.synchronize()
     graphed.graceful_close()
     resumed.graceful_close()
+
+
+@needs_cuda
+def test_a_failed_capture_warns_and_trains_on_with_the_rollout_graph(tmp_path, monkeypatch):
+    reference = build_trainer(tmp_path / "rollout", COVID, "pycuda", graphs=True)
+    graphed = build_trainer(tmp_path / "graph", COVID, "pycuda", graphs=True, update_graph=True)
+    capturing = graphed.iteration_graph
+    record_episodes = graphed.record_episodes
+
+    def refuse_capture():  # like an op that a CUDA graph cannot record; fine when eager
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("an op that cannot be captured")
+        record_episodes()
+
+    for _ in range(2):  # the eager warm-up
+        graphed.train_iteration()
+    monkeypatch.setattr(graphed, "record_episodes", refuse_capture)
+    with pytest.warns(RuntimeWarning, match="cuda_graph_update.*an op that cannot be captured"):
+        graphed.train_iteration()  # the capture fails: this iteration runs without it
+    monkeypatch.undo()
+    assert not capturing.enabled and capturing.graph is None
+    assert graphed.rollout.graph_mode == "rollout"  # the rollout graph took over
+    assert_same_training(run(reference), run(graphed, ITERATIONS - 3))
+
+
+@needs_cuda
+def test_optimizers_stepped_by_another_framework_turn_the_iteration_graph_off(tmp_path):
+    def steps_elsewhere(trainer):
+        optimizers = {tag: p.optimizer for tag, p in trainer.policies.items()}
+        for _ in range(4):
+            trainer.train_iteration(optimizers, lambda loss: loss.backward())
+        return run(trainer, 0)
+
+    reference = build_trainer(tmp_path / "rollout", COVID, "pycuda", graphs=True)
+    graphed = build_trainer(tmp_path / "graph", COVID, "pycuda", graphs=True, update_graph=True)
+    expected, result = steps_elsewhere(reference), steps_elsewhere(graphed)
+    assert graphed.iteration_graph is None and graphed.rollout.graph_mode == "rollout"
+    assert_same_training(expected, result)
