@@ -49,9 +49,8 @@ def build_trainer(
     return build_registered(config, torch.device("cuda"), results_directory=tmp_path, verbose=False)
 
 
-def trained_state(trainer, iterations=3):
-    for _ in range(iterations):
-        trainer.train_iteration()
+def snapshot(trainer):
+    """The trainer's weights and last rewards, per policy (copies)."""
     torch.cuda.synchronize()
     params = {
         f"{tag}/{k}": v.detach().clone()
@@ -59,8 +58,15 @@ def trained_state(trainer, iterations=3):
         for k, v in p.model.state_dict().items()
     }
     rewards = {tag: p.buffer.rewards.clone() for tag, p in trainer.policies.items()}
-    trainer.graceful_close()
     return params, rewards
+
+
+def trained_state(trainer, iterations=3):
+    for _ in range(iterations):
+        trainer.train_iteration()
+    state = snapshot(trainer)
+    trainer.graceful_close()
+    return state
 
 
 @needs_cuda
@@ -211,15 +217,10 @@ CASES = {
 
 
 def run(trainer, iterations=ITERATIONS):
+    """Weights, last rewards and the window's update statistics after ``iterations`` more."""
     for _ in range(iterations):
         trainer.train_iteration()
-    torch.cuda.synchronize()
-    params = {
-        f"{tag}/{k}": v.detach().clone()
-        for tag, p in trainer.policies.items()
-        for k, v in p.model.state_dict().items()
-    }
-    rewards = {tag: p.buffer.rewards.clone() for tag, p in trainer.policies.items()}
+    params, rewards = snapshot(trainer)
     stats = {tag: p.window_stats.clone() for tag, p in trainer.policies.items()}
     return params, rewards, stats
 
