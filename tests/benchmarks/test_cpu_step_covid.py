@@ -1,19 +1,13 @@
 """CPU smoke test of ``benchmarks/cpu_step.py`` for the COVID-19 dict API (tiny settings)."""
 
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def cpu_step(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import cpu_step
-
-    return cpu_step
+def cpu_step(import_benchmark):
+    return import_benchmark("cpu_step")
 
 
 def test_covid_benchmark_prints_wall_and_cpu_rates(cpu_step, monkeypatch, capsys):

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def cpu_step(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import cpu_step
-
-    return cpu_step
+def cpu_step(import_benchmark):
+    return import_benchmark("cpu_step")
 
 
 def test_random_valid_actions_respect_every_sub_space_mask(cpu_step):

@@ -3,24 +3,18 @@ deterministic GTB evaluation and the verdicts."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("torch")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 TINY = ["--gtb_envs", "2", "--gtb_batch", "20", "--gtb_seeds", "2", "--saez_episodes", "3",
         "--one_step_overrides", "trainer.num_envs=8", "trainer.train_batch_size=16",
         "--gtb_env_overrides", "env.episode_length=10"]  # fmt: skip
 
 
 @pytest.fixture
-def learning(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import economy_learning
-
-    return economy_learning
+def learning(import_benchmark):
+    return import_benchmark("economy_learning")
 
 
 def phase2_block() -> dict:

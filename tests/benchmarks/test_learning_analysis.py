@@ -3,8 +3,6 @@ play against the fixed-schedule evaluation, and the best responses against brute
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -12,15 +10,10 @@ from ai_economist import foundation
 from ai_economist.foundation.scenarios.covid19.configs import env_config
 from ai_economist.training.fixed_policies import schedule_returns
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def analysis(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import learning_analysis
-
-    return learning_analysis
+def analysis(import_benchmark):
+    return import_benchmark("learning_analysis")
 
 
 def short_env(days: int):

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 CONFIG = "ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml"
 TINY = [
     "trainer.num_envs=2",
@@ -31,11 +30,8 @@ TINY = [
 
 
 @pytest.fixture
-def seeds(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import learning_seeds
-
-    return learning_seeds
+def seeds(import_benchmark):
+    return import_benchmark("learning_seeds")
 
 
 def test_two_tiny_seeds_side_by_side(seeds, tmp_path, capsys, monkeypatch):

@@ -14,15 +14,10 @@ import numpy as np
 import pytest
 import torch
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def learning(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import learning_vs_fixed_policies
-
-    return learning_vs_fixed_policies
+def learning(import_benchmark):
+    return import_benchmark("learning_vs_fixed_policies")
 
 
 def constant_models(learning, config, tmp_path) -> Path:

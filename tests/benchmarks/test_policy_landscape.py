@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def landscape(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import policy_landscape
-
+def landscape(import_benchmark):
+    policy_landscape = import_benchmark("policy_landscape")
     from ai_economist import foundation
     from ai_economist.training.config import default_config_path, load_yaml
 
@@ -39,9 +33,8 @@ def test_full_subsidy_costs_the_planner_under_random_states(landscape):
     assert cost.shape == (3,) and np.all(cost > 10.0) and np.all(cost < 12.5)
 
 
-def test_schedules_option_parses_like_fixed_policies(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import policy_landscape
+def test_schedules_option_parses_like_fixed_policies(import_benchmark):
+    policy_landscape = import_benchmark("policy_landscape")
 
     assert policy_landscape.parse_schedule("6,540,6,20") == (6, 540, 6, 20)
     with pytest.raises(SystemExit, match=r"--schedules: expected CLOSE,DAYS,OPEN,SUBSIDY"):

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def profiler(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import profile_iteration
-
-    return profile_iteration
+def profiler(import_benchmark):
+    return import_benchmark("profile_iteration")
 
 
 def test_it_refuses_to_run_without_a_gpu(profiler, monkeypatch):

@@ -12,15 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def comparison(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import real_world_comparison
-
-    return real_world_comparison
+def comparison(import_benchmark):
+    return import_benchmark("real_world_comparison")
 
 
 def level_checkpoint(tmp_path: Path, state_level: int, subsidy_level: int) -> Path:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def test_small_sweep_prints_machine_and_rates(monkeypatch, capsys):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import simulate_sweep
+def test_small_sweep_prints_machine_and_rates(import_benchmark, capsys):
+    simulate_sweep = import_benchmark("simulate_sweep")
 
     assert simulate_sweep.sweep_for(10_000) == [
         "infection_intercept=0.5:1.5:50",

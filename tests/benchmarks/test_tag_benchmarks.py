@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 TINY_ENV = ["num_taggers=1", "num_runners=3", "num_other_agents_observed=2", "episode_length=4"]
 
 
 @pytest.fixture
-def benchmarks(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import example_env_step
-    import tag_learning
-
-    return example_env_step, tag_learning
+def benchmarks(import_benchmark):
+    return import_benchmark("example_env_step"), import_benchmark("tag_learning")
 
 
 def test_env_step_benchmark_prints_rates_memory_and_the_peer_ratio(benchmarks, capsys):

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 TINY = ["--env", "toy", "--num_envs", "2", "--num_gpus", "1", "2", "--iterations", "1",
         "--warmup", "1", "--rollout_length", "4", "--fc_dims", "[16,16]"]  # fmt: skip
 
 
 @pytest.fixture
-def bench(monkeypatch):
+def bench(import_benchmark):
     # on sys.path (which spawned workers inherit) so that the workers can import the module
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import train_throughput
-
-    return train_throughput
+    return import_benchmark("train_throughput")
 
 
 def run(bench, tmp_path, capsys, device: str, args: list[str]) -> tuple[dict, str]:

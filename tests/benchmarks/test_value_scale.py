@@ -4,19 +4,12 @@ trains both settings and reports the states' rows."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import value_scale
-
-    return value_scale
+def bench(import_benchmark):
+    return import_benchmark("value_scale")
 
 
 def rows(text, first_word):

@@ -64,23 +64,15 @@ class StaticUpdateInputs:
 
     def fill(self, hyper: dict[str, float], gae_lambda: float) -> None:
         """Write the schedules' current values (only those that changed: no launch else)."""
-        values = {
-            "lr": hyper["lr"],
-            "gamma": hyper["gamma"],
-            "decay_rate": hyper["gamma"] * gae_lambda,
-            "vf": hyper["vf_loss_coeff"],
-            "entropy": hyper["entropy_coeff"],
-        }
-        targets = {
-            "lr": self.lr,
-            "gamma": self.gamma,
-            "decay_rate": self.decay_rate,
-            "vf": self.coeffs[0],
-            "entropy": self.coeffs[1],
-        }
-        for name, value in values.items():
+        for name, value, target in (
+            ("lr", hyper["lr"], self.lr),
+            ("gamma", hyper["gamma"], self.gamma),
+            ("decay_rate", hyper["gamma"] * gae_lambda, self.decay_rate),
+            ("vf", hyper["vf_loss_coeff"], self.coeffs[0]),
+            ("entropy", hyper["entropy_coeff"], self.coeffs[1]),
+        ):
             if self.filled.get(name) != value:
-                targets[name].fill_(value)
+                target.fill_(value)
                 self.filled[name] = value
 
     def draw_orders(self, generator: torch.Generator) -> None:

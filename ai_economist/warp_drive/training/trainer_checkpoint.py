@@ -78,7 +78,7 @@ class TrainerCheckpointing:
         """
         models = {tag: p.model for tag, p in self.policies.items()}
         cstate.check_checkpoint_fits(state, self.config, source, models)
-        if getattr(self, "iteration_graph", None) is not None:
+        if self.iteration_graph is not None:
             self.iteration_graph.recapture()  # the optimizers' state tensors are replaced
         for tag, p in self.policies.items():
             saved = state["policies"][tag]
