@@ -205,6 +205,7 @@ class GpuEnvironment(ABC):
     def reference_reset(self, state: dict[str, np.ndarray]) -> None:
         """After every reset: re-initialise, in place, every environment whose ``_timestep_``
         is 0 (the numpy twin of ``KernelSpec.reset_kernels``; default: nothing)."""
+        return None
 
     def episode_metrics(self, pull: Callable[[str], np.ndarray]) -> dict[str, float]:
         """Host metrics of completed episodes; ``pull(name)`` returns a field's host copy."""

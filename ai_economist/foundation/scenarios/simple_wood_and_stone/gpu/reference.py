@@ -136,7 +136,9 @@ def draw_skills(seed, episode, params: aw.GTBWorldParams) -> tuple[np.ndarray, .
         rate = np.minimum(pmsm, (pmsm - 1) * skill + 1)
     bonus = skill_draws(seed, episode, "gather_skill", a, params.gather_skill_dist, 3.0,
                         -2.022, 0.938)  # fmt: skip
-    bonus = np.zeros_like(bonus) if params.gather_skill_dist == "none" else np.minimum(2.0, bonus) / 2
+    bonus = (
+        np.zeros_like(bonus) if params.gather_skill_dist == "none" else np.minimum(2.0, bonus) / 2
+    )
     return rate * params.payment, skill, bonus
 
 
