@@ -8,6 +8,7 @@ import pytest
 from gtb_gpu_helpers import small_config
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
+    WORLD_CONFIG,
     GatherTradeBuildWorldGpu,
 )
 from ai_economist.warp_drive.checks.parity import check_parity, compare_fields
@@ -54,6 +55,15 @@ def test_numba_matches_the_reference_with_builds_gathers_and_regrowth(tmp_path):
         assert diff is None, f"step {step + 1}: {diff}"
     assert (ref.pull("house_owner") >= 0).any()  # somebody built
     assert (ref.pull("labor") > 0).all()
+
+
+def test_numba_matches_the_reference_on_the_paper_world():
+    # fixed four skills and corners (the device ranking) on the 25x25 quadrant map; 3x3
+    # windows keep the simulator quick (the reference tests cover the 11x11 ones)
+    config = {**WORLD_CONFIG, "episode_length": 2, "mobile_agent_observation_range": 1}
+    env = GatherTradeBuildWorldGpu(config, threads_per_env=5)
+    result = check_parity(env, "numba", num_envs=2, num_steps=3, seed=8)
+    assert result, result.message
 
 
 def test_numba_reset_redraws_like_the_reference(tmp_path):

@@ -70,6 +70,20 @@ def test_declaration_of_the_paper_config(paper_env):
     assert gs.AGENT_FLAT_KEYS == tuple(sorted(keys))
 
 
+def test_shapes_follow_the_config():
+    config = {**WORLD_CONFIG, "env_layout_file": "env-pure_and_mixed-15x15.txt",
+              "world_size": [15, 15], "n_agents": 3, "fixed_four_skill_and_loc": False,
+              "mobile_agent_observation_range": 3}  # fmt: skip
+    env = GatherTradeBuildWorldGpu(config)
+    d = env.dims()
+    assert (d["world_h"], d["world_w"], d["n_agents"], d["window"]) == (15, 15, 3, 7)
+    assert d["n_regrow"] == 23 + 12  # the map's wood and stone sources
+    assert d["obs_dim_a"] == 9 + 9 * 7 * 7 and d["obs_dim_p"] == 4 + 3 * 3
+    spec = env.state_spec()
+    assert spec["house_owner"].shape == (15, 15) and spec["observations_a"].shape == (3, 450)
+    assert env.policies()["p"].first_agent == 3 and env.threads_per_env == 32
+
+
 def test_a_layout_larger_than_the_kernels_support_is_refused(tmp_path):
     big = tmp_path / "big.txt"
     big.write_text(";".join(["W" + " " * 68 + "S"] * 70) + ";")
