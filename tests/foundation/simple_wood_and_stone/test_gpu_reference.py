@@ -207,3 +207,9 @@ def test_resets_redraw_per_episode_and_are_idempotent(tmp_path):
     metrics = w.episode_metrics()
     assert metrics["social/productivity"] == pytest.approx(4.0)  # 2 agents x 2 starting coin
     assert metrics["social/equality"] == pytest.approx(1.0)
+    utility, labor = w.pull("episode_utility"), w.pull("episode_labor")
+    assert (utility <= (2**0.77 - 1) / 0.77).all()  # coin 2, minus the labour of collecting
+    equal_weights = utility.mean()  # equal coin: every agent weighs 1/2
+    assert metrics["social_welfare/inv_income_weighted_utility"] == pytest.approx(equal_weights)
+    assert metrics["endow/1/Coin"] == 2.0
+    assert metrics["endogenous/0/Labor"] == pytest.approx(labor[:, 0].mean())

@@ -49,7 +49,8 @@ DOUBLE_TOL = (1e-12, 1e-12)
 FLOAT_TOL = (1e-6, 1e-6)
 TOLERANCES = {
     **{n: DOUBLE_TOL for n in ("inventory", "build_payment", "build_skill", "bonus_gather_prob",
-                               "coin_utility", "utility", "welfare", "episode_coin")},
+                               "coin_utility", "utility", "welfare", "episode_coin",
+                               "episode_utility")},
     **{n: FLOAT_TOL for n in ("observations_a", "observations_p", "rewards_a", "rewards_p")},
 }  # fmt: skip
 
@@ -153,6 +154,7 @@ class GatherTradeBuildWorldGpu(GpuEnvironment):
         if not done.any():
             return {}
         coin, labor = pull("episode_coin")[done], pull("episode_labor")[done]
+        utility = pull("episode_utility")[done]
         prod = np.array([social_metrics.get_productivity(c) for c in coin])
         eq = np.array([social_metrics.get_equality(c) for c in coin])
         out = {
@@ -160,6 +162,14 @@ class GatherTradeBuildWorldGpu(GpuEnvironment):
             "social/equality": float(eq.mean()),
             "social_welfare/coin_eq_times_productivity": float(
                 np.mean([social_rewards.coin_eq_times_productivity(c, 1.0) for c in coin])
+            ),
+            "social_welfare/inv_income_weighted_utility": float(
+                np.mean(
+                    [
+                        social_rewards.inv_income_weighted_utility(c, u)
+                        for c, u in zip(coin, utility)
+                    ]
+                )
             ),
         }
         for i in range(coin.shape[1]):

@@ -150,8 +150,8 @@ def baselines(env, completions, auto_integrator, inventory, escrow, labor, coin_
 
 @cuda.jit(device=True)
 def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
-                 utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor, _done_,
-                 params, iparams):  # fmt: skip
+                 utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
+                 episode_utility, _done_, params, iparams):  # fmt: skip
     """``array_rewards.step_rewards`` of one env (one thread): the float64 utility and welfare
     changes (stored as float32 rewards), the new baselines, the auto-warmup integrator, done
     and the episode records."""
@@ -175,15 +175,16 @@ def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor,
         for i in range(n):
             episode_coin[env, i] = inventory[env, i, 0] + escrow[env, i, 0]
             episode_labor[env, i] = labor[env, i]
+            episode_utility[env, i] = utility[env, i]
 
 
 @cuda.jit
 def gtb_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
                     house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
                     bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
-                    episode_labor, observations_a, observations_p, action_mask_a, action_mask_p,
-                    sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps, water,
-                    landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
+                    episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
+                    action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
+                    water,                     landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
                     world_iparams):  # fmt: skip
     env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     if _timestep_[env] != 0:
@@ -216,9 +217,9 @@ def gtb_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator, 
 def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
                    house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
                    bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
-                   episode_labor, observations_a, observations_p, action_mask_a, action_mask_p,
-                   sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps, water,
-                   landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
+                   episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
+                   action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
+                   water,                    landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
                    world_iparams):  # fmt: skip
     env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n, h, w = locs.shape[1], water.shape[0], water.shape[1]
@@ -268,8 +269,8 @@ def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, r
     cuda.syncthreads()
     if tid == 0:
         step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
-                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor, _done_,
-                     world_params, world_iparams)  # fmt: skip
+                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
+                     episode_utility, _done_, world_params, world_iparams)  # fmt: skip
         _timestep_[env] = t
     cuda.syncthreads()
     observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,

@@ -241,6 +241,7 @@ def world_step(state: State, params: aw.GTBWorldParams, static=None) -> StepDraw
     coin = state["inventory"][..., rules.COIN] + state["escrow"][..., rules.COIN]
     state["episode_coin"][done] = coin[done]
     state["episode_labor"][done] = state["labor"][done]
+    state["episode_utility"][done] = state["utility"][done]
     observe(state, params, static)
     return draws
 

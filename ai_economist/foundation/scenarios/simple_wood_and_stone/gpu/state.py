@@ -161,6 +161,7 @@ def state_fields() -> list[StateField]:
         _f("move_order", i32, agents, doc="this step's move order: slot -> agent"),
         _f("episode_coin", f64, agents, doc="coin endowments at the end of the last episode"),
         _f("episode_labor", f64, agents, doc="labour at the end of the last episode"),
+        _f("episode_utility", f64, agents, doc="utilities at the end of the last episode"),
         _f("observations_a", f32, ("n_agents", "obs_dim_a"), doc="flat, world-map, idx_map"),
         _f("observations_p", f32, (1, "obs_dim_p"), doc="time, inventory, p<i> inventories"),
         _f("action_mask_a", f32, ("n_agents", "n_actions_a")),

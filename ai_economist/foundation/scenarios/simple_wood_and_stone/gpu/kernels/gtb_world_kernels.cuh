@@ -7,7 +7,8 @@
 __device__ void step_rewards(const GtbEnv& e, int env, int t, int* completions,
                              int* auto_integrator, double* welfare, float* rewards_a,
                              float* rewards_p, double* episode_coin, double* episode_labor,
-                             int* done, const double* params, const int* iparams) {
+                             double* episode_utility, int* done, const double* params,
+                             const int* iparams) {
   const double k = energy_weight(completions[env], auto_integrator[env], params, iparams) *
                    params[P_ENERGY_COST];
   double total = 0.0;
@@ -28,6 +29,7 @@ __device__ void step_rewards(const GtbEnv& e, int env, int t, int* completions,
     for (int i = 0; i < N_AGENTS; i++) {
       episode_coin[env * N_AGENTS + i] = e.inv[i * N_GOODS] + e.esc[i * N_GOODS];
       episode_labor[env * N_AGENTS + i] = e.labor[i];
+      episode_utility[env * N_AGENTS + i] = e.util[i];
     }
   }
 }
@@ -115,7 +117,8 @@ extern "C" __global__ void gtb_world_step(GATHER_TRADE_BUILD_WORLD_STATE_PARAMS)
   __syncthreads();
   if (tid == 0) {
     step_rewards(e, env, t, completions, auto_integrator, welfare, rewards_a, rewards_p,
-                 episode_coin, episode_labor, _done_, world_params, world_iparams);
+                 episode_coin, episode_labor, episode_utility, _done_, world_params,
+                 world_iparams);
     _timestep_[env] = t;
   }
   __syncthreads();
