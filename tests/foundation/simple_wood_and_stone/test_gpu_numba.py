@@ -57,6 +57,13 @@ def test_numba_matches_the_reference_with_builds_gathers_and_regrowth(tmp_path):
     assert (ref.pull("labor") > 0).all()
 
 
+def test_numba_matches_the_reference_when_agents_contend_for_cells(tmp_path):
+    # 7 agents on 25 land cells: moves blocked by agents that moved earlier in the order
+    env = GatherTradeBuildWorldGpu(small_config(tmp_path, n_agents=7), threads_per_env=8)
+    result = check_parity(env, "numba", num_envs=2, num_steps=4, seed=6)
+    assert result, result.message
+
+
 def test_numba_matches_the_reference_on_the_paper_world():
     # fixed four skills and corners (the device ranking) on the 25x25 quadrant map; 3x3
     # windows keep the simulator quick (the reference tests cover the 11x11 ones)

@@ -147,6 +147,13 @@ def test_world_equals_the_array_model_given_the_same_draws(tmp_path):
     assert (state["auto_integrator"] > 0).any()
 
 
+def test_crowded_world_equals_the_array_model_given_the_same_draws(tmp_path):
+    # 7 agents on 25 land cells: the move order decides who gets a contested cell
+    env = GatherTradeBuildWorldGpu(small_config(tmp_path, n_agents=7))
+    state, counts = run_against_array_model(env, 4, 9, 30, np.random.default_rng(4))
+    assert counts["gathers"] > 0 and len(np.unique(state["move_order"][:, 0])) > 1
+
+
 def test_paper_world_equals_the_array_model_given_the_same_draws(paper_env):
     state, _ = run_against_array_model(paper_env, 2, 0, 15, np.random.default_rng(2))
     corners = {(0, 0), (0, 24), (24, 0), (24, 24)}

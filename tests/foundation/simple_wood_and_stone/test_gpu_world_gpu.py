@@ -37,6 +37,14 @@ def test_random_starts_and_device_resets_match_the_reference(backend, tmp_path):
 
 
 @pytest.mark.parametrize("backend", GPU_BACKENDS)
+def test_crowded_moves_match_the_reference(backend, tmp_path):
+    # 7 agents on 25 land cells: the device's move order decides contested cells
+    env = GatherTradeBuildWorldGpu(small_config(tmp_path, n_agents=7, episode_length=40))
+    result = check_parity(env, backend, num_envs=512, num_steps=100, seed=3)
+    assert result, result.message
+
+
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_builds_on_the_device_match_the_reference(backend, tmp_path):
     env = GatherTradeBuildWorldGpu(small_config(tmp_path, resource_regen_prob=0.5))
     result = check_parity(env, backend, num_envs=512, num_steps=120, seed=2)
