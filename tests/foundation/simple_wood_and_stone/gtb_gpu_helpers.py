@@ -32,6 +32,14 @@ def small_config(tmp_path, **overrides):
     return config
 
 
+def crowded_config(tmp_path, **overrides):
+    """7 agents on the test layout's 25 land cells, no skills, the "decay" labour warm-up."""
+    comps = [{"Build": {"payment": 10, "skill_dist": "none"}},
+             {"Gather": {"skill_dist": "none"}}]  # fmt: skip
+    return small_config(tmp_path, n_agents=7, components=comps, energy_warmup_method="decay",
+                        energy_warmup_constant=2, **overrides)  # fmt: skip
+
+
 class ReplayRng:
     """Stands in for an env's generator in the array model: ``permutation`` returns the
     given move order, ``random(n)`` the given uniforms (which must be ``n``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gtb_gpu_helpers import small_config
+from gtb_gpu_helpers import crowded_config, small_config
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
     WORLD_CONFIG,
@@ -59,7 +59,7 @@ def test_numba_matches_the_reference_with_builds_gathers_and_regrowth(tmp_path):
 
 def test_numba_matches_the_reference_when_agents_contend_for_cells(tmp_path):
     # 7 agents on 25 land cells: moves blocked by agents that moved earlier in the order
-    env = GatherTradeBuildWorldGpu(small_config(tmp_path, n_agents=7), threads_per_env=8)
+    env = GatherTradeBuildWorldGpu(crowded_config(tmp_path), threads_per_env=8)
     result = check_parity(env, "numba", num_envs=2, num_steps=4, seed=6)
     assert result, result.message
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gtb_gpu_helpers import array_state_from, biased_actions, replay, small_config
+from gtb_gpu_helpers import (
+    array_state_from,
+    biased_actions,
+    crowded_config,
+    replay,
+    small_config,
+)
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs, array_rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw
@@ -149,9 +155,11 @@ def test_world_equals_the_array_model_given_the_same_draws(tmp_path):
 
 def test_crowded_world_equals_the_array_model_given_the_same_draws(tmp_path):
     # 7 agents on 25 land cells: the move order decides who gets a contested cell
-    env = GatherTradeBuildWorldGpu(small_config(tmp_path, n_agents=7))
-    state, counts = run_against_array_model(env, 4, 9, 30, np.random.default_rng(4))
+    env = GatherTradeBuildWorldGpu(crowded_config(tmp_path))
+    state, counts = run_against_array_model(env, 4, 9, env.episode_length, np.random.default_rng(4))
     assert counts["gathers"] > 0 and len(np.unique(state["move_order"][:, 0])) > 1
+    assert (state["completions"] == 1).all()  # the decay warm-up saw an episode end
+    assert (state["build_payment"] == 10).all() and (state["bonus_gather_prob"] == 0).all()
 
 
 def test_paper_world_equals_the_array_model_given_the_same_draws(paper_env):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gpu_helpers import GPU_BACKENDS, require_gpu
-from gtb_gpu_helpers import small_config
+from gtb_gpu_helpers import crowded_config, small_config
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
     WORLD_CONFIG,
@@ -39,7 +39,7 @@ def test_random_starts_and_device_resets_match_the_reference(backend, tmp_path):
 @pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_crowded_moves_match_the_reference(backend, tmp_path):
     # 7 agents on 25 land cells: the device's move order decides contested cells
-    env = GatherTradeBuildWorldGpu(small_config(tmp_path, n_agents=7, episode_length=40))
+    env = GatherTradeBuildWorldGpu(crowded_config(tmp_path, episode_length=40))
     result = check_parity(env, backend, num_envs=512, num_steps=100, seed=3)
     assert result, result.message
 
