@@ -18,37 +18,31 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
     I_GDIST,
     I_LEN,
     I_RANGE,
-    MOVE_DC,
-    MOVE_DR,
-    P_BLABOR,
-    P_CLABOR,
     P_COIN0,
     P_ECOST,
-    P_HEALTH,
     P_INV,
-    P_MLABOR,
     P_PAY,
     P_PMSM,
-    P_REGEN,
     P_TIME,
     PLACEMENT_TRIES,
     S_BUILD,
-    S_GATHER,
     S_GATHER_SKILL,
     S_MOVE,
     S_PLACE,
     S_RANK,
-    S_REGROW,
+    apply_gathers,
     below,
-    build_mask,
+    build_masks,
+    build_step,
     coin_utility_of,
     draw_bits,
     energy_weight,
-    move_allowed,
+    move_agent_slot,
+    move_masks,
     occupied,
     rank_of,
+    regrow_step,
     skill_draw,
-    uniform,
     welfare_of,
     write_flat,
     write_window_cell,
@@ -122,10 +116,10 @@ def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, acti
         write_flat(env, tid, t, observations_a, locs, inventory, build_payment, build_skill, bonus,
                    params, h, w)  # fmt: skip
         action_mask_a[env, tid, 0] = 1.0
-        ok = build_mask(env, tid, inventory, resource_maps, house_owner, landmarks, locs)
+        ok = build_masks(env, tid, inventory, resource_maps, house_owner, landmarks, locs)
         action_mask_a[env, tid, 1] = 1.0 if ok else 0.0
         for m in range(1, 5):
-            ok = move_allowed(env, tid, m, locs, house_owner, water)
+            ok = move_masks(env, tid, m, locs, house_owner, water)
             action_mask_a[env, tid, 1 + m] = 1.0 if ok else 0.0
     if tid == n:
         inv = params[P_INV]
@@ -219,51 +213,28 @@ def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, r
                    bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
                    episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
                    action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
-                   water,                    landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
+                   water, landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
                    world_iparams):  # fmt: skip
     env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n, h, w = locs.shape[1], water.shape[0], water.shape[1]
+    n = locs.shape[1]
     t = _timestep_[env] + 1
     seed, ep = env_seed[env], completions[env]
     built = False
-    if tid < n:  # array_rules.build_step (each agent on its own cell)
-        if sampled_actions_a[env, tid] == 1 and build_mask(
-            env, tid, inventory, resource_maps, house_owner, landmarks, locs
-        ):
-            inventory[env, tid, 2] -= 1
-            inventory[env, tid, 1] -= 1
-            inventory[env, tid, 0] += build_payment[env, tid]
-            labor[env, tid] += world_params[P_BLABOR]
-            house_owner[env, locs[env, tid, 0], locs[env, tid, 1]] = tid
-            built = True
+    if tid < n:
+        built = build_step(env, tid, sampled_actions_a[env, tid], inventory, labor, resource_maps,
+                           house_owner, landmarks, locs, build_payment, world_params)  # fmt: skip
         move_order[env, rank_of(seed, ep, t, S_MOVE, tid, n)] = tid
     cuda.syncthreads()
-    for slot in range(n):  # array_rules.move_agent_slot, slot by slot
+    for slot in range(n):  # the order's slots one after the other
         if tid == move_order[env, slot]:
-            action = sampled_actions_a[env, tid]
-            m = action - 1 if action >= 2 else 0
-            if m > 0 and move_allowed(env, tid, m, locs, house_owner, water):
-                locs[env, tid, 0] += MOVE_DR[m]
-                locs[env, tid, 1] += MOVE_DC[m]
-                labor[env, tid] += world_params[P_MLABOR]
+            move_agent_slot(env, tid, sampled_actions_a[env, tid], locs, labor, house_owner, water,
+                            world_params)  # fmt: skip
         cuda.syncthreads()
-    if tid < n:  # array_rules.gather_events + apply_gathers
-        r, c = locs[env, tid, 0], locs[env, tid, 1]
-        for j in range(resource_maps.shape[1]):
-            if resource_maps[env, j, r, c] >= 1:
-                u = uniform(seed, ep, t, S_GATHER, 2 * tid + j)
-                inventory[env, tid, 1 + j] += 2.0 if u < bonus_gather_prob[env, tid] else 1.0
-                labor[env, tid] += world_params[P_CLABOR]
-                resource_maps[env, j, r, c] = max(resource_maps[env, j, r, c] - 1, 0.0)
+    if tid < n:
+        apply_gathers(env, tid, seed, ep, t, locs, inventory, labor, resource_maps,
+                      bonus_gather_prob, world_params)  # fmt: skip
     cuda.syncthreads()
-    for k in range(tid, regrow_cells.shape[0], nt):  # array_rules.regrow_step
-        i = regrow_cells[k]
-        j, cell = i // (h * w), i % (h * w)
-        r, c = cell // w, cell % w
-        before = float(resource_maps[env, j, r, c])
-        p = max(before, float(layout_maps[j, r, c])) * world_params[P_REGEN]
-        if uniform(seed, ep, t, S_REGROW, i) < p:
-            resource_maps[env, j, r, c] = min(before + 1.0, world_params[P_HEALTH])
+    regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, world_params)
     if built:  # array_rewards.refresh_coin_utility
         coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, world_params)
     cuda.syncthreads()

@@ -102,8 +102,8 @@ def occupied(locs, env, n, r, c):
 
 
 @cuda.jit(device=True)
-def build_mask(env, a, inventory, resource_maps, house_owner, landmarks, locs):
-    """``array_rules.build_masks`` of one agent."""
+def build_masks(env, a, inventory, resource_maps, house_owner, landmarks, locs):
+    """``array_rules.build_masks`` of agent ``a``."""
     r, c = locs[env, a, 0], locs[env, a, 1]
     if not (inventory[env, a, 2] >= 1 and inventory[env, a, 1] >= 1):
         return False
@@ -114,14 +114,67 @@ def build_mask(env, a, inventory, resource_maps, house_owner, landmarks, locs):
 
 
 @cuda.jit(device=True)
-def move_allowed(env, a, m, locs, house_owner, water):
-    """Whether agent ``a``'s move ``m`` (1..4) is allowed (``array_rules.move_masks``)."""
+def move_masks(env, a, m, locs, house_owner, water):
+    """``array_rules.move_masks`` of agent ``a``'s move ``m`` (1..4)."""
     r = locs[env, a, 0] + MOVE_DR[m]
     c = locs[env, a, 1] + MOVE_DC[m]
     if r < 0 or r >= water.shape[0] or c < 0 or c >= water.shape[1] or water[r, c] != 0:
         return False
     owner = house_owner[env, r, c]
     return (owner < 0 or owner == a) and not occupied(locs, env, locs.shape[1], r, c)
+
+
+@cuda.jit(device=True)
+def build_step(env, a, action, inventory, labor, resource_maps, house_owner, landmarks, locs,
+               build_payment, params):  # fmt: skip
+    """``array_rules.build_step`` of agent ``a`` (each agent builds on its own cell, so all
+    agents at once); returns whether it built."""
+    if action != 1 or not build_masks(env, a, inventory, resource_maps, house_owner, landmarks,
+                                      locs):  # fmt: skip
+        return False
+    inventory[env, a, 2] -= 1
+    inventory[env, a, 1] -= 1
+    inventory[env, a, 0] += build_payment[env, a]
+    labor[env, a] += params[P_BLABOR]
+    house_owner[env, locs[env, a, 0], locs[env, a, 1]] = a
+    return True
+
+
+@cuda.jit(device=True)
+def move_agent_slot(env, a, action, locs, labor, house_owner, water, params):
+    """``array_rules.move_agent_slot`` for agent ``a``, whose slot of the order it is."""
+    m = action - 1 if action >= 2 else 0
+    if m > 0 and move_masks(env, a, m, locs, house_owner, water):
+        locs[env, a, 0] += MOVE_DR[m]
+        locs[env, a, 1] += MOVE_DC[m]
+        labor[env, a] += params[P_MLABOR]
+
+
+@cuda.jit(device=True)
+def apply_gathers(env, a, seed, ep, t, locs, inventory, labor, resource_maps, bonus, params):
+    """``array_rules.gather_events`` and ``apply_gathers`` of agent ``a`` (agents stand on
+    distinct cells, so all agents at once)."""
+    r, c = locs[env, a, 0], locs[env, a, 1]
+    for j in range(resource_maps.shape[1]):
+        if resource_maps[env, j, r, c] >= 1:
+            u = uniform(seed, ep, t, S_GATHER, 2 * a + j)
+            inventory[env, a, 1 + j] += 2.0 if u < bonus[env, a] else 1.0
+            labor[env, a] += params[P_CLABOR]
+            resource_maps[env, j, r, c] = max(resource_maps[env, j, r, c] - 1, 0.0)
+
+
+@cuda.jit(device=True)
+def regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, params):
+    """``array_rules.regrow_step``: the threads stride over the source cells."""
+    h, w = layout_maps.shape[1], layout_maps.shape[2]
+    for k in range(tid, regrow_cells.shape[0], nt):
+        i = regrow_cells[k]
+        j, cell = i // (h * w), i % (h * w)
+        r, c = cell // w, cell % w
+        before = float(resource_maps[env, j, r, c])
+        p = max(before, float(layout_maps[j, r, c])) * params[P_REGEN]
+        if uniform(seed, ep, t, S_REGROW, i) < p:
+            resource_maps[env, j, r, c] = min(before + 1.0, params[P_HEALTH])
 
 
 @cuda.jit(device=True)

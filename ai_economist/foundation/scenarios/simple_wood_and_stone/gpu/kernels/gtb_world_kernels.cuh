@@ -67,52 +67,20 @@ extern "C" __global__ void gtb_world_step(GATHER_TRADE_BUILD_WORLD_STATE_PARAMS)
   const int t = _timestep_[env] + 1, seed = env_seed[env], ep = completions[env];
   int* order = move_order + env * N_AGENTS;
   bool built = false;
-  if (tid < N_AGENTS) {  // array_rules.build_step (each agent on its own cell)
-    if (sampled_actions_a[env * N_AGENTS + tid] == 1 && build_mask(e, tid, landmarks)) {
-      double* inv = e.inv + tid * N_GOODS;
-      inv[2] -= 1;
-      inv[1] -= 1;
-      inv[0] += e.payment[tid];
-      e.labor[tid] += world_params[P_BUILD_LABOR];
-      e.owner[e.loc[2 * tid] * WORLD_W + e.loc[2 * tid + 1]] = tid;
-      built = true;
-    }
+  if (tid < N_AGENTS) {
+    built = build_step(e, tid, sampled_actions_a[env * N_AGENTS + tid], landmarks, world_params);
     order[rank_of(seed, ep, t, STREAM_MOVE_ORDER, tid)] = tid;
   }
   __syncthreads();
-  for (int slot = 0; slot < N_AGENTS; slot++) {  // array_rules.move_agent_slot
+  for (int slot = 0; slot < N_AGENTS; slot++) {  // the order's slots one after the other
     if (tid == order[slot]) {
-      const int action = sampled_actions_a[env * N_AGENTS + tid];
-      const int m = action >= 2 ? action - 1 : 0;
-      if (m > 0 && move_allowed(e, tid, m, water)) {
-        e.loc[2 * tid] += move_dr(m);
-        e.loc[2 * tid + 1] += move_dc(m);
-        e.labor[tid] += world_params[P_MOVE_LABOR];
-      }
+      move_agent_slot(e, tid, sampled_actions_a[env * N_AGENTS + tid], water, world_params);
     }
     __syncthreads();
   }
-  if (tid < N_AGENTS) {  // array_rules.gather_events + apply_gathers
-    const int at = e.loc[2 * tid] * WORLD_W + e.loc[2 * tid + 1];
-    for (int j = 0; j < N_RESOURCES; j++) {
-      float* cell = e.maps + j * HW + at;
-      if (*cell >= 1) {
-        const double u = gtb_uniform(seed, ep, t, STREAM_GATHER, 2 * tid + j);
-        e.inv[tid * N_GOODS + 1 + j] += u < e.bonus[tid] ? 2.0 : 1.0;
-        e.labor[tid] += world_params[P_COLLECT_LABOR];
-        *cell = fmaxf(*cell - 1.0f, 0.0f);
-      }
-    }
-  }
+  if (tid < N_AGENTS) apply_gathers(e, tid, seed, ep, t, world_params);
   __syncthreads();
-  for (int k = tid; k < N_REGROW; k += blockDim.x) {  // array_rules.regrow_step
-    const int i = regrow_cells[k];
-    const double before = (double)e.maps[i];
-    const double p = fmax(before, (double)layout_maps[i]) * world_params[P_REGEN_WEIGHT];
-    if (gtb_uniform(seed, ep, t, STREAM_REGROW, i) < p) {
-      e.maps[i] = (float)fmin(before + 1.0, world_params[P_MAX_HEALTH]);
-    }
-  }
+  regrow_step(e, seed, ep, t, layout_maps, regrow_cells, world_params);
   if (built) e.coin_util[tid] = coin_utility_of(e, tid, world_params);
   __syncthreads();
   if (tid == 0) {

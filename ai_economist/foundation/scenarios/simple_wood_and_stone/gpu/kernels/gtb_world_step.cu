@@ -39,7 +39,7 @@ __device__ bool occupied(const int* loc, int count, int r, int c) {
 }
 
 // array_rules.build_masks of agent a
-__device__ bool build_mask(const GtbEnv& e, int a, const int* landmarks) {
+__device__ bool build_masks(const GtbEnv& e, int a, const int* landmarks) {
   const int r = e.loc[2 * a], c = e.loc[2 * a + 1];
   if (!(e.inv[a * N_GOODS + 2] >= 1 && e.inv[a * N_GOODS + 1] >= 1)) return false;
   for (int j = 0; j < N_RESOURCES; j++) {
@@ -49,11 +49,63 @@ __device__ bool build_mask(const GtbEnv& e, int a, const int* landmarks) {
 }
 
 // array_rules.move_masks of agent a's move m (1..4)
-__device__ bool move_allowed(const GtbEnv& e, int a, int m, const int* water) {
+__device__ bool move_masks(const GtbEnv& e, int a, int m, const int* water) {
   const int r = e.loc[2 * a] + move_dr(m), c = e.loc[2 * a + 1] + move_dc(m);
   if (r < 0 || r >= WORLD_H || c < 0 || c >= WORLD_W || water[r * WORLD_W + c] != 0) return false;
   const int owner = e.owner[r * WORLD_W + c];
   return (owner < 0 || owner == a) && !occupied(e.loc, N_AGENTS, r, c);
+}
+
+// array_rules.build_step of agent a (each agent builds on its own cell, so all at once)
+__device__ bool build_step(const GtbEnv& e, int a, int action, const int* landmarks,
+                           const double* params) {
+  if (action != 1 || !build_masks(e, a, landmarks)) return false;
+  double* inv = e.inv + a * N_GOODS;
+  inv[2] -= 1;
+  inv[1] -= 1;
+  inv[0] += e.payment[a];
+  e.labor[a] += params[P_BUILD_LABOR];
+  e.owner[e.loc[2 * a] * WORLD_W + e.loc[2 * a + 1]] = a;
+  return true;
+}
+
+// array_rules.move_agent_slot for agent a, whose slot of the order it is
+__device__ void move_agent_slot(const GtbEnv& e, int a, int action, const int* water,
+                                const double* params) {
+  const int m = action >= 2 ? action - 1 : 0;
+  if (m > 0 && move_masks(e, a, m, water)) {
+    e.loc[2 * a] += move_dr(m);
+    e.loc[2 * a + 1] += move_dc(m);
+    e.labor[a] += params[P_MOVE_LABOR];
+  }
+}
+
+// array_rules.gather_events + apply_gathers of agent a (agents stand on distinct cells)
+__device__ void apply_gathers(const GtbEnv& e, int a, int seed, int ep, int t,
+                              const double* params) {
+  const int at = e.loc[2 * a] * WORLD_W + e.loc[2 * a + 1];
+  for (int j = 0; j < N_RESOURCES; j++) {
+    float* cell = e.maps + j * HW + at;
+    if (*cell >= 1) {
+      const double u = gtb_uniform(seed, ep, t, STREAM_GATHER, 2 * a + j);
+      e.inv[a * N_GOODS + 1 + j] += u < e.bonus[a] ? 2.0 : 1.0;
+      e.labor[a] += params[P_COLLECT_LABOR];
+      *cell = fmaxf(*cell - 1.0f, 0.0f);
+    }
+  }
+}
+
+// array_rules.regrow_step: the threads stride over the source cells
+__device__ void regrow_step(const GtbEnv& e, int seed, int ep, int t, const float* layout,
+                            const int* regrow_cells, const double* params) {
+  for (int k = threadIdx.x; k < N_REGROW; k += blockDim.x) {
+    const int i = regrow_cells[k];
+    const double before = (double)e.maps[i];
+    const double p = fmax(before, (double)layout[i]) * params[P_REGEN_WEIGHT];
+    if (gtb_uniform(seed, ep, t, STREAM_REGROW, i) < p) {
+      e.maps[i] = (float)fmin(before + 1.0, params[P_MAX_HEALTH]);
+    }
+  }
 }
 
 // array_rewards.coin_utilities of agent a's coin endowment
@@ -218,8 +270,8 @@ __device__ void observe(const GtbEnv& e, int env, int t, float* observations_a,
     flat[OBS_WORLD_LOC_ROW] = (float)((double)e.loc[2 * a] / WORLD_H);
     float* mask = action_mask_a + (env * N_AGENTS + a) * N_ACTIONS_A;
     mask[0] = 1.0f;
-    mask[1] = build_mask(e, a, landmarks) ? 1.0f : 0.0f;
-    for (int m = 1; m <= 4; m++) mask[1 + m] = move_allowed(e, a, m, water) ? 1.0f : 0.0f;
+    mask[1] = build_masks(e, a, landmarks) ? 1.0f : 0.0f;
+    for (int m = 1; m <= 4; m++) mask[1 + m] = move_masks(e, a, m, water) ? 1.0f : 0.0f;
   }
   if (a == N_AGENTS) {
     float* obs_p = observations_p + env * OBS_DIM_P;
