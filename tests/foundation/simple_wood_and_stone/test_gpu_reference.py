@@ -98,6 +98,13 @@ def test_a_layout_larger_than_the_kernels_support_is_refused(tmp_path):
         world_params(config)
 
 
+def test_agent_counts_the_kernels_do_not_cover_are_named(tmp_path):
+    with pytest.raises(gs.UnsupportedGpuConfig, match="n_agents=26 but the layout has 25 cells"):
+        world_params(small_config(tmp_path, n_agents=26))
+    with pytest.raises(ValueError, match=r"threads_per_env=2: needs 3\.\.1024"):
+        GatherTradeBuildWorldGpu(small_config(tmp_path), threads_per_env=2)
+
+
 def test_components_and_scenarios_the_kernels_do_not_cover_are_named(tmp_path):
     config = small_config(tmp_path)
     config["components"].insert(1, {"ContinuousDoubleAuction": {"max_num_orders": 5}})
