@@ -32,7 +32,10 @@ Conventions shared by the reference step and the kernels:
   (CUDA C). Numba kernels name their parameters after the fields' C names (checked before a
   run); a ``KernelSpec.numba_factory`` may build them for the environment's constants.
 * several kernels a step (``step_kernels``, launched in order), and more kernels launched by
-  name (``other_kernels``); a step may do anything a step does, e.g. record episode metrics
+  name (``other_kernels``); ``reset_kernels`` run after every reset (all envs or the done
+  ones) for what a reset draws anew (e.g. seeded starting positions per episode): they act on
+  every environment whose ``_timestep_`` is 0, idempotently, and ``reference_reset`` is their
+  numpy twin; a step may do anything a step does, e.g. record episode metrics
   into declared fields with reset ``"none"`` on the step that ends an episode.
 
 What the generic path derives (``ai_economist.warp_drive.codegen``, ``backends/``,
@@ -125,6 +128,10 @@ class KernelSpec:
             order), to index with compile-time row lengths instead of runtime shapes.
         other_kernels: kernels loaded and bound besides ``step_kernels`` (e.g. another way to
             step), launched by name through the backend's ``launch(name)``.
+        reset_kernels: kernels launched in order after every reset of the kernel backends
+            (``reset_all`` and ``reset_done``, after the declared fields were reset); each
+            re-initialises every environment whose ``_timestep_`` is 0 and must give the same
+            result when run twice (``GpuEnvironment.reference_reset`` is the numpy twin).
     """
 
     step_kernels: tuple[str, ...]
@@ -136,11 +143,13 @@ class KernelSpec:
     numba_factory: str | None = None
     flat_kernels: tuple[str, ...] = ()
     other_kernels: tuple[str, ...] = ()
+    reset_kernels: tuple[str, ...] = ()
 
     @property
     def all_kernels(self) -> tuple[str, ...]:
-        """``step_kernels`` then ``other_kernels``, without repeats."""
-        return tuple(dict.fromkeys((*self.step_kernels, *self.other_kernels)))
+        """``step_kernels``, ``other_kernels`` then ``reset_kernels``, without repeats."""
+        names = (*self.step_kernels, *self.other_kernels, *self.reset_kernels)
+        return tuple(dict.fromkeys(names))
 
 
 class GpuEnvironment(ABC):
@@ -192,6 +201,11 @@ class GpuEnvironment(ABC):
         ``state`` holds every declared field (per-env fields with a leading ``num_envs`` axis);
         the actions are in ``sampled_actions_<tag>``.
         """
+
+    def reference_reset(self, state: dict[str, np.ndarray]) -> None:
+        """After every reset: re-initialise, in place, every environment whose ``_timestep_``
+        is 0 (the numpy twin of ``KernelSpec.reset_kernels``; default: nothing)."""
+        return None
 
     def episode_metrics(self, pull: Callable[[str], np.ndarray]) -> dict[str, float]:
         """Host metrics of completed episodes; ``pull(name)`` returns a field's host copy."""

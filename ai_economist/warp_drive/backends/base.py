@@ -72,10 +72,16 @@ class BatchedBackend:
     def reset_all(self) -> None:
         """Every environment back to its initial state."""
         self.resetter.reset_when_done(self.data_manager, "force_reset")
+        self._after_reset()
 
     def reset_done(self) -> None:
         """Reset the environments whose ``_done_`` flag is set."""
         self.resetter.reset_when_done(self.data_manager, "if_done")
+        self._after_reset()
+
+    def _after_reset(self) -> None:
+        """The environment's own reset step (``KernelSpec.reset_kernels`` or
+        ``GpuEnvironment.reference_reset``), run by the subclasses."""
 
     # ------------------------------------------------------------ data
     @property

@@ -99,6 +99,7 @@ class KernelBackend(BatchedBackend):
             self._setup_numba()
         self._bound = self._bind_kernels()
         self._launches = tuple(self._bound[name] for name in env.kernels().step_kernels)
+        self._reset_launches = tuple(self._bound[n] for n in env.kernels().reset_kernels)
         self._fused_reset = self._make_fused_reset()
 
     # ------------------------------------------------------------ checks and setup
@@ -210,3 +211,10 @@ class KernelBackend(BatchedBackend):
         ``CUDAEnvironmentReset`` where the arrays do not fit the fused kernel."""
         if self._fused_reset is None or not self._fused_reset():
             super().reset_done()
+        else:
+            self._after_reset()
+
+    def _after_reset(self) -> None:
+        """Launch ``KernelSpec.reset_kernels`` in order (asynchronous on a GPU)."""
+        for launch in self._reset_launches:
+            launch()

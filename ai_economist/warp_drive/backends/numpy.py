@@ -28,6 +28,10 @@ class NumpyBackend(BatchedBackend):
             for f in self.spec
         }
 
+    def _after_reset(self) -> None:
+        """``GpuEnvironment.reference_reset`` on the shared arrays (in place)."""
+        self.env.reference_reset(self.arrays)
+
     def step(self) -> None:
         """One ``reference_step`` over the shared arrays. A reference that rebinds an entry
         instead of writing in place still works: the new values are copied back."""

@@ -1,0 +1,249 @@
+"""Gather-trade-build's world as Numba ``@cuda.jit`` kernels: the twins of
+``kernels/gtb_world_step.cu`` and of :mod:`.reference`.
+
+``gtb_world_reset`` re-initialises every env whose ``_timestep_`` is 0 (after the generic
+reset; idempotent); ``gtb_world_step`` advances every env one step. One block per env:
+threads ``0..A-1`` are the agents, thread ``A`` the planner, every thread shares the loops
+over map cells. Both take the declared fields (``state.state_fields``) in declaration order;
+sizes come from the arrays' shapes, settings from ``world_params`` / ``world_iparams``.
+"""
+
+from __future__ import annotations
+
+from numba import cuda
+
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba_parts import (
+    I_BDIST,
+    I_FIXED,
+    I_GDIST,
+    I_LEN,
+    I_RANGE,
+    P_COIN0,
+    P_ECOST,
+    P_INV,
+    P_PAY,
+    P_PMSM,
+    P_TIME,
+    PLACEMENT_TRIES,
+    S_BUILD,
+    S_GATHER_SKILL,
+    S_MOVE,
+    S_PLACE,
+    S_RANK,
+    apply_gathers,
+    below,
+    build_masks,
+    build_step,
+    coin_utility_of,
+    draw_bits,
+    energy_weight,
+    move_agent_slot,
+    move_masks,
+    occupied,
+    rank_of,
+    regrow_step,
+    skill_draw,
+    welfare_of,
+    write_flat,
+    write_window_cell,
+)  # fmt: skip
+
+
+@cuda.jit(device=True)
+def place_agents(env, seed, ep, locs, water):
+    """``reference.place_agents`` of one env (one thread)."""
+    n, h, w = locs.shape[1], water.shape[0], water.shape[1]
+    for i in range(n):
+        placed = False
+        for k in range(PLACEMENT_TRIES):
+            index = 2 * (i * PLACEMENT_TRIES + k)
+            r = below(draw_bits(seed, ep, 0, S_PLACE, index), h)
+            c = below(draw_bits(seed, ep, 0, S_PLACE, index + 1), w)
+            if water[r, c] == 0 and not occupied(locs, env, i, r, c):
+                locs[env, i, 0], locs[env, i, 1] = r, c
+                placed = True
+                break
+        if not placed:  # reference.first_free_cell
+            for cell in range(h * w):
+                r, c = cell // w, cell % w
+                if water[r, c] == 0 and not occupied(locs, env, i, r, c):
+                    locs[env, i, 0], locs[env, i, 1] = r, c
+                    break
+
+
+@cuda.jit(device=True)
+def reset_agent(env, a, seed, ep, locs, inventory, escrow, labor, build_payment, build_skill,
+                bonus, move_order, ranked_payments, ranked_locs, params, iparams):  # fmt: skip
+    """``reference.reset_envs`` for agent ``a``: inventory, skills, the fixed-four slot."""
+    for k in range(3):
+        inventory[env, a, k] = 0.0
+        escrow[env, a, k] = 0.0
+    inventory[env, a, 0] = params[P_COIN0]
+    labor[env, a] = 0.0
+    move_order[env, a] = a
+    dist, pmsm = iparams[I_BDIST], params[P_PMSM]
+    if dist == 0:
+        skill, rate = 1.0, 1.0
+    else:
+        skill = skill_draw(seed, ep, S_BUILD, a, dist, 4.0, -1.0, 0.5)
+        rate = min(pmsm, (pmsm - 1) * skill + 1)
+    build_skill[env, a] = skill
+    build_payment[env, a] = rate * params[P_PAY]
+    dist = iparams[I_GDIST]
+    bonus[env, a] = 0.0
+    if dist != 0:
+        bonus[env, a] = (
+            min(2.0, skill_draw(seed, ep, S_GATHER_SKILL, a, dist, 3.0, -2.022, 0.938)) / 2
+        )
+    if iparams[I_FIXED] == 1:
+        rank = rank_of(seed, ep, 0, S_RANK, a, locs.shape[1])
+        locs[env, a, 0], locs[env, a, 1] = ranked_locs[rank, 0], ranked_locs[rank, 1]
+        build_payment[env, a] = ranked_payments[rank]
+
+
+@cuda.jit(device=True)
+def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
+            inventory, build_payment, build_skill, bonus, resource_maps, house_owner,
+            layout_maps, water, landmarks, params, iparams):  # fmt: skip
+    """``reference.observe`` of one env (all threads)."""
+    n, h, w = locs.shape[1], water.shape[0], water.shape[1]
+    rng_ = iparams[I_RANGE]
+    side = 2 * rng_ + 1
+    for p in range(tid, n * side * side, nt):
+        write_window_cell(env, p, side, rng_, observations_a, locs, resource_maps, house_owner,
+                          layout_maps, water)  # fmt: skip
+    if tid < n:
+        write_flat(env, tid, t, observations_a, locs, inventory, build_payment, build_skill, bonus,
+                   params, h, w)  # fmt: skip
+        action_mask_a[env, tid, 0] = 1.0
+        ok = build_masks(env, tid, inventory, resource_maps, house_owner, landmarks, locs)
+        action_mask_a[env, tid, 1] = 1.0 if ok else 0.0
+        for m in range(1, 5):
+            ok = move_masks(env, tid, m, locs, house_owner, water)
+            action_mask_a[env, tid, 1 + m] = 1.0 if ok else 0.0
+    if tid == n:
+        inv = params[P_INV]
+        observations_p[env, 0, 0] = t / params[P_TIME]
+        for k in range(3):
+            observations_p[env, 0, 1 + k] = 0.0
+        for i in range(n):
+            for k in range(3):
+                observations_p[env, 0, 4 + 3 * i + k] = inventory[env, i, k] * inv
+        action_mask_p[env, 0, 0] = 1.0
+
+
+@cuda.jit(device=True)
+def baselines(env, completions, auto_integrator, inventory, escrow, labor, coin_utility, utility,
+              params, iparams):  # fmt: skip
+    """``array_rewards.optimization_metrics``: the agents' utilities (returns the welfare)."""
+    k = energy_weight(env, completions, auto_integrator, params, iparams) * params[P_ECOST]
+    for i in range(inventory.shape[1]):
+        utility[env, i] = coin_utility[env, i] - labor[env, i] * k
+    return welfare_of(env, inventory, escrow, params)
+
+
+@cuda.jit(device=True)
+def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
+                 utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
+                 episode_utility, _done_, params, iparams):  # fmt: skip
+    """``array_rewards.step_rewards`` of one env (one thread): the float64 utility and welfare
+    changes (stored as float32 rewards), the new baselines, the auto-warmup integrator, done
+    and the episode records."""
+    n = inventory.shape[1]
+    k = energy_weight(env, completions, auto_integrator, params, iparams) * params[P_ECOST]
+    total = 0.0
+    for i in range(n):
+        new = coin_utility[env, i] - labor[env, i] * k
+        diff = new - utility[env, i]
+        rewards_a[env, i] = diff
+        utility[env, i] = new
+        total = total + diff
+    new_welfare = welfare_of(env, inventory, escrow, params)
+    rewards_p[env, 0] = new_welfare - welfare[env]
+    welfare[env] = new_welfare
+    if total > 0:
+        auto_integrator[env] += 1
+    if t >= iparams[I_LEN]:
+        completions[env] += 1
+        _done_[env] = 1
+        for i in range(n):
+            episode_coin[env, i] = inventory[env, i, 0] + escrow[env, i, 0]
+            episode_labor[env, i] = labor[env, i]
+            episode_utility[env, i] = utility[env, i]
+
+
+@cuda.jit
+def gtb_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
+                    house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
+                    bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
+                    episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
+                    action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
+                    water,                     landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
+                    world_iparams):  # fmt: skip
+    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    if _timestep_[env] != 0:
+        return
+    n, h, w = locs.shape[1], water.shape[0], water.shape[1]
+    seed, ep = env_seed[env], completions[env]
+    for p in range(tid, h * w, nt):
+        r, c = p // w, p % w
+        house_owner[env, r, c] = -1
+        for j in range(resource_maps.shape[1]):
+            resource_maps[env, j, r, c] = layout_maps[j, r, c]
+    if tid < n:
+        reset_agent(env, tid, seed, ep, locs, inventory, escrow, labor, build_payment, build_skill,
+                    bonus_gather_prob, move_order, ranked_payments, ranked_locs, world_params,
+                    world_iparams)  # fmt: skip
+        coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, world_params)
+    cuda.syncthreads()
+    if tid == 0:
+        if world_iparams[I_FIXED] == 0:
+            place_agents(env, seed, ep, locs, water)
+        welfare[env] = baselines(env, completions, auto_integrator, inventory, escrow, labor,
+                                 coin_utility, utility, world_params, world_iparams)  # fmt: skip
+    cuda.syncthreads()
+    observe(env, tid, nt, 0, observations_a, observations_p, action_mask_a, action_mask_p, locs,
+            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
+            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
+
+
+@cuda.jit
+def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
+                   house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
+                   bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
+                   episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
+                   action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
+                   water, landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
+                   world_iparams):  # fmt: skip
+    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    n = locs.shape[1]
+    t = _timestep_[env] + 1
+    seed, ep = env_seed[env], completions[env]
+    built = False
+    if tid < n:
+        built = build_step(env, tid, sampled_actions_a[env, tid], inventory, labor, resource_maps,
+                           house_owner, landmarks, locs, build_payment, world_params)  # fmt: skip
+        move_order[env, rank_of(seed, ep, t, S_MOVE, tid, n)] = tid
+    cuda.syncthreads()
+    for slot in range(n):  # the order's slots one after the other
+        if tid == move_order[env, slot]:
+            move_agent_slot(env, tid, sampled_actions_a[env, tid], locs, labor, house_owner, water,
+                            world_params)  # fmt: skip
+        cuda.syncthreads()
+    if tid < n:
+        apply_gathers(env, tid, seed, ep, t, locs, inventory, labor, resource_maps,
+                      bonus_gather_prob, world_params)  # fmt: skip
+    cuda.syncthreads()
+    regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, world_params)
+    if built:  # array_rewards.refresh_coin_utility
+        coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, world_params)
+    cuda.syncthreads()
+    if tid == 0:
+        step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
+                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
+                     episode_utility, _done_, world_params, world_iparams)  # fmt: skip
+        _timestep_[env] = t
+    cuda.syncthreads()
+    observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
+            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
+            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip

@@ -1,0 +1,60 @@
+"""Environment-only stepping speed of gather-trade-build's GPU world (Build, Gather, regrowth;
+no market or tax yet; no policy).
+
+    python benchmarks/gtb_world_gpu_step.py --backends pycuda numba --num_envs 1000 10000 \\
+        [--steps 1000] [--warmup 20] [--threads_per_env 32]
+
+The paper's config without the market and the tax (``gpu.env.WORLD_CONFIG``: 4 agents + the
+planner, 25x25 quadrant map, 1,000-step episodes). Times ``step_all_envs`` +
+``reset_only_done_envs`` with one random allowed action per agent kept for the run, as
+``example_env_step.py`` does for any registered env (this one is not registered yet), and
+prints env-steps/s, the state memory per env and the ratio to Foundation 1.7.1's dict env
+(about 470 env-steps/s on one CPU core, issue 23). Issue 23's target for the full economy:
+1e7 env-steps/s at 10,000 envs on one H200 (pycuda), Numba within 2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from example_env_step import describe, run_one  # noqa: E402
+
+PEER = 470.0  # Foundation 1.7.1, env-steps/s on one CPU core
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", nargs="+", default=["pycuda", "numba"])
+    parser.add_argument("--num_envs", nargs="+", type=int, default=[1000, 10000])
+    parser.add_argument("--steps", type=int, default=1000, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed steps first")
+    parser.add_argument("--threads_per_env", type=int, default=None)
+    parser.add_argument("--episode_length", type=int, default=None, help="override (tests)")
+    args = parser.parse_args(argv)
+
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
+        WORLD_CONFIG,
+        GatherTradeBuildWorldGpu,
+    )
+
+    config = dict(WORLD_CONFIG)
+    if args.episode_length is not None:
+        config["episode_length"] = args.episode_length
+    kwargs = {"env_config": config, "threads_per_env": args.threads_per_env}
+    results = []
+    for backend in args.backends:
+        for num_envs in args.num_envs:
+            result = run_one(GatherTradeBuildWorldGpu, kwargs, backend, num_envs, args.steps,
+                             args.warmup)  # fmt: skip
+            print(describe(result, PEER), flush=True)
+            results.append(result)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""nvcc compiles the gather-trade-build GPU world's CUDA C (no GPU needed): the kernels take
+the declared parameters, and the C draws equal the numpy ones (host build of gtb_rng.cuh)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
+    RESET_KERNEL,
+    STEP_KERNEL,
+    GatherTradeBuildWorldGpu,
+)
+from ai_economist.warp_drive import codegen
+from ai_economist.warp_drive.backends.gpu import header_for
+from ai_economist.warp_drive.checks.declaration import check_cuda_kernels, check_numba_kernels
+
+
+@pytest.fixture(scope="module")
+def env():
+    return GatherTradeBuildWorldGpu()
+
+
+def test_compiles_for_sm90_without_spills(env, nvcc, tmp_path):
+    headers = codegen.write_header(env.name, header_for(env, env.state_spec()), tmp_path)
+    source = env.kernels().cuda_source
+    cubin = tmp_path / "gtb_world.cubin"
+    cmd = [
+        str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(source), "-I", str(headers),
+        "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    binary = cubin.read_bytes()
+    assert STEP_KERNEL.encode() in binary and RESET_KERNEL.encode() in binary
+    spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
+    assert spills and all(int(s) == 0 for s in spills), proc.stderr
+
+
+def test_both_twins_take_the_declared_parameters(env, tmp_path):
+    spec = env.state_spec()
+    headers = codegen.write_header(env.name, header_for(env, spec), tmp_path)
+    check_cuda_kernels(env, spec, env.kernels().cuda_source, headers)  # raises on a mismatch
+    check_numba_kernels(env, spec, importlib.import_module(env.kernels().numba_module))
+
+
+HOST_PROGRAM = r"""
+#include <cstdio>
+#include "gtb_rng.cuh"
+int main() {
+  int seed, ep, step, stream, index, n;
+  while (scanf("%d %d %d %d %d %d", &seed, &ep, &step, &stream, &index, &n) == 6) {
+    printf("%u %.17g %d\n", gtb_draw_bits(seed, ep, step, stream, index),
+           gtb_uniform(seed, ep, step, stream, index),
+           gtb_below(gtb_draw_bits(seed, ep, step, stream, index), n));
+  }
+  return 0;
+}
+"""
+
+
+def test_the_c_draws_equal_the_numpy_draws(env, nvcc, tmp_path):
+    program = tmp_path / "draws.cu"
+    program.write_text(HOST_PROGRAM)
+    exe = tmp_path / "draws"
+    include = env.kernels().cuda_source.parent
+    cmd = [str(nvcc), "-o", str(exe), str(program), "-I", str(include)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    g = np.random.default_rng(0)
+    rows = np.stack([
+        g.integers(-(2**31), 2**31 - 1, 300), g.integers(0, 10**6, 300),
+        g.integers(0, 1001, 300), g.integers(1, 8, 300), g.integers(0, 2**24, 300),
+        g.integers(1, 65, 300),
+    ], axis=1)  # fmt: skip
+    text = "\n".join(" ".join(str(int(v)) for v in row) for row in rows)
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
+    got = np.array([line.split() for line in out.stdout.splitlines()], dtype=np.float64)
+    bits = np.array([rng.draw_bits(*r[:3], int(r[3]), r[4]) for r in rows])
+    uniforms = np.array([rng.uniform(*r[:3], int(r[3]), r[4]) for r in rows])
+    np.testing.assert_array_equal(got[:, 0], bits)
+    np.testing.assert_array_equal(got[:, 1], uniforms)
+    np.testing.assert_array_equal(got[:, 2], [rng.below(b, int(r[5])) for b, r in zip(bits, rows)])
