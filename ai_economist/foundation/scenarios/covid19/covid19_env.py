@@ -259,7 +259,9 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         if seed_state is None:
             fast = self._one_env_step
             if fast is None:
-                fast = self._one_env_step = OneEnvStep.build(self) or False
+                exact = type(self) is CovidAndEconomyEnvironment  # not a subclass
+                built = exact and OneEnvStep.build(self, _GLOBAL_STATE_VALUES)
+                fast = self._one_env_step = built or False
             if fast:
                 out = fast.step(actions)
                 if out is not None:

@@ -11,7 +11,7 @@
 * one env's reset values (``gpu_state.host_initial_values``), replicated on the device;
 * the truth: ``reference_step`` steps the float64 batched model (``CovidSimulation``) from the
   declared (float32) arrays and writes the results back, and the per-field float32
-  tolerances of ``gpu_consistency.TOLERANCES`` for ``check_parity``;
+  tolerances of ``tolerances.TOLERANCES`` for ``check_parity``;
 * the episode metrics, recorded by the step that ends an episode.
 
 Allocation, the generated header and pointer table, launches, device resets, ``state_dict``
@@ -26,10 +26,6 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_consistency import (
-    DEFAULT_TOLERANCE,
-    TOLERANCES,
-)
 from ai_economist.foundation.scenarios.covid19.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
@@ -37,6 +33,10 @@ from ai_economist.foundation.scenarios.covid19.metrics import (
 from ai_economist.foundation.scenarios.covid19.simulation import (
     CovidSimulation,
     real_world_subsidy_levels,
+)
+from ai_economist.foundation.scenarios.covid19.tolerances import (
+    DEFAULT_TOLERANCE,
+    TOLERANCES,
 )
 from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
 from ai_economist.warp_drive.state import StateField
@@ -173,7 +173,7 @@ class CovidGpuEnvironment(GpuEnvironment):
         return dict(zip(EPISODE_METRIC_NAMES, map(float, values)))
 
     def parity_tolerances(self) -> dict[str, tuple[float, Any]]:
-        """``gpu_consistency.TOLERANCES`` (float32 kernels against the float64 model), people
+        """``tolerances.TOLERANCES`` (float32 kernels against the float64 model), people
         counts scaled by each state's population."""
         population = np.asarray(self.params.population, dtype=np.float64)
         out: dict[str, tuple[float, Any]] = {}
@@ -182,7 +182,7 @@ class CovidGpuEnvironment(GpuEnvironment):
                 atol = float(atol.split("*")[0]) * population
             out[name] = (rtol, atol)
         out["episode_metrics"] = (1e-4, 5e-3)  # sums of people (thousands, %) and the indices
-        for f in self.state_fields():  # any other float field: gpu_consistency's default
+        for f in self.state_fields():  # any other float field: the default of ``tolerances``
             if f.per_env and f.dtype.kind == "f" and f.name not in out:
                 out[f.name] = DEFAULT_TOLERANCE
         return out
