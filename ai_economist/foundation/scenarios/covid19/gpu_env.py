@@ -4,7 +4,7 @@
 
 * the state declaration (``gpu_state.covid_state_fields``) and its dimensions;
 * the policies ``"a"`` (the 51 states, threads ``0..50``) and ``"p"`` (the planner, thread 51);
-* the kernels: ``kernels/covid19_build.cu`` (CUDA C, one ``const CovidData*`` pointer table:
+* the kernels: ``covid19_build.cu`` (CUDA C, one ``const CovidData*`` pointer table:
   ``KernelSpec.state_struct``) and the Numba twins built for the scenario's compile-time
   constants (``kernels/covid19_numba.make_numba_kernels``: ``KernelSpec.numba_factory``);
   the fused kernel steps (default), or the five WarpDrive-style kernels in order;

@@ -25,13 +25,7 @@ from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.backends.gpu import header_for
 
 EMULATION_DIR = Path(__file__).resolve().parent / "cuda_emulation"
-CUDA_SOURCES = (
-    gpu_state.SOURCE_DIR / "covid19_build.cu",
-    gpu_state.SOURCE_DIR / "covid19_env_step.cu",
-    gpu_state.SOURCE_DIR / "covid19_fused_step.cu",
-    gpu_state.SOURCE_DIR / "covid19_common.cuh",
-    gpu_state.COMPONENTS_DIR / "covid19_components_step.cu",
-)
+CUDA_SOURCES = gpu_state.CUDA_SOURCES
 
 
 def compiler_problem() -> str | None:

@@ -61,9 +61,17 @@ def test_components_register_under_their_names():
         assert foundation.components.get(name) is getattr(components, name)
 
 
-def test_kernel_sources_live_in_the_scenario_package():
+def test_cuda_sources_are_at_the_paths_of_1_7_1():
+    """The WarpDrive-era instructions register ``covid19_build.cu`` by this path."""
     scenario = FOUNDATION / "scenarios" / "covid19"
-    assert gpu_state.SOURCE_DIR == scenario / "kernels"
-    assert gpu_state.BUILD_SOURCE.is_file()
-    assert (gpu_state.COMPONENTS_DIR / "covid19_components_step.cu").is_file()
-    assert not list((FOUNDATION / "components").glob("*.cu"))
+    assert gpu_state.BUILD_SOURCE == scenario / "covid19_build.cu"
+    assert {p.relative_to(FOUNDATION).as_posix() for p in gpu_state.CUDA_SOURCES} == {
+        "scenarios/covid19/covid19_build.cu",
+        "scenarios/covid19/covid19_env_step.cu",
+        "components/covid19_components_step.cu",
+        "scenarios/covid19/kernels/covid19_fused_step.cu",
+        "scenarios/covid19/kernels/covid19_common.cuh",
+    }
+    assert all(p.is_file() for p in gpu_state.CUDA_SOURCES)
+    found = {p.resolve() for p in FOUNDATION.rglob("*.cu*")}
+    assert found == {p.resolve() for p in gpu_state.CUDA_SOURCES}  # no copies, no aliases

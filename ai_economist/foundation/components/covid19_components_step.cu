@@ -7,7 +7,7 @@
 #ifndef AI_ECONOMIST_COVID19_COMPONENTS_STEP_CU_
 #define AI_ECONOMIST_COVID19_COMPONENTS_STEP_CU_
 
-#include "../kernels/covid19_common.cuh"
+#include "../scenarios/covid19/kernels/covid19_common.cuh"
 
 // ------------------------------------------------------------------ ControlUSStateOpenCloseStatus
 // Action 0 keeps the previous level, action j in 1..levels sets level j. On the step right
