@@ -25,7 +25,7 @@ def test_numpy_backend_matches_python_env_over_full_episodes():
     report = check_consistency(
         lambda: make(episode_length=40), "numpy", num_envs=2, num_episodes=2, rtol=1e-9, atol=1e-9
     )
-    assert report.ok, str(report)
+    assert report.ok, report.message
     assert report.steps == 80
 
 
@@ -40,8 +40,9 @@ def test_checker_reports_first_difference():
 
     report = check_consistency(make_reference_then_changed, "numpy", num_envs=2, num_episodes=1)
     assert not report.ok
-    assert report.first_mismatch.array == "rewards_a" and report.first_mismatch.step == 1
-    assert "differs at step 1" in str(report)
+    assert report.field == "rewards_a" and report.step == 1 and report.phase == "step"
+    assert "numpy differs from the cpu backend (Python envs) in field 'rewards_a'" in report.message
+    assert "step 1 (step)" in report.message
 
 
 def test_wrapper_implements_trainer_protocol_on_cpu():

@@ -1,6 +1,6 @@
 // COVID-19 components on the GPU: ControlUSStateOpenCloseStatus, FederalGovernmentSubsidy,
 // VaccinationCampaign. Each device function mirrors the numpy function of the same name in
-// ai_economist/foundation/scenarios/covid19/dynamics.py; each *_kernel_body mirrors the
+// ai_economist/foundation/scenarios/covid19/model/dynamics.py; each *_kernel_body mirrors the
 // matching CovidSimulation.step_* method plus the component's observations and masks.
 //
 // Every body is called by ALL threads of the block (some contain __syncthreads()).

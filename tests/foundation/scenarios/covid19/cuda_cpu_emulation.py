@@ -18,8 +18,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.backends.gpu import header_for

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
-from ai_economist.foundation.scenarios.covid19.params import build_params
-from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import CovidGpuEnvironment
+from ai_economist.foundation.scenarios.covid19.model.params import build_params
+from ai_economist.foundation.scenarios.covid19.model.simulation import component_params_from_config
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.errors import find_nvcc

@@ -25,18 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.metrics import (
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.tolerances import (
+    TOLERANCES,
+    field_tolerance,
+)
+from ai_economist.foundation.scenarios.covid19.model.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
 )
-from ai_economist.foundation.scenarios.covid19.simulation import (
+from ai_economist.foundation.scenarios.covid19.model.simulation import (
     CovidSimulation,
     real_world_subsidy_levels,
-)
-from ai_economist.foundation.scenarios.covid19.tolerances import (
-    DEFAULT_TOLERANCE,
-    TOLERANCES,
 )
 from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
 from ai_economist.warp_drive.state import StateField
@@ -175,16 +175,12 @@ class CovidGpuEnvironment(GpuEnvironment):
     def parity_tolerances(self) -> dict[str, tuple[float, Any]]:
         """``tolerances.TOLERANCES`` (float32 kernels against the float64 model), people
         counts scaled by each state's population."""
-        population = np.asarray(self.params.population, dtype=np.float64)
-        out: dict[str, tuple[float, Any]] = {}
-        for name, (rtol, atol) in TOLERANCES.items():
-            if isinstance(atol, str):  # "<x> * population"
-                atol = float(atol.split("*")[0]) * population
-            out[name] = (rtol, atol)
+        population = self.params.population
+        out = {name: field_tolerance(name, population) for name in TOLERANCES}
         out["episode_metrics"] = (1e-4, 5e-3)  # sums of people (thousands, %) and the indices
         for f in self.state_fields():  # any other float field: the default of ``tolerances``
             if f.per_env and f.dtype.kind == "f" and f.name not in out:
-                out[f.name] = DEFAULT_TOLERANCE
+                out[f.name] = field_tolerance(f.name)
         return out
 
     def config(self) -> dict[str, Any]:

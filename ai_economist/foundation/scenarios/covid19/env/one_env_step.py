@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.observations import filled
-from ai_economist.foundation.scenarios.covid19.observations import (
+from ai_economist.foundation.scenarios.covid19.env.one_env_model import OneEnvModel
+from ai_economist.foundation.scenarios.covid19.model.observations import (
     _AGENT_STATE,
     _one_env_divisors,
 )
-from ai_economist.foundation.scenarios.covid19.one_env_model import OneEnvModel
 
 _INT64 = np.dtype(np.int64)
 _ONE_DAY = timedelta(days=1)

@@ -21,6 +21,10 @@ Integer fields, masks, time and done must match exactly.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 PEOPLE = ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
 #: field -> (rtol, atol); a string atol "<x> * population" scales with each state's population.
 TOLERANCES: dict[str, tuple[float, float | str]] = {
@@ -49,3 +53,17 @@ EXACT = (
     "stringency_level", "cooldown_until", "stringency_history", "subsidy_level",
     "action_mask_a", "action_mask_p", "_timestep_", "_done_",
 )  # fmt: skip
+
+
+def field_tolerance(name: str, population=None, tolerance=None) -> tuple[float, Any]:
+    """``(rtol, atol)`` of field ``name``: ``(0, 0)`` for the exact fields, else ``tolerance``
+    or its ``TOLERANCES`` entry (default ``DEFAULT_TOLERANCE``), a ``"<x> * population"`` atol
+    resolved to ``x * population`` (per state)."""
+    if name in EXACT:
+        return 0.0, 0.0
+    rtol, atol = tolerance or TOLERANCES.get(name, DEFAULT_TOLERANCE)
+    if isinstance(atol, str):
+        if population is None:
+            raise ValueError(f"{name}: the tolerance {atol!r} needs the population")
+        atol = float(atol.split("*")[0]) * np.asarray(population, dtype=np.float64)
+    return rtol, atol

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19.metrics import (  # noqa: F401  (re-exported)
+from ai_economist.foundation.scenarios.covid19.model.metrics import (  # noqa: F401  (re-exported)
     EPISODE_METRIC_NAMES,
 )
-from ai_economist.foundation.scenarios.covid19.observations import ObservationLayout
-from ai_economist.foundation.scenarios.covid19.params import NUM_DAYS_IN_AN_YEAR, CovidParams
+from ai_economist.foundation.scenarios.covid19.model.observations import ObservationLayout
+from ai_economist.foundation.scenarios.covid19.model.params import NUM_DAYS_IN_AN_YEAR, CovidParams
 from ai_economist.warp_drive.state import StateField, StateSpec
 
 #: Kernel names, the same in CUDA C and Numba: the per-component step (launched in this
@@ -43,7 +43,7 @@ STEP_KERNELS = (
 )
 FUSED_KERNEL = "CudaCovidStepFused"
 #: The scenario's folder: the CUDA C build entry and the env step kernels (1.7.1's paths).
-SOURCE_DIR = Path(__file__).resolve().parent
+SOURCE_DIR = Path(__file__).resolve().parents[1]
 #: The kernels that are not 1.7.1's: the fused step and the shared header.
 KERNELS_DIR = SOURCE_DIR / "kernels"
 #: ``foundation/components/``: the component kernels (1.7.1's path).

@@ -35,7 +35,9 @@ def make_backend(
     """
     backend = EnvBackend.parse(env_backend)
     if backend is EnvBackend.CPU:
-        from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidPythonBackend
+        from ai_economist.foundation.scenarios.covid19.backends.cpu_backend import (
+            CovidPythonBackend,
+        )
 
         return CovidPythonBackend(env, num_envs)
     if env.use_real_world_data:
@@ -47,10 +49,10 @@ def make_backend(
         real_world_subsidy_levels=env.world.simulation.real_subsidy_levels,
     )
     if backend is EnvBackend.NUMPY:
-        from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidNumpyBackend
+        from ai_economist.foundation.scenarios.covid19.backends.cpu_backend import CovidNumpyBackend
 
         return CovidNumpyBackend(env.params, env.component_params(), num_envs, **kwargs)
-    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+    from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
 
     return CovidGpuBackend(
         env.params,
