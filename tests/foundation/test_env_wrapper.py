@@ -141,3 +141,12 @@ def test_custom_registrar_kernel_source_takes_priority():
     assert (
         default.backend.source == "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
     )
+
+
+def test_the_unused_event_messenger_is_gone_and_later_arguments_are_keyword_only():
+    env = make(episode_length=2)
+    with pytest.raises(TypeError, match="event_messenger"):
+        FoundationEnvWrapper(env, num_envs=1, event_messenger=None)
+    with pytest.raises(TypeError, match="positional"):  # 1.7.1's order: ..., event_messenger
+        FoundationEnvWrapper(env, None, None, 1, False, None, None)
+    assert FoundationEnvWrapper(env, None, None, 1, False, None, process_id=0).num_envs == 1

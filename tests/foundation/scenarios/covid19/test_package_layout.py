@@ -82,14 +82,21 @@ def test_moved_paths_warn_naming_the_new_path_and_are_the_same_module(old):
     assert module is importlib.import_module(new)
 
 
-def test_python_m_demo_at_the_old_path_still_runs_and_warns():
+@pytest.mark.parametrize(
+    "old, new, says",
+    [
+        ("ai_economist.training.demo", f"{SCENARIO}.training.demo", "--results_dir"),
+        (f"{SCENARIO}.gpu_consistency", f"{SCENARIO}.backends.gpu_consistency", "--backend"),
+    ],
+    ids=["make-demo", "consistency-command"],
+)
+def test_python_m_at_the_old_path_still_runs_and_warns(old, new, says):
     proc = subprocess.run(
-        [sys.executable, "-m", "ai_economist.training.demo", "--help"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", old, "--help"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
-    assert f"ai_economist.training.demo moved to {SCENARIO}.training.demo" in proc.stderr
-    assert "--results_dir" in proc.stdout
+    assert f"DeprecationWarning: {old} moved to {new}" in proc.stderr
+    assert says in proc.stdout
 
 
 def test_components_register_under_their_names():
