@@ -8,7 +8,7 @@
   evaluation plots;
 * ``declaration/``: the GPU state declared once (``gpu_state``), the ``GpuEnvironment``
   (``gpu_env``) and its parity tolerances;
-* ``backends/``: ``make_backend`` and the CPU and GPU backends, and the GPU consistency check;
+* ``backends/``: ``build_batched_backend`` and the CPU and GPU backends, and the GPU consistency check;
 * kernels: ``covid19_build.cu`` and ``covid19_env_step.cu`` here and
   ``foundation/components/covid19_components_step.cu`` (1.7.1's paths), the rest in ``kernels/``;
 * ``components/``: the three components; ``training/``: the CPU demo and the fixed-policy

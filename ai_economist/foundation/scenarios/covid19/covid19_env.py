@@ -385,10 +385,10 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         return covid_metrics.scenario_metrics(self)
 
     def batched_backend(self, env_backend, num_envs: int, **options):
-        """This scenario's backend for ``FoundationEnvWrapper`` (``backends.make_backend``)."""
-        from ai_economist.foundation.scenarios.covid19.backends import make_backend
+        """This scenario's backend for ``FoundationEnvWrapper`` (``backends.build_batched_backend``)."""
+        from ai_economist.foundation.scenarios.covid19.backends import build_batched_backend
 
-        return make_backend(self, env_backend, num_envs, **options)
+        return build_batched_backend(self, env_backend, num_envs, **options)
 
     # ----------------------------------------------------------------- evaluation hooks
     def evaluation_snapshot(self):

@@ -1,6 +1,7 @@
 """The COVID-19 scenario's batched backends, one per ``EnvBackend``.
 
-``CovidAndEconomyEnvironment.batched_backend`` calls :func:`make_backend`, so the generic
+``CovidAndEconomyEnvironment.batched_backend`` calls :func:`build_batched_backend` (the generic
+``warp_drive.backends.make_backend`` builds a ``GpuEnvironment``'s), so the generic
 ``FoundationEnvWrapper`` never names the scenario: ``cpu`` steps deep copies of the Python env,
 ``numpy`` the batched array model, ``pycuda`` and ``numba`` the kernels of ``kernels/``.
 """
@@ -12,7 +13,7 @@ from typing import Any
 from ai_economist.warp_drive.backend_names import EnvBackend
 
 
-def make_backend(
+def build_batched_backend(
     env: Any,
     env_backend: str | EnvBackend,
     num_envs: int,
