@@ -179,8 +179,8 @@ def check_wrappers(
     same actions to both, compare ``names``, reset done envs on both and compare again.
 
     ``reference`` and ``other`` need ``reset_all_envs``, ``step_all_envs(actions)``,
-    ``reset_only_done_envs``, ``action_masks(tag)``, ``policy_specs`` and ``pull(name)``
-    (``EnvWrapper``, ``FoundationEnvWrapper``).  ``initial`` / ``after_reset``: the fields
+    ``reset_only_done_envs``, ``action_masks(tag)``, ``policy_specs`` and ``pull(name)``, as
+    ``EnvWrapper`` has (scenario checks adapt their own objects to these few methods).  ``initial`` / ``after_reset``: the fields
     compared before the first step / after a reset (default: all of ``names``); ``label`` /
     ``backend`` / ``reference_name`` word the message.
     """
