@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml setup.py
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m ai_economist.training.demo
+	$(PY) -m ai_economist.foundation.scenarios.covid19.training.demo
 
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q

@@ -34,7 +34,7 @@ from cpu_machine import cpu_name, pin_to_one_core  # noqa: E402
 
 from ai_economist import foundation  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation  # noqa: E402
 
 
 def bench_dict_api(steps: int, repeats: int, clock=time.perf_counter) -> float:

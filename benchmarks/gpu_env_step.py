@@ -56,7 +56,7 @@ def time_steps(backend, steps: int, with_reset: bool) -> tuple[float, float]:
 def run_one(name: str, mode: str, num_envs: int, args, params, comps) -> dict:
     import torch
 
-    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+    from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
 
     t0 = time.perf_counter()
     defines = dict(d.split("=", 1) for d in args.define)

@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ai_economist import foundation  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation  # noqa: E402
 from ai_economist.training.config import default_config_path, load_yaml  # noqa: E402
 
 LEVELS = np.arange(1, 11)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import policy_response as pr
+from ai_economist.foundation.scenarios.covid19.model import policy_response as pr
 
 
 def verdicts(greedy: float, fixed: dict[str, float]) -> dict[str, dict[str, Any]]:

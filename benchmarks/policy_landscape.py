@@ -34,11 +34,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ai_economist import foundation  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.training.fixed_policies import (  # noqa: E402
+    FIXED_POLICIES,
+    schedule_returns,
+)
 from ai_economist.simulate.errors import UnknownPolicyError  # noqa: E402
 from ai_economist.simulate.policies import parse_fixed_schedule  # noqa: E402
 from ai_economist.training.config import default_config_path, load_yaml  # noqa: E402
-from ai_economist.training.fixed_policies import FIXED_POLICIES, schedule_returns  # noqa: E402
 
 CLOSE_LEVELS = (4, 5, 6, 7, 8, 9, 10)
 CLOSE_DAYS = (0, 60, 120, 150, 180, 210, 240, 300, 360, 540)

@@ -89,8 +89,8 @@ def tutorial_trace(checkpoint: str):
     on the tutorial configuration."""
     from ai_economist import foundation
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-    from ai_economist.foundation.scenarios.covid19 import policy_response as pr
     from ai_economist.foundation.scenarios.covid19.configs import TUTORIAL_ENV_CONFIG, env_config
+    from ai_economist.foundation.scenarios.covid19.model import policy_response as pr
     from ai_economist.simulate.checkpoints import load_models
 
     config = env_config(TUTORIAL_ENV_CONFIG)
@@ -102,7 +102,7 @@ def tutorial_trace(checkpoint: str):
 def report(checkpoint: str, out_dir: Path | None = None) -> dict[str, Any]:
     """Print the comparison and the trained policies' monthly response on the tutorial
     configuration (plot into ``out_dir``); return the comparison with the response summary."""
-    from ai_economist.foundation.scenarios.covid19 import policy_response as pr
+    from ai_economist.foundation.scenarios.covid19.model import policy_response as pr
 
     result = against_real_world(checkpoint)
     print(format_comparison(result))

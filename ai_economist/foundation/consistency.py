@@ -12,12 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.checks.parity import ParityResult, check_wrappers
 
 ARRAYS = (
     "observations_a",
@@ -28,84 +26,33 @@ ARRAYS = (
     "rewards_p",
     "_done_",
 )
-
-
-@dataclass
-class Mismatch:
-    array: str
-    field: str
-    step: int
-    env: int
-    agent: int
-    reference: float
-    candidate: float
-
-    def __str__(self) -> str:
-        return (
-            f"{self.array}[{self.field}] differs at step {self.step}, env {self.env}, agent {self.agent}: "
-            f"reference {self.reference!r} vs candidate {self.candidate!r}"
-        )
-
-
-@dataclass
-class ConsistencyReport:
-    backend: str
-    num_envs: int
-    steps: int = 0
-    max_abs_diff: dict[str, float] = field(default_factory=dict)
-    first_mismatch: Mismatch | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.first_mismatch is None
-
-    def __str__(self) -> str:
-        head = f"{self.backend} vs cpu: {self.num_envs} envs, {self.steps} steps: "
-        if self.ok:
-            worst = ", ".join(f"{k} {v:.3g}" for k, v in self.max_abs_diff.items())
-            return head + f"consistent (max abs diff: {worst})"
-        return head + f"MISMATCH: {self.first_mismatch}"
-
-
-def _field_name(wrapper, array: str, index: int) -> str:
-    if not array.startswith("observations_"):
-        return "value" if not array.startswith("action_mask") else f"action {index}"
-    layout = wrapper.backend.layout
-    for key, (offset, size) in layout.offsets(array[-1]).items():
-        if offset <= index < offset + size:
-            return f"{key}[{index - offset}]"
-    return f"index {index}"
-
-
+#: Compared after resetting done envs too (rewards are not defined after a reset).
 AFTER_RESET = ("observations_a", "observations_p", "action_mask_a", "action_mask_p", "_done_")
 
 
-def _compare(report, ref, cand, step, rtol, atol, names=ARRAYS) -> None:
-    for name in names:
-        a, b = (
-            ref.cuda_data_manager.pull_data_from_device(name),
-            cand.cuda_data_manager.pull_data_from_device(name),
-        )
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        diff = np.abs(a64 - b64)
-        report.max_abs_diff[name] = max(
-            report.max_abs_diff.get(name, 0.0), float(diff.max(initial=0.0))
-        )
-        bad = diff > atol + rtol * np.abs(a64)
-        if report.first_mismatch is None and bad.any():
-            where = np.argwhere(bad)[0]
-            env = int(where[0])
-            agent = int(where[1]) if a.ndim > 1 else 0
-            index = int(where[2]) if a.ndim > 2 else 0
-            report.first_mismatch = Mismatch(
-                name,
-                _field_name(ref, name, index),
-                step,
-                env,
-                agent,
-                float(a64[tuple(where)]),
-                float(b64[tuple(where)]),
-            )
+class _FoundationArrays:
+    """``check_wrappers``' view of a ``FoundationEnvWrapper``: arrays by name, and the
+    planner's sampled actions ``(E, 1)`` handed over as the wrapper's host shape ``(E,)``."""
+
+    def __init__(self, wrapper: Any) -> None:
+        self.wrapper = wrapper
+        self.num_envs = wrapper.num_envs
+        self.policy_specs = wrapper.policy_specs
+
+    def pull(self, name: str) -> Any:
+        return self.wrapper.cuda_data_manager.pull_data_from_device(name)
+
+    def action_masks(self, tag: str) -> Any:
+        return self.wrapper.action_masks(tag)
+
+    def reset_all_envs(self) -> None:
+        self.wrapper.reset_all_envs()
+
+    def reset_only_done_envs(self) -> None:
+        self.wrapper.reset_only_done_envs()
+
+    def step_all_envs(self, actions: dict) -> None:
+        self.wrapper.step_all_envs({"a": actions["a"], "p": actions["p"][:, 0]})
 
 
 def check_consistency(
@@ -118,8 +65,10 @@ def check_consistency(
     seed: int = 0,
     max_steps: int | None = None,
     device=None,
-) -> ConsistencyReport:
-    """Step the ``cpu`` reference and ``backend`` with the same random valid actions.
+) -> ParityResult:
+    """Step the ``cpu`` reference and ``backend`` with the same random valid actions
+    (:func:`~ai_economist.warp_drive.checks.parity.check_wrappers`, the loop of the generic
+    ``check_parity``); the result names the first array, env, agent and step that differ.
 
     Args:
         make_env: zero-argument callable returning a fresh Foundation env.
@@ -133,30 +82,19 @@ def check_consistency(
     backend = EnvBackend.parse(backend)
     ref = FoundationEnvWrapper(make_env(), num_envs=num_envs, env_backend=EnvBackend.CPU)
     cand = FoundationEnvWrapper(make_env(), num_envs=num_envs, env_backend=backend, device=device)
-    report = ConsistencyReport(backend.value, num_envs)
-    rng = np.random.default_rng(seed)
-    ref.reset_all_envs()
-    cand.reset_all_envs()
-    _compare(report, ref, cand, 0, rtol, atol)
-    total = max_steps or num_episodes * ref.episode_length
-    for step in range(1, total + 1):
-        actions = {}
-        for tag in ("a", "p"):
-            mask = ref.cuda_data_manager.pull_data_from_device(f"action_mask_{tag}")
-            logits = np.where(mask > 0, rng.random(mask.shape), -1.0)
-            actions[tag] = logits.argmax(-1).astype(np.int64)
-        actions["p"] = actions["p"][:, 0]
-        ref.step_all_envs(actions)
-        cand.step_all_envs(actions)
-        _compare(report, ref, cand, step, rtol, atol)
-        report.steps = step
-        if not report.ok:
-            break
-        ref.reset_only_done_envs()
-        cand.reset_only_done_envs()
-        if step % ref.episode_length == 0:  # rewards are not defined after a reset
-            _compare(report, ref, cand, step, rtol, atol, AFTER_RESET)
-    return report
+    return check_wrappers(
+        _FoundationArrays(ref),
+        _FoundationArrays(cand),
+        ARRAYS,
+        max_steps or num_episodes * ref.episode_length,
+        seed=seed,
+        rtol=rtol,
+        atol=atol,
+        label=ref.env.name,
+        backend=backend.value,
+        reference_name="the cpu backend (Python envs)",
+        after_reset=AFTER_RESET,
+    )
 
 
 def foundation_env_factory(
@@ -215,7 +153,7 @@ def main(argv=None) -> int:
         args.atol,
         max_steps=args.max_steps,
     )
-    print(report)
+    print(report.message)
     return 0 if report.ok else 1
 
 

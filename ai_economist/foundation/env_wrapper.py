@@ -86,13 +86,15 @@ class FoundationEnvWrapper(PolicyArrays):
         num_envs: number of environment copies stepped together.
         use_cuda: as the original: True selects the ``"pycuda"`` backend unless ``env_backend`` says otherwise.
         env_registrar: ``EnvironmentRegistrar`` for env classes / custom kernel sources.
-        event_messenger, process_id: accepted for compatibility (multi-process launchers).
+        process_id: this process's GPU (``cuda:<process_id>``) when ``device`` is not given.
         env_backend: ``"cpu"``, ``"numpy"``, ``"pycuda"`` or ``"numba"``.
         device: torch device for GPU backends (default ``cuda:<process_id>``).
-        fused_step: GPU backends step with one fused kernel (fast) instead of launching
-            ``CudaControlUSStateOpenCloseStatusStep``, ``CudaFederalGovernmentSubsidyStep``,
-            ``CudaVaccinationCampaignStep``, ``CudaCovidAndEconomySimulationStep`` and
-            ``CudaComputeReward`` in turn; both give identical results (tested).
+        fused_step: GPU backends step with the scenario's one fused kernel (fast) instead of
+            launching its per-component step kernels and ``CudaComputeReward`` in turn; both
+            give identical results (tested).
+
+    The arguments after ``env_registrar`` are keyword-only: 1.7.1's ``event_messenger``
+    (unused) is gone, so a positional ``process_id`` would otherwise land elsewhere.
     """
 
     def __init__(
@@ -103,7 +105,7 @@ class FoundationEnvWrapper(PolicyArrays):
         num_envs: int = 1,
         use_cuda: bool = False,
         env_registrar=None,
-        event_messenger=None,
+        *,
         process_id: int = 0,
         env_backend: str | EnvBackend | None = None,
         device=None,

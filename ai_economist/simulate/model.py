@@ -63,8 +63,8 @@ def build_model(key: ModelKey, real_world: bool = False):
     """``(CovidParams, ComponentParams, real-world subsidy levels)`` of a group (cached per
     process)."""
     from ai_economist.datasets.covid19 import load_calibration
-    from ai_economist.foundation.scenarios.covid19.params import build_params
-    from ai_economist.foundation.scenarios.covid19.simulation import (
+    from ai_economist.foundation.scenarios.covid19.model.params import build_params
+    from ai_economist.foundation.scenarios.covid19.model.simulation import (
         component_params_from_config,
         real_world_subsidy_levels,
     )

@@ -67,7 +67,7 @@ class _Tally:
         self.subsidy += sim.subsidy.sum(axis=1)
 
     def outcomes(self, sim, days: int) -> dict[str, np.ndarray]:
-        from ai_economist.foundation.scenarios.covid19.metrics import episode_metric_values
+        from ai_economist.foundation.scenarios.covid19.model.metrics import episode_metric_values
 
         us = float(sim.params.us_population)
         deaths, vaccinated, health, economic = episode_metric_values(
@@ -96,7 +96,7 @@ def run_chunk(chunk: Chunk) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """``(row numbers, {outcome: (E,) values})`` of every run of ``chunk``."""
     if chunk.kind == "checkpoint":
         return chunk.runs, _run_checkpoint(chunk)
-    from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+    from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 
     real = chunk.kind == "real-world"
     params, comps, levels = build_model(chunk.key, real)

@@ -8,7 +8,7 @@ import pytest
 
 from ai_economist import foundation
 from ai_economist.foundation.scenarios.covid19.configs import env_config
-from ai_economist.training.fixed_policies import schedule_returns
+from ai_economist.foundation.scenarios.covid19.training.fixed_policies import schedule_returns
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ def test_numpy_backend_matches_python_env_over_full_episodes():
     report = check_consistency(
         lambda: make(episode_length=40), "numpy", num_envs=2, num_episodes=2, rtol=1e-9, atol=1e-9
     )
-    assert report.ok, str(report)
+    assert report.ok, report.message
     assert report.steps == 80
 
 
@@ -40,8 +40,9 @@ def test_checker_reports_first_difference():
 
     report = check_consistency(make_reference_then_changed, "numpy", num_envs=2, num_episodes=1)
     assert not report.ok
-    assert report.first_mismatch.array == "rewards_a" and report.first_mismatch.step == 1
-    assert "differs at step 1" in str(report)
+    assert report.field == "rewards_a" and report.step == 1 and report.phase == "step"
+    assert "numpy differs from the cpu backend (Python envs) in field 'rewards_a'" in report.message
+    assert "step 1 (step)" in report.message
 
 
 def test_wrapper_implements_trainer_protocol_on_cpu():
@@ -140,3 +141,12 @@ def test_custom_registrar_kernel_source_takes_priority():
     assert (
         default.backend.source == "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
     )
+
+
+def test_the_unused_event_messenger_is_gone_and_later_arguments_are_keyword_only():
+    env = make(episode_length=2)
+    with pytest.raises(TypeError, match="event_messenger"):
+        FoundationEnvWrapper(env, num_envs=1, event_messenger=None)
+    with pytest.raises(TypeError, match="positional"):  # 1.7.1's order: ..., event_messenger
+        FoundationEnvWrapper(env, None, None, 1, False, None, None)
+    assert FoundationEnvWrapper(env, None, None, 1, False, None, process_id=0).num_envs == 1

@@ -53,7 +53,9 @@ def test_a_scenario_without_batched_backends_says_what_to_override():
 def test_consistency_command_takes_the_env_from_the_training_registry(capsys):
     argv = ["--backend", "numpy", "--num_envs", "2", "--episode_length", "3", "--max_steps", "3"]
     assert consistency.main(argv) == 0
-    assert capsys.readouterr().out.startswith("numpy vs cpu: 2 envs, 3 steps")
+    assert capsys.readouterr().out.startswith(
+        "CovidAndEconomySimulation: numpy matches the cpu backend (Python envs) for 3 steps x 2 envs"
+    )
 
 
 def test_consistency_command_rejects_an_env_that_is_no_foundation_scenario():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ai_economist.training import demo
+from ai_economist.foundation.scenarios.covid19.training import demo
 from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
 from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,

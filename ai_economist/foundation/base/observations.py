@@ -59,7 +59,6 @@ class ObservationMerger:
         self.agent_keys = [str(i) for i in range(n_agents)]
         self._agent_key_set = set(self.agent_keys)
         self._planner_keys = {f"p{i}" for i in range(n_agents)}
-        self._ones = np.ones(n_agents)
 
     def merge(
         self, sources: Iterable[tuple[str, Mapping[Any, Mapping[str, Any]]]], time_value: float

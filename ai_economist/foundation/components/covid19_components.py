@@ -1,7 +1,9 @@
-"""Old import path of ``ai_economist.foundation.scenarios.covid19.components.covid19_components``; the COVID-19 components moved beside their scenario (no import circle between ``components/`` and ``scenarios/``).
+"""1.7.1's import path of the COVID-19 components, kept as one documented alias (see
+``docs/differences.md``, "Layout"): the components live beside their scenario, in
+``ai_economist.foundation.scenarios.covid19.components.covid19_components``.
 
-This module IS that module (same object in ``sys.modules``), so attributes, monkeypatches
-and registrations are shared.
+This module IS that module (the same object in ``sys.modules``), so attributes, monkeypatches
+and registrations are shared; ``foundation/components/`` imports no scenario otherwise.
 """
 
 import sys

@@ -77,13 +77,19 @@ def random_actions(rng: np.random.Generator, masks: Mapping[str, np.ndarray]) ->
     return out
 
 
+def within_tolerance(ref: np.ndarray, got: np.ndarray, rtol: float, atol: Any) -> np.ndarray:
+    """Where ``got`` equals ``ref``: float values within ``atol + rtol * |ref|`` (NaN equals
+    NaN; ``atol`` may be an array broadcasting against ``ref``), other values exactly."""
+    ref, got = np.asarray(ref), np.asarray(got)
+    if ref.dtype.kind == "f" or got.dtype.kind == "f":
+        return np.isclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
+    return got == ref
+
+
 def _first_difference(name: str, ref: np.ndarray, got: np.ndarray, rtol: float, atol: float):
     if ref.shape != got.shape:
         return (0, (), f"shape {ref.shape}", f"shape {got.shape}", 1)
-    if ref.dtype.kind == "f":
-        same = np.isclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        same = got == ref
+    same = within_tolerance(ref, got, rtol, atol) if ref.dtype.kind == "f" else got == ref
     if same.all():
         return None
     where = tuple(int(i) for i in np.argwhere(~same)[0])
@@ -147,39 +153,82 @@ def check_parity(
     skip = set(ignore)
     tols = {**env.parity_tolerances(), **dict(tolerances or {})}
     names = [f.name for f in ref.backend.spec if f.per_env and f.name not in skip]
+    return check_wrappers(
+        ref, other, names, num_steps, seed=seed, actions=actions, rtol=rtol, atol=atol,
+        tolerances=tols, label=env.name, backend=backend.value, reference_name="the numpy reference",
+    )  # fmt: skip
+
+
+def check_wrappers(
+    reference: Any,
+    other: Any,
+    names: Iterable[str],
+    num_steps: int,
+    seed: int = 0,
+    actions: ActionFn | None = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    tolerances: Mapping[str, tuple[float, Any]] | None = None,
+    label: str = "",
+    backend: str = "",
+    reference_name: str = "the reference",
+    after_reset: Iterable[str] | None = None,
+    initial: Iterable[str] | None = None,
+) -> ParityResult:
+    """The loop of :func:`check_parity` on two built wrappers: reset both, then per step the
+    same actions to both, compare ``names``, reset done envs on both and compare again.
+
+    ``reference`` and ``other`` need ``reset_all_envs``, ``step_all_envs(actions)``,
+    ``reset_only_done_envs``, ``action_masks(tag)``, ``policy_specs`` and ``pull(name)``, as
+    ``EnvWrapper`` has (scenario checks adapt their own objects to these few methods).  ``initial`` / ``after_reset``: the fields
+    compared before the first step / after a reset (default: all of ``names``); ``label`` /
+    ``backend`` / ``reference_name`` word the message.
+    """
+    names = list(names)
+
+    def subset(wanted: Iterable[str] | None) -> list[str]:
+        return names if wanted is None else [n for n in names if n in set(wanted)]
+
+    reset_names, initial_names = subset(after_reset), subset(initial)
+    backend = backend or "the backend"
     rng = np.random.default_rng(seed)
-    ref.reset_all_envs()
+    reference.reset_all_envs()
     other.reset_all_envs()
 
     def fail(step: int, phase: str, diff: tuple) -> ParityResult:
         name, e, index, r, a, count = diff
         where = f"env {e}" + (f", index {index} (agent {index[0]})" if index else "")
         message = (
-            f"{env.name}: {backend.value} differs from the numpy reference in field {name!r} at "
-            f"{where}, step {step} ({phase}): reference {r!r}, {backend.value} {a!r} "
+            f"{label}: {backend} differs from {reference_name} in field {name!r} at "
+            f"{where}, step {step} ({phase}): reference {r!r}, {backend} {a!r} "
             f"({count} element(s) of {name!r} differ)"
         )
-        return ParityResult(False, backend.value, num_steps, message, step, phase, name, e,
+        return ParityResult(False, backend, num_steps, message, step, phase, name, e,
                             index, r, a, count)  # fmt: skip
 
-    diff = compare_fields(names, ref, other, rtol, atol, tols)
+    diff = compare_fields(initial_names, reference, other, rtol, atol, tolerances)
     if diff is not None:
         return fail(0, "initial", diff)
     for step in range(1, num_steps + 1):
-        masks = {tag: ref.action_masks(tag).numpy() for tag in ref.policy_specs}
+        masks = {tag: _numpy(reference.action_masks(tag)) for tag in reference.policy_specs}
         chosen = actions(step, masks) if actions is not None else random_actions(rng, masks)
-        ref.step_all_envs(chosen)
+        reference.step_all_envs(chosen)
         other.step_all_envs(chosen)
-        diff = compare_fields(names, ref, other, rtol, atol, tols)
+        diff = compare_fields(names, reference, other, rtol, atol, tolerances)
         if diff is not None:
             return fail(step, "step", diff)
-        ref.reset_only_done_envs()
+        reference.reset_only_done_envs()
         other.reset_only_done_envs()
-        diff = compare_fields(names, ref, other, rtol, atol, tols)
+        diff = compare_fields(reset_names, reference, other, rtol, atol, tolerances)
         if diff is not None:
             return fail(step, "reset", diff)
-    message = (
-        f"{env.name}: {backend.value} matches the numpy reference for {num_steps} steps "
-        f"x {num_envs} envs"
-    )
-    return ParityResult(True, backend.value, num_steps, message)
+    message = f"{label}: {backend} matches {reference_name} for {num_steps} steps"
+    num_envs = getattr(reference, "num_envs", None)
+    if num_envs is not None:
+        message += f" x {num_envs} envs"
+    return ParityResult(True, backend, num_steps, message)
+
+
+def _numpy(values: Any) -> np.ndarray:
+    """A torch tensor (any device) or an array as a numpy array."""
+    return values.cpu().numpy() if hasattr(values, "cpu") else np.asarray(values)

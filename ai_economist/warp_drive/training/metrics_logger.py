@@ -243,7 +243,6 @@ class Progress:
     def __init__(self, total: int, initial: int = 0, enabled: bool = True) -> None:
         self._bar = None
         self._start = time.perf_counter()
-        self._total = total
         if enabled:
             try:
                 from tqdm.auto import tqdm

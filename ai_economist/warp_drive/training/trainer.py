@@ -95,10 +95,11 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         config: a run configuration (see :mod:`.schema`); validated and completed here.
         policy_tag_to_agent_id_map: agent ids per policy tag, e.g.
             ``{"a": [0, ..., 50], "p": ["p"]}``; lengths must match the env's policy specs.
-        create_separate_placeholders_for_each_policy: accepted for WarpDrive compatibility;
-            the protocol always hands out one tensor per policy.
-        obs_dim_corresponding_to_num_agents: ``"first"`` or ``"last"``, accepted for WarpDrive
-            compatibility; the protocol's observations are always (envs, agents, obs_dim).
+        create_separate_placeholders_for_each_policy: a no-op, accepted because WarpDrive's
+            documented call passes it; the protocol always hands out one tensor per policy.
+        obs_dim_corresponding_to_num_agents: a no-op (``"first"`` or ``"last"``, checked),
+            accepted because WarpDrive's documented call passes it; the protocol's
+            observations are always (envs, agents, obs_dim).
         num_devices: processes training together (``torch.distributed`` already initialised).
         device_id: this process's rank.
         results_directory: the run directory; default ``basedir/name/tag/<run_name|timestamp>``.
@@ -130,7 +131,6 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         self.device = torch.device(env_wrapper.device)
         self.dist = DistributedContext(device_id, num_devices)
         self.verbose = verbose and self.dist.is_main
-        self.separate_placeholders = create_separate_placeholders_for_each_policy
         tcfg = self.config["trainer"]
         self._check_env(policy_tag_to_agent_id_map)
         self.num_envs = tcfg["num_envs"]

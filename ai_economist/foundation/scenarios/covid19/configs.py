@@ -68,8 +68,10 @@ def published_model(episode_length: int = 540, m_a: float = 0.3, m_p: float = 0.
     the packaged calibration: ``episode_length`` days, health priority scalings ``m_a`` (states)
     and ``m_p`` (planner). The training run uses the defaults; the tutorial 405, 1 and 1."""
     from ai_economist.datasets.covid19 import load_calibration
-    from ai_economist.foundation.scenarios.covid19.params import build_params
-    from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
+    from ai_economist.foundation.scenarios.covid19.model.params import build_params
+    from ai_economist.foundation.scenarios.covid19.model.simulation import (
+        component_params_from_config,
+    )
 
     params = build_params(
         load_calibration(),

@@ -17,23 +17,23 @@ import numpy as np
 
 from ai_economist.datasets.covid19 import load_calibration
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
-from ai_economist.foundation.scenarios.covid19 import evaluation_plots
-from ai_economist.foundation.scenarios.covid19 import metrics as covid_metrics
-from ai_economist.foundation.scenarios.covid19.covid19_env_checks import (
+from ai_economist.foundation.scenarios.covid19.env import evaluation_plots
+from ai_economist.foundation.scenarios.covid19.env.covid19_env_checks import (
     check_components,
     check_fraction,
     check_non_negative,
     check_normalization,
     check_real_world_lengths,
 )
-from ai_economist.foundation.scenarios.covid19.observation_plan import (  # registers the components
+from ai_economist.foundation.scenarios.covid19.env.observation_plan import (  # registers the components
     make_observation_plan,
     planned_observations,
 )
-from ai_economist.foundation.scenarios.covid19.observations import one_env_scenario_fields
-from ai_economist.foundation.scenarios.covid19.one_env_step import OneEnvStep
-from ai_economist.foundation.scenarios.covid19.params import build_params
-from ai_economist.foundation.scenarios.covid19.simulation import (
+from ai_economist.foundation.scenarios.covid19.env.one_env_step import OneEnvStep
+from ai_economist.foundation.scenarios.covid19.model import metrics as covid_metrics
+from ai_economist.foundation.scenarios.covid19.model.observations import one_env_scenario_fields
+from ai_economist.foundation.scenarios.covid19.model.params import build_params
+from ai_economist.foundation.scenarios.covid19.model.simulation import (
     ComponentParams,
     CovidSimulation,
     real_world_subsidy_levels,
@@ -259,7 +259,9 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         if seed_state is None:
             fast = self._one_env_step
             if fast is None:
-                fast = self._one_env_step = OneEnvStep.build(self) or False
+                exact = type(self) is CovidAndEconomyEnvironment  # not a subclass
+                built = exact and OneEnvStep.build(self, _GLOBAL_STATE_VALUES)
+                fast = self._one_env_step = built or False
             if fast:
                 out = fast.step(actions)
                 if out is not None:
@@ -311,7 +313,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         sim.postsubsidy_productivity = sim.productivity + sim.subsidy
 
     def _economy(self, sim) -> np.ndarray:
-        from ai_economist.foundation.scenarios.covid19 import dynamics
+        from ai_economist.foundation.scenarios.covid19.model import dynamics
 
         p = self.params
         return dynamics.economy_step(
@@ -383,10 +385,10 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         return covid_metrics.scenario_metrics(self)
 
     def batched_backend(self, env_backend, num_envs: int, **options):
-        """This scenario's backend for ``FoundationEnvWrapper`` (``backends.make_backend``)."""
-        from ai_economist.foundation.scenarios.covid19.backends import make_backend
+        """This scenario's backend for ``FoundationEnvWrapper`` (``backends.build_batched_backend``)."""
+        from ai_economist.foundation.scenarios.covid19.backends import build_batched_backend
 
-        return make_backend(self, env_backend, num_envs, **options)
+        return build_batched_backend(self, env_backend, num_envs, **options)
 
     # ----------------------------------------------------------------- evaluation hooks
     def evaluation_snapshot(self):
@@ -404,7 +406,10 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
 
 def _register_kernel_sources() -> None:
     """Tell WarpDrive's default registrar where this scenario's kernels are (no imports of GPU libraries)."""
-    from ai_economist.foundation.scenarios.covid19.gpu_state import BUILD_SOURCE, NUMBA_SOURCE
+    from ai_economist.foundation.scenarios.covid19.declaration.gpu_state import (
+        BUILD_SOURCE,
+        NUMBA_SOURCE,
+    )
     from ai_economist.warp_drive.backend_names import EnvBackend
     from ai_economist.warp_drive.registrar import default_registrar
 

@@ -8,17 +8,15 @@ dict env's to the last bit; a GPU twin's ``pow`` may differ in the last bit.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
-
-if TYPE_CHECKING:
-    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_world import (
-        GTBWorldParams,
-        GTBWorldState,
-    )
+from ai_economist.foundation.scenarios.simple_wood_and_stone.array_state import (
+    GTBWorldParams,
+    GTBWorldState,
+)
 
 
 def coin_utilities(coin: np.ndarray, params: GTBWorldParams) -> np.ndarray:

@@ -18,20 +18,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.backends.gpu import header_for
 
 EMULATION_DIR = Path(__file__).resolve().parent / "cuda_emulation"
-CUDA_SOURCES = (
-    gpu_state.SOURCE_DIR / "covid19_build.cu",
-    gpu_state.SOURCE_DIR / "covid19_env_step.cu",
-    gpu_state.SOURCE_DIR / "covid19_fused_step.cu",
-    gpu_state.SOURCE_DIR / "covid19_common.cuh",
-    gpu_state.COMPONENTS_DIR / "covid19_components_step.cu",
-)
+CUDA_SOURCES = gpu_state.CUDA_SOURCES
 
 
 def compiler_problem() -> str | None:

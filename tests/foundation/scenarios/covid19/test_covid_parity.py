@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from ai_economist.foundation.scenarios.covid19.configs import published_model
-from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import CovidGpuEnvironment
+from ai_economist.foundation.scenarios.covid19.declaration.tolerances import (
+    DEFAULT_TOLERANCE,
+    field_tolerance,
+)
 from ai_economist.warp_drive.checks.parity import check_parity
 from ai_economist.warp_drive.errors import cudasim_enabled
 
@@ -66,7 +70,7 @@ def test_a_difference_is_found_at_its_field_env_agent_and_step(short_model):
 def test_reference_episode_records_metrics_and_resets(short_model):
     """The numpy backend (the reference) on its own: the third step ends the episode and
     records its metrics; the generic reset restores the declared reset state."""
-    from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+    from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
     from ai_economist.warp_drive.env_wrapper import EnvWrapper
 
     params, comps = short_model
@@ -100,4 +104,5 @@ def test_parity_tolerances_scale_people_with_population(short_model):
     assert rtol == 1e-4
     np.testing.assert_allclose(atol, 1e-5 * np.asarray(params.population))
     assert tolerances["observations_a"] == (1e-4, 1e-5)
-    assert tolerances["action_mask_a"] == (1e-4, 1e-6)  # gpu_consistency's default
+    assert tolerances["action_mask_a"] == (0.0, 0.0)  # exact, as in tolerances.EXACT
+    assert field_tolerance("a_new_float_field") == DEFAULT_TOLERANCE == (1e-4, 1e-6)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.gpu
 torch = require_gpu()
 
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import CovidGpuEnvironment  # noqa: E402
 from ai_economist.warp_drive.checks.parity import check_parity  # noqa: E402
 
 

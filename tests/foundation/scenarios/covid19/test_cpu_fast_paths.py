@@ -14,9 +14,9 @@ import pytest
 
 from ai_economist import foundation
 from ai_economist.foundation.base.base_env import BaseEnvironment
-from ai_economist.foundation.scenarios.covid19 import dynamics as d
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.foundation.scenarios.covid19.model import dynamics as d
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 
 
 def make(**overrides):

@@ -9,22 +9,17 @@ from pathlib import Path
 import pytest
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
-from ai_economist.foundation.scenarios.covid19.params import build_params
-from ai_economist.foundation.scenarios.covid19.simulation import component_params_from_config
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import CovidGpuEnvironment
+from ai_economist.foundation.scenarios.covid19.model.params import build_params
+from ai_economist.foundation.scenarios.covid19.model.simulation import component_params_from_config
 from ai_economist.warp_drive import codegen
 from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.errors import find_nvcc
 from ai_economist.warp_drive.state import parse_kernel_parameters
 
 STEP_KERNELS = (*gpu_state.STEP_KERNELS, gpu_state.FUSED_KERNEL)
-SOURCES = (
-    gpu_state.SOURCE_DIR / "covid19_build.cu",
-    gpu_state.SOURCE_DIR / "covid19_env_step.cu",
-    gpu_state.SOURCE_DIR / "covid19_fused_step.cu",
-    gpu_state.COMPONENTS_DIR / "covid19_components_step.cu",
-)
+SOURCES = tuple(p for p in gpu_state.CUDA_SOURCES if p.suffix == ".cu")
 
 
 def configuration(observe_rate=False, eta=2.0, delivery_interval=1, real=False):
@@ -91,7 +86,7 @@ def test_sources_have_include_guards_and_build_includes_both():
         guards = re.findall(r"#ifndef (\w+)\s*\n#define (\w+)", text)
         assert guards and guards[0][0] == guards[0][1], path.name
     build = SOURCES[0].read_text()
-    assert '#include "../components/covid19_components_step.cu"' in build
+    assert '#include "../../components/covid19_components_step.cu"' in build  # as in 1.7.1
     assert '#include "covid19_env_step.cu"' in build
 
 

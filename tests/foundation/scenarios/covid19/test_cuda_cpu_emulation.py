@@ -15,9 +15,9 @@ torch = pytest.importorskip("torch")
 
 from cuda_cpu_emulation import EmulatedCudaBackend, compiler_problem  # noqa: E402
 
-from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.backends import gpu_consistency as gc  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.model.simulation import (  # noqa: E402
     CovidSimulation,
     component_params_from_config,
     real_world_subsidy_levels,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
 from ai_economist.foundation.scenarios.covid19.configs import published_model
-from ai_economist.foundation.scenarios.covid19.metrics import (
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.model.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
 )
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_episode_metric_values_on_torch_tensors_match_numpy():
 
 
 def test_cpu_buffers_are_the_declared_policy_fields(sim):
-    from ai_economist.foundation.scenarios.covid19.cpu_backend import placeholder_feed
+    from ai_economist.foundation.scenarios.covid19.backends.cpu_backend import placeholder_feed
 
     layout = gpu_state.observation_layout(sim)
     spec = gpu_state.covid_state_spec(sim.params, sim.components, layout)

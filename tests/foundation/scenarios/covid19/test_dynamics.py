@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ai_economist.foundation.scenarios.covid19 import dynamics as d
+from ai_economist.foundation.scenarios.covid19.model import dynamics as d
 
 
 def test_sir_step_hand_computed():

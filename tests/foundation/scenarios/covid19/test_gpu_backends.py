@@ -16,9 +16,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.backends import gpu_consistency as gc  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.model.simulation import (  # noqa: E402
     CovidSimulation,
     component_params_from_config,
     real_world_subsidy_levels,
@@ -59,7 +59,7 @@ def published():
 
 
 def make_backend(name, params, comps, num_envs, **kwargs):
-    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+    from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
 
     require(name)
     return CovidGpuBackend(params, comps, num_envs, backend=name, **kwargs)
@@ -239,7 +239,7 @@ def test_100k_envs(name, published):
 _ON_DEVICE_SCRIPT = """
 import numpy as np, torch
 from ai_economist.foundation.scenarios.covid19.configs import published_model
-from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
 torch.cuda.set_device({index})
 params, comps = published_model(60)
 backend = CovidGpuBackend(params, comps, 16, backend="pycuda", fused_step=True)

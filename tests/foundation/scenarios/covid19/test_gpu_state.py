@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
-from ai_economist.foundation.scenarios.covid19.params import build_params, exact_filter_state
-from ai_economist.foundation.scenarios.covid19.simulation import (
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import CovidGpuEnvironment
+from ai_economist.foundation.scenarios.covid19.model.params import build_params, exact_filter_state
+from ai_economist.foundation.scenarios.covid19.model.simulation import (
     CovidSimulation,
     component_params_from_config,
 )
@@ -99,7 +99,9 @@ def test_pointer_table_follows_declaration_order(published):
 
 def test_numba_kernels_take_the_declaration_in_order(published):
     pytest.importorskip("numba")
-    numba_mod = pytest.importorskip("ai_economist.foundation.scenarios.covid19.covid19_numba")
+    numba_mod = pytest.importorskip(
+        "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
+    )
     spec, constants = published[4], published[5]
     functions = numba_mod.device_functions(constants)
     arguments = numba_mod.body_arguments(functions)

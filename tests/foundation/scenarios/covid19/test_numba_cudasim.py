@@ -26,10 +26,10 @@ pytestmark = pytest.mark.skipif(
     "Numba's CUDA simulator on the CPU here",
 )
 
-from ai_economist.foundation.scenarios.covid19 import gpu_consistency as gc  # noqa: E402
-from ai_economist.foundation.scenarios.covid19 import gpu_state  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.backends import gpu_consistency as gc  # noqa: E402
 from ai_economist.foundation.scenarios.covid19.configs import published_model  # noqa: E402
-from ai_economist.foundation.scenarios.covid19.simulation import (  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state  # noqa: E402
+from ai_economist.foundation.scenarios.covid19.model.simulation import (  # noqa: E402
     CovidSimulation,
     component_params_from_config,
     real_world_subsidy_levels,
@@ -39,7 +39,7 @@ NUM_ENVS = 2
 
 
 def make_backend(params, comps, num_envs=NUM_ENVS, **kwargs):
-    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+    from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
 
     return CovidGpuBackend(params, comps, num_envs, backend="numba", **kwargs)
 
@@ -217,7 +217,7 @@ def test_parameter_modulations(short_config):
 
 
 def test_numba_kernel_factory_is_cached(short_config):
-    from ai_economist.foundation.scenarios.covid19.covid19_numba import make_numba_kernels
+    from ai_economist.foundation.scenarios.covid19.kernels.covid19_numba import make_numba_kernels
 
     params, comps = short_config
     layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
@@ -228,7 +228,7 @@ def test_numba_kernel_factory_is_cached(short_config):
 def test_kernels_pass_each_body_its_own_parameters(short_config):
     """Each generated kernel calls its bodies with exactly the arrays of the body's signature,
     in that order (a swap of two same-typed arrays would compile and run)."""
-    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+    from ai_economist.foundation.scenarios.covid19.kernels import covid19_numba
 
     def body_parameters(fn) -> list[str]:  # after env, tid, t
         return list(inspect.signature(fn.py_func).parameters)[3:]
@@ -255,7 +255,7 @@ def test_kernels_pass_each_body_its_own_parameters(short_config):
 
 
 def test_a_body_taking_an_undeclared_array_is_an_error(short_config):
-    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+    from ai_economist.foundation.scenarios.covid19.kernels import covid19_numba
 
     def scenario_kernel_body(env, tid, t, susceptible, infectd):
         pass
@@ -281,7 +281,7 @@ def test_a_body_taking_an_undeclared_array_is_an_error(short_config):
     ],
 )
 def test_sector_columns(dim, agent_index, expected):
-    from ai_economist.foundation.scenarios.covid19.covid19_numba_fused import sector_columns
+    from ai_economist.foundation.scenarios.covid19.kernels.covid19_numba_fused import sector_columns
 
     assert sector_columns(dim, agent_index, 51) == expected
 
@@ -289,7 +289,7 @@ def test_sector_columns(dim, agent_index, expected):
 def test_fused_kernel_launch_bounds_follow_the_target_warps(monkeypatch):
     """COVID_FUSED_TARGET_WARPS (a kernel define) -> launch bounds of the fused kernel only, as
     CUDA C's __launch_bounds__(NUM_THREADS, target / warps per block); none by default."""
-    from ai_economist.foundation.scenarios.covid19 import covid19_numba
+    from ai_economist.foundation.scenarios.covid19.kernels import covid19_numba
 
     monkeypatch.setattr(covid19_numba, "cudasim_enabled", lambda: False)
     fused, other = covid19_numba.FUSED_KERNEL, covid19_numba.STEP_KERNELS[0]

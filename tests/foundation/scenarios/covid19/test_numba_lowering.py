@@ -40,10 +40,10 @@ SCRIPT = textwrap.dedent(
     dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=(9, 0))
 
     from ai_economist.datasets.covid19 import load_calibration
-    from ai_economist.foundation.scenarios.covid19 import gpu_state
-    from ai_economist.foundation.scenarios.covid19.covid19_numba import make_numba_kernels
-    from ai_economist.foundation.scenarios.covid19.params import build_params
-    from ai_economist.foundation.scenarios.covid19.simulation import (
+    from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+    from ai_economist.foundation.scenarios.covid19.kernels.covid19_numba import make_numba_kernels
+    from ai_economist.foundation.scenarios.covid19.model.params import build_params
+    from ai_economist.foundation.scenarios.covid19.model.simulation import (
         CovidSimulation, component_params_from_config,
     )
 
@@ -54,7 +54,7 @@ SCRIPT = textwrap.dedent(
     layout = gpu_state.observation_layout(CovidSimulation(params, comps, 1))
     spec = gpu_state.covid_state_spec(params, comps, layout)
     constants = gpu_state.compile_time_constants(params, comps, layout, use_real_world_policies=real)
-    from ai_economist.foundation.scenarios.covid19.covid19_numba import FLAT_KERNELS
+    from ai_economist.foundation.scenarios.covid19.kernels.covid19_numba import FLAT_KERNELS
 
     def argtypes(name):
         ndim = lambda f: 1 if name in FLAT_KERNELS else len(f.shape) + int(f.per_env)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from ai_economist import foundation
-from ai_economist.foundation.scenarios.covid19 import dynamics
-from ai_economist.foundation.scenarios.covid19 import one_env_model as model
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.foundation.scenarios.covid19.env import one_env_model as model
+from ai_economist.foundation.scenarios.covid19.model import dynamics
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 
 
 def make(fast=True, **overrides):

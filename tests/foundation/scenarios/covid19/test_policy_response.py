@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from ai_economist import foundation
-from ai_economist.foundation.scenarios.covid19 import policy_response as pr
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config
-from ai_economist.training.fixed_policies import schedule_returns
+from ai_economist.foundation.scenarios.covid19.model import policy_response as pr
+from ai_economist.foundation.scenarios.covid19.training.fixed_policies import schedule_returns
 
 
 @pytest.fixture(scope="module")

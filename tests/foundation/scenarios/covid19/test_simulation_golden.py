@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ai_economist.datasets.covid19 import load_calibration
-from ai_economist.foundation.scenarios.covid19.params import build_params
-from ai_economist.foundation.scenarios.covid19.simulation import (
+from ai_economist.foundation.scenarios.covid19.model.params import build_params
+from ai_economist.foundation.scenarios.covid19.model.simulation import (
     CovidSimulation,
     component_params_from_config,
     real_world_subsidy_levels,

@@ -18,7 +18,7 @@ import numpy as np
 
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
 from ai_economist.foundation.base.observations import filled
-from ai_economist.foundation.scenarios.covid19 import dynamics, observations
+from ai_economist.foundation.scenarios.covid19.model import dynamics, observations
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:

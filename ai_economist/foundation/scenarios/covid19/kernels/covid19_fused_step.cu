@@ -20,8 +20,8 @@
 #ifndef AI_ECONOMIST_COVID19_FUSED_STEP_CU_
 #define AI_ECONOMIST_COVID19_FUSED_STEP_CU_
 
-#include "../components/covid19_components_step.cu"
-#include "covid19_env_step.cu"
+#include "../../../components/covid19_components_step.cu"
+#include "../covid19_env_step.cu"
 
 static_assert(BETA_DELAY >= 1 && BETA_DELAY < HISTORY_LEN, "infection lag outside the history");
 static_assert(FILTER_LEN + 1 <= HISTORY_LEN, "the history must hold the filter window");

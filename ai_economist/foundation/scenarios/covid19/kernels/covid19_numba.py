@@ -39,7 +39,7 @@ import inspect
 from ai_economist.foundation.scenarios.covid19.components.covid19_components_numba import (
     component_device_functions,
 )
-from ai_economist.foundation.scenarios.covid19.gpu_state import (
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_state import (
     FUSED_KERNEL,
     STEP_KERNELS,
     covid_state_fields,

@@ -167,12 +167,8 @@ def scenario_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per 
         # world-agent_index is constant: written by the initial values, restored by resets.
         post_obs = post / maximum_productivity[i]
         lagged_obs = float32(hist[env, history_slot(t - BETA_DELAY + 1), i]) / F_LEVELS
-        write_agent_state(observations_a, observations_p, env, i, 0, new_s / pop)
-        write_agent_state(observations_a, observations_p, env, i, 1, new_i / pop)
-        write_agent_state(observations_a, observations_p, env, i, 2, new_r / pop)
-        write_agent_state(observations_a, observations_p, env, i, 3, total_deaths / pop)
-        write_agent_state(observations_a, observations_p, env, i, 4, new_v / pop)
-        write_agent_state(observations_a, observations_p, env, i, 5, unemp / pop)
+        for k, people in enumerate((new_s, new_i, new_r, total_deaths, new_v, unemp)):
+            write_agent_state(observations_a, observations_p, env, i, k, people / pop)
         if OA_POST >= 0:
             observations_a[env, i, OA_POST] = post_obs
         if OP_POST >= 0:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ai_economist.datasets.covid19 import CalibrationError, CovidCalibration
 from ai_economist.datasets.covid19.physical import check_start_state
-from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19.model import dynamics
 
 NUM_DAYS_IN_AN_YEAR = 365
 

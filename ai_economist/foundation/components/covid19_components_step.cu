@@ -1,13 +1,13 @@
 // COVID-19 components on the GPU: ControlUSStateOpenCloseStatus, FederalGovernmentSubsidy,
 // VaccinationCampaign. Each device function mirrors the numpy function of the same name in
-// ai_economist/foundation/scenarios/covid19/dynamics.py; each *_kernel_body mirrors the
+// ai_economist/foundation/scenarios/covid19/model/dynamics.py; each *_kernel_body mirrors the
 // matching CovidSimulation.step_* method plus the component's observations and masks.
 //
 // Every body is called by ALL threads of the block (some contain __syncthreads()).
 #ifndef AI_ECONOMIST_COVID19_COMPONENTS_STEP_CU_
 #define AI_ECONOMIST_COVID19_COMPONENTS_STEP_CU_
 
-#include "../kernels/covid19_common.cuh"
+#include "../scenarios/covid19/kernels/covid19_common.cuh"
 
 // ------------------------------------------------------------------ ControlUSStateOpenCloseStatus
 // Action 0 keeps the previous level, action j in 1..levels sets level j. On the step right

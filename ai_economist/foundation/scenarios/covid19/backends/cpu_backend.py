@@ -18,13 +18,16 @@ import copy
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.metrics import (
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.model.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
 )
-from ai_economist.foundation.scenarios.covid19.observations import FIELD_KINDS, ObservationLayout
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.foundation.scenarios.covid19.model.observations import (
+    FIELD_KINDS,
+    ObservationLayout,
+)
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_state import check_keys, checked_array
 from ai_economist.warp_drive.state import StateSpec

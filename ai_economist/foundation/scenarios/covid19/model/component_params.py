@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19.params import CovidParams
+from ai_economist.foundation.scenarios.covid19.model.params import CovidParams
 
 
 @dataclass
@@ -42,7 +42,7 @@ def component_params_from_config(
     observe_rate: bool = False,
 ) -> ComponentParams:
     """Derive the component constants the same way the Foundation components do."""
-    from ai_economist.foundation.scenarios.covid19.params import parse_date
+    from ai_economist.foundation.scenarios.covid19.model.params import parse_date
 
     start = parse_date(vaccine_delivery_start_date, "%Y-%m-%d", "vaccine_delivery_start_date")
     return ComponentParams(

@@ -26,7 +26,7 @@ def episode_metric_values(
 
     ``deaths`` and ``vaccinated`` have the states on the last axis; leading (env) axes are
     kept. Works on numpy arrays and torch tensors alike (the host definition every backend
-    uses; the kernels' ``record_episode_end`` in ``kernels/covid19_env_step.cu`` and
+    uses; the kernels' ``record_episode_end`` in ``covid19_env_step.cu`` and
     ``kernels/covid19_numba_scenario.py`` mirrors it, on the step that ends an episode).
     """
     return [

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19.model import dynamics
 
 # How a field is laid out for the two policies:
 #   own      agent: its own value (1)               planner: every state's value (A)

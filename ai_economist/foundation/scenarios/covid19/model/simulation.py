@@ -12,15 +12,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import dynamics, observations
-from ai_economist.foundation.scenarios.covid19.component_params import (  # noqa: F401 (re-exported)
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_state import simulation_state_attrs
+from ai_economist.foundation.scenarios.covid19.model import dynamics, observations
+from ai_economist.foundation.scenarios.covid19.model.component_params import (  # noqa: F401 (re-exported)
     ComponentParams,
     component_params_from_config,
     real_world_subsidy_levels,
 )
-from ai_economist.foundation.scenarios.covid19.gpu_state import simulation_state_attrs
-from ai_economist.foundation.scenarios.covid19.params import CovidParams
-from ai_economist.foundation.scenarios.covid19.simulation_components import ComponentSteps
+from ai_economist.foundation.scenarios.covid19.model.params import CovidParams
+from ai_economist.foundation.scenarios.covid19.model.simulation_components import ComponentSteps
 
 
 class CovidSimulation(ComponentSteps):
@@ -373,6 +373,6 @@ class CovidSimulation(ComponentSteps):
 
 
 def dynamics_filter(history: np.ndarray, conv_lambdas: np.ndarray) -> np.ndarray:
-    from ai_economist.foundation.scenarios.covid19.params import exact_filter_state
+    from ai_economist.foundation.scenarios.covid19.model.params import exact_filter_state
 
     return exact_filter_state(history, conv_lambdas)

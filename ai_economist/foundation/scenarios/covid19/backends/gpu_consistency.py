@@ -1,26 +1,14 @@
 """Compare a GPU backend (``CovidGpuBackend``) with the float64 numpy model (``CovidSimulation``).
 
-Used by the tests (Numba simulator on the CPU, both backends on a GPU) and runnable by hand::
+One generic check does the stepping and the comparison: ``warp_drive.checks.parity``
+(``check_wrappers``, the loop of ``check_parity``; ``within_tolerance``, its rule); this module
+only adapts the scenario's simulator and backend objects to it and describes where a field
+differs (``compare``).  The tolerances are the scenario's (``declaration/tolerances.py``).
 
-    python -m ai_economist.foundation.scenarios.covid19.gpu_consistency --backend pycuda
+Used by the tests (Numba simulator on the CPU, both backends on a GPU) and runnable by hand,
+where it runs ``check_parity`` on ``CovidGpuEnvironment``::
 
-Float32 tolerances (a value passes when |gpu - ref| <= atol + rtol * |ref|; the pairs are in
-``TOLERANCES``). The device stores every value in float32 (relative rounding 6e-8) and carries
-that rounding forward through running sums over up to 540 days, e.g. S_t = S_0 - sum of daily
-infections and vaccinations: relative errors stay below ~1e-5 (rtol = 1e-4), but the ABSOLUTE
-error of such a sum is set by its largest past value, not by its current one. Hence:
-
-* people counts: atol = 1e-5 x the state's population (S can fall from 4e7 to a few hundred
-  while keeping the +-20 people of float32 rounding it accumulated on the way); new deaths
-  (= death_rate x gamma x I_{t-1}): 1e-7 x population;
-* observations: atol 1e-5 (they include people / population);
-* per-step rewards: atol 1e-4 (min-max normalisation divides by spreads as small as 2e-4);
-* episode sums of the normalised indices (health/economic index): atol 5e-3, i.e. 1e-5 per
-  day over 540 days; a small state's marginal health index is its new deaths x 2.5e-4 / 1e-3,
-  so the float32 error of I (a few people) shifts it by ~1e-5 per day, with a steady sign;
-* unemployment filter states: atol 1e-4 (sums of integer level changes that can cancel to 0).
-
-Integer fields, masks, time and done must match exactly.
+    python -m ai_economist.foundation.scenarios.covid19.backends.gpu_consistency --backend pycuda
 """
 
 from __future__ import annotations
@@ -30,37 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.tolerances import (  # noqa: F401  (re-exported)
+    DEFAULT_TOLERANCE,
+    EXACT,
+    PEOPLE,
+    TOLERANCES,
+    field_tolerance,
+)
 from ai_economist.warp_drive.backend_names import GPU_BACKENDS, EnvBackend
-
-PEOPLE = ("susceptible", "infected", "recovered", "vaccinated", "deaths", "unemployed")
-#: field -> (rtol, atol); a string atol "<x> * population" scales with each state's population.
-TOLERANCES: dict[str, tuple[float, float | str]] = {
-    **{name: (1e-4, "1e-5 * population") for name in PEOPLE},
-    "new_deaths": (1e-4, "1e-7 * population"),
-    "productivity": (1e-4, 1.0),
-    "postsubsidy_productivity": (1e-4, 1.0),
-    "subsidy": (1e-5, 1.0),
-    "vaccines_available": (1e-6, 0.0),
-    "filter_state": (1e-4, 1e-4),
-    "health_index": (1e-4, 5e-3),
-    "economic_index": (1e-4, 5e-3),
-    "planner_health_index": (1e-4, 5e-3),
-    "planner_economic_index": (1e-4, 5e-3),
-    "rewards_a": (1e-4, 1e-4),
-    "rewards_p": (1e-4, 1e-4),
-    "observations_a": (1e-4, 1e-5),
-    "observations_p": (1e-4, 1e-5),
-    # set from float64 host values: float32 rounding only
-    "beta_intercept_modulation": (1e-7, 0.0),
-    "beta_slope_modulation": (1e-7, 0.0),
-    "unemployment_modulation": (1e-7, 0.0),
-}
-DEFAULT_TOLERANCE = (1e-4, 1e-6)
-EXACT = (
-    "stringency_level", "cooldown_until", "stringency_history", "subsidy_level",
-    "action_mask_a", "action_mask_p", "_timestep_", "_done_",
-)  # fmt: skip
+from ai_economist.warp_drive.checks.parity import check_wrappers, random_actions, within_tolerance
 
 
 @dataclass
@@ -116,13 +83,7 @@ def describe_index(name: str, index: tuple, layout=None, env_ids=None) -> str:
 
 def allowed_error(name: str, ref: np.ndarray, population=None, tolerance=None) -> np.ndarray:
     """atol + rtol * |ref| for field ``name`` (0 for the exact fields), shaped like ``ref``."""
-    rtol, atol = (
-        (0.0, 0.0) if name in EXACT else (tolerance or TOLERANCES.get(name, DEFAULT_TOLERANCE))
-    )
-    if isinstance(atol, str):  # "<x> * population"
-        if population is None:
-            raise ValueError(f"{name}: the tolerance {atol!r} needs the population")
-        atol = float(atol.split("*")[0]) * np.asarray(population, dtype=np.float64)
+    rtol, atol = field_tolerance(name, population, tolerance)
     return np.broadcast_to(atol + rtol * np.abs(ref), ref.shape)
 
 
@@ -134,7 +95,7 @@ def compare_field(
     gpu = np.asarray(gpu, dtype=np.float64).reshape(ref.shape)
     allowed = allowed_error(name, ref, population, tolerance)
     diff = np.abs(gpu - ref)
-    bad = ~(diff <= allowed)  # NaN counts as bad
+    bad = ~within_tolerance(ref, gpu, *field_tolerance(name, population, tolerance))
     if not bad.any():
         return None
     excess = np.where(bad, np.nan_to_num(diff - allowed, nan=np.inf), -np.inf)
@@ -186,38 +147,99 @@ def compare(
 
 def random_valid_actions(rng: np.random.Generator, mask_a, mask_p) -> tuple[np.ndarray, np.ndarray]:
     """One allowed action per agent, uniformly among the allowed ones: (E, A) and (E, 1)."""
-    pick = lambda mask: (rng.random(mask.shape) * (np.asarray(mask) > 0)).argmax(axis=-1)  # noqa: E731
-    return pick(mask_a).astype(np.int32), pick(mask_p).astype(np.int32)
+    picked = random_actions(rng, {"a": np.asarray(mask_a), "p": np.asarray(mask_p)})
+    return picked["a"], picked["p"]
+
+
+class _OneEpisode:
+    """No resets: the simulation and the backend start from the same state, and
+    ``run_and_compare`` runs at most one episode."""
+
+    def reset_all_envs(self) -> None:
+        pass
+
+    def reset_only_done_envs(self) -> None:
+        pass
+
+
+class SimulationArrays(_OneEpisode):
+    """``check_wrappers``' view of a ``CovidSimulation``: the declared arrays it knows (plus
+    the last step's rewards), its masks, and ``sim.step``."""
+
+    policy_specs = ("a", "p")
+
+    def __init__(self, sim) -> None:
+        self.sim, self.num_envs = sim, sim.num_envs
+        self.rewards = (np.zeros((sim.num_envs, sim.params.num_agents)), np.zeros(sim.num_envs))
+
+    def names(self) -> list[str]:
+        """The compared fields, in declaration order, rewards last."""
+        return list(reference_values(self.sim, *self.rewards))
+
+    def pull(self, name: str) -> np.ndarray:
+        return reference_values(self.sim, *self.rewards)[name]
+
+    def action_masks(self, tag: str) -> np.ndarray:
+        return self.sim.action_masks()["ap".index(tag)]
+
+    def step_all_envs(self, actions: dict) -> None:
+        self.rewards = self.sim.step(actions["a"], actions["p"][:, 0])
+
+
+class BackendArrays(_OneEpisode):
+    """``check_wrappers``' view of a GPU backend: the sampled actions are written into its
+    action tensors, then it steps with the per-component or the fused kernels (``mode``:
+    ``"alternate"`` is fused on every second step)."""
+
+    def __init__(self, backend, mode: str) -> None:
+        if mode not in ("per_component", "fused", "alternate"):
+            raise ValueError(f"mode must be per_component, fused or alternate, got {mode!r}")
+        self.backend, self.mode, self.steps = backend, mode, 0
+        self.num_envs = backend.num_envs
+
+    def pull(self, name: str) -> np.ndarray:
+        return self.backend.pull(name)
+
+    def fused(self) -> bool:
+        """Whether step ``self.steps`` (1-based) runs the fused kernel."""
+        return self.mode == "fused" or (self.mode == "alternate" and self.steps % 2 == 0)
+
+    def step_all_envs(self, actions: dict) -> None:
+        import torch
+
+        self.backend.tensor("sampled_actions_a").copy_(torch.from_numpy(actions["a"]))
+        self.backend.tensor("sampled_actions_p").copy_(torch.from_numpy(actions["p"]))
+        self.steps += 1
+        (self.backend.step_fused if self.fused() else self.backend.step_per_component)()
 
 
 def run_and_compare(
     backend, sim, steps: int, rng: np.random.Generator, mode: str = "per_component", label: str = ""
 ) -> int:
     """Step ``backend`` and ``sim`` together ``steps`` times with random valid actions (from the
-    simulator's masks) and raise ``AssertionError`` at the first step with a mismatch.
+    simulator's masks; ``check_wrappers``) and raise ``AssertionError`` at the first step with
+    a mismatch, listing every field out of tolerance there (the first differing field first).
 
     ``mode``: ``"per_component"``, ``"fused"`` or ``"alternate"`` (fused on odd steps).
     Returns the number of steps taken.
     """
-    import torch
-
-    for k in range(steps):
-        mask_a, mask_p = sim.action_masks()
-        actions_a, actions_p = random_valid_actions(rng, mask_a, mask_p)
-        backend.tensor("sampled_actions_a").copy_(torch.from_numpy(actions_a))
-        backend.tensor("sampled_actions_p").copy_(torch.from_numpy(actions_p))
-        fused = mode == "fused" or (mode == "alternate" and k % 2 == 1)
-        (backend.step_fused if fused else backend.step_per_component)()
-        rewards = sim.step(actions_a, actions_p[:, 0])
-        problems = compare(backend, sim, *rewards)
-        if problems:
-            t = int(np.max(sim.timestep))
-            kind = "fused" if fused else "per-component"
-            lines = "\n  ".join(str(p) for p in problems)
-            raise AssertionError(
-                f"{label}{backend.name} ({kind} kernels) differs from CovidSimulation at step "
-                f"t={t} (first differing field listed first):\n  {lines}"
-            )
+    reference, other = SimulationArrays(sim), BackendArrays(backend, mode)
+    names = reference.names()
+    tolerances = {n: field_tolerance(n, sim.params.population) for n in names}
+    result = check_wrappers(
+        reference, other, names, steps, actions=lambda step, masks: random_actions(rng, masks),
+        tolerances=tolerances, label=f"{label}{backend.name}", backend=backend.name,
+        reference_name="CovidSimulation", after_reset=(),
+        initial=(),  # the callers compare the start themselves (compare) when it must match
+    )  # fmt: skip
+    if not result:
+        problems = compare(backend, sim, *reference.rewards)
+        lines = "\n  ".join(str(p) for p in problems) or result.message
+        kind = "fused" if other.fused() else "per-component"
+        raise AssertionError(
+            f"{label}{backend.name} ({kind} kernels) differs from CovidSimulation at step "
+            f"t={int(np.max(sim.timestep))} (first differing field listed first):\n  {lines}"
+        )
     return steps
 
 
@@ -233,14 +255,14 @@ def field_error_report(backend, sim, agent_rewards=None, planner_rewards=None) -
     return "\n".join(rows)
 
 
-def main(argv=None) -> None:  # pragma: no cover - a manual tool for the GPU machine
-    from ai_economist.datasets.covid19 import load_calibration
-    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
-    from ai_economist.foundation.scenarios.covid19.params import build_params
-    from ai_economist.foundation.scenarios.covid19.simulation import (
-        CovidSimulation,
-        component_params_from_config,
+def main(argv=None) -> int:  # pragma: no cover - a manual tool for the GPU machine
+    """``check_parity`` of ``CovidGpuEnvironment`` (the published configuration) on a GPU
+    backend, with the fused and/or the per-component kernels; exit status 1 on a mismatch."""
+    from ai_economist.foundation.scenarios.covid19.configs import published_model
+    from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import (
+        CovidGpuEnvironment,
     )
+    from ai_economist.warp_drive.checks.parity import check_parity
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -248,27 +270,22 @@ def main(argv=None) -> None:  # pragma: no cover - a manual tool for the GPU mac
     )
     parser.add_argument("--num_envs", type=int, default=8)
     parser.add_argument("--episode_length", type=int, default=540)
-    parser.add_argument(
-        "--mode", default="alternate", choices=("per_component", "fused", "alternate")
-    )
+    parser.add_argument("--mode", default="both", choices=("per_component", "fused", "both"))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    params = build_params(
-        load_calibration(),
-        episode_length=args.episode_length,
-        health_priority_scaling_agents=0.3,
-        health_priority_scaling_planner=0.45,
-    )
-    comps = component_params_from_config(
-        params, daily_vaccines_per_million_people=3000, vaccine_delivery_start_date="2021-01-12"
-    )
-    backend = CovidGpuBackend(params, comps, args.num_envs, backend=args.backend)
-    sim = CovidSimulation(params, comps, args.num_envs)
-    rng = np.random.default_rng(args.seed)
-    run_and_compare(backend, sim, args.episode_length, rng, args.mode)
-    print(field_error_report(backend, sim))
-    print(f"OK: {args.backend} matches CovidSimulation over {args.episode_length} steps")
+    model = published_model(episode_length=args.episode_length)
+    fused = {"fused": [True], "per_component": [False], "both": [True, False]}[args.mode]
+    ok = True
+    for fused_step in fused:
+        env = CovidGpuEnvironment(*model, fused_step=fused_step)
+        result = check_parity(
+            env, args.backend, num_envs=args.num_envs, num_steps=args.episode_length, seed=args.seed
+        )
+        kind = "fused" if fused_step else "per-component"
+        print(f"{kind} kernels: {result.message}")
+        ok = ok and result.ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    raise SystemExit(main())

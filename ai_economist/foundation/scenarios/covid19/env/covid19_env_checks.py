@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19.params import CovidParams
+from ai_economist.foundation.scenarios.covid19.model.params import CovidParams
 
 
 def check_fraction(name: str, value: float) -> float:

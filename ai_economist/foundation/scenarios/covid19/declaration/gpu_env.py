@@ -4,14 +4,14 @@
 
 * the state declaration (``gpu_state.covid_state_fields``) and its dimensions;
 * the policies ``"a"`` (the 51 states, threads ``0..50``) and ``"p"`` (the planner, thread 51);
-* the kernels: ``kernels/covid19_build.cu`` (CUDA C, one ``const CovidData*`` pointer table:
+* the kernels: ``covid19_build.cu`` (CUDA C, one ``const CovidData*`` pointer table:
   ``KernelSpec.state_struct``) and the Numba twins built for the scenario's compile-time
   constants (``kernels/covid19_numba.make_numba_kernels``: ``KernelSpec.numba_factory``);
   the fused kernel steps (default), or the five WarpDrive-style kernels in order;
 * one env's reset values (``gpu_state.host_initial_values``), replicated on the device;
 * the truth: ``reference_step`` steps the float64 batched model (``CovidSimulation``) from the
   declared (float32) arrays and writes the results back, and the per-field float32
-  tolerances of ``gpu_consistency.TOLERANCES`` for ``check_parity``;
+  tolerances of ``tolerances.TOLERANCES`` for ``check_parity``;
 * the episode metrics, recorded by the step that ends an episode.
 
 Allocation, the generated header and pointer table, launches, device resets, ``state_dict``
@@ -25,16 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_consistency import (
-    DEFAULT_TOLERANCE,
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.tolerances import (
     TOLERANCES,
+    field_tolerance,
 )
-from ai_economist.foundation.scenarios.covid19.metrics import (
+from ai_economist.foundation.scenarios.covid19.model.metrics import (
     EPISODE_METRIC_NAMES,
     episode_metric_values,
 )
-from ai_economist.foundation.scenarios.covid19.simulation import (
+from ai_economist.foundation.scenarios.covid19.model.simulation import (
     CovidSimulation,
     real_world_subsidy_levels,
 )
@@ -173,18 +173,14 @@ class CovidGpuEnvironment(GpuEnvironment):
         return dict(zip(EPISODE_METRIC_NAMES, map(float, values)))
 
     def parity_tolerances(self) -> dict[str, tuple[float, Any]]:
-        """``gpu_consistency.TOLERANCES`` (float32 kernels against the float64 model), people
+        """``tolerances.TOLERANCES`` (float32 kernels against the float64 model), people
         counts scaled by each state's population."""
-        population = np.asarray(self.params.population, dtype=np.float64)
-        out: dict[str, tuple[float, Any]] = {}
-        for name, (rtol, atol) in TOLERANCES.items():
-            if isinstance(atol, str):  # "<x> * population"
-                atol = float(atol.split("*")[0]) * population
-            out[name] = (rtol, atol)
+        population = self.params.population
+        out = {name: field_tolerance(name, population) for name in TOLERANCES}
         out["episode_metrics"] = (1e-4, 5e-3)  # sums of people (thousands, %) and the indices
-        for f in self.state_fields():  # any other float field: gpu_consistency's default
+        for f in self.state_fields():  # any other float field: the default of ``tolerances``
             if f.per_env and f.dtype.kind == "f" and f.name not in out:
-                out[f.name] = DEFAULT_TOLERANCE
+                out[f.name] = field_tolerance(f.name)
         return out
 
     def config(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19.model import dynamics
 
 _EPS = dynamics._EPSILON64
 _ZERO, _ONE, _HUNDRED = dynamics._ZERO64, dynamics._ONE64, dynamics._HUNDRED64

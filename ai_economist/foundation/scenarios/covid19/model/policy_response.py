@@ -87,7 +87,7 @@ def trace_from_schedule(env: Any, stringency: np.ndarray, subsidy: np.ndarray) -
     """The trace of a fixed schedule on the float64 array model of ``env`` (a
     ``CovidAndEconomyEnvironment``): ``stringency`` (T, A) actions (0 keeps the level),
     ``subsidy`` (T,) planner actions."""
-    from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+    from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 
     stringency, subsidy = np.asarray(stringency, np.int64), np.asarray(subsidy, np.int64)
     if stringency.shape != (env.episode_length, env.params.num_agents) or subsidy.shape != (

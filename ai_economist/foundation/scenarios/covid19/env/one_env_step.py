@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.observations import filled
-from ai_economist.foundation.scenarios.covid19.observations import (
+from ai_economist.foundation.scenarios.covid19.env.one_env_model import OneEnvModel
+from ai_economist.foundation.scenarios.covid19.model.observations import (
     _AGENT_STATE,
     _one_env_divisors,
 )
-from ai_economist.foundation.scenarios.covid19.one_env_model import OneEnvModel
 
 _INT64 = np.dtype(np.int64)
 _ONE_DAY = timedelta(days=1)
@@ -61,16 +61,13 @@ class OneEnvStep:
         self._planner_masks: dict[tuple, np.ndarray] = {}
 
     @classmethod
-    def build(cls, env: Any) -> OneEnvStep | None:
-        """The fast step of ``env``, or None where the general path is needed: another scenario
-        class or components (or methods overridden on the instance), other observation or
-        mask settings, real-world policies or data, or agents in multi-action mode."""
-        from ai_economist.foundation.scenarios.covid19.covid19_env import (
-            _GLOBAL_STATE_VALUES,
-            CovidAndEconomyEnvironment,
-        )
-
-        if type(env) is not CovidAndEconomyEnvironment or env._collated_actions_to_agent_dicts():
+    def build(cls, env: Any, global_state_values: Any) -> OneEnvStep | None:
+        """The fast step of ``env`` (exactly a ``CovidAndEconomyEnvironment``, checked by the
+        caller), or None where the general path is needed: other components (or methods
+        overridden on the instance), other observation or mask settings, real-world policies
+        or data, or agents in multi-action mode.  ``global_state_values(sim)`` returns the
+        simulation arrays of one ``global_state`` row, in order."""
+        if env._collated_actions_to_agent_dicts():
             return None  # (True: no direct observation plan)
         if env.use_real_world_policies or env.use_real_world_data:
             return None
@@ -88,7 +85,7 @@ class OneEnvStep:
         vaccination = next(c for c in env._components if c not in (open_close, subsidy))
         if list(env._components) != [open_close, subsidy, vaccination]:
             return None  # the observations' key order follows the published component order
-        return cls(env, open_close, subsidy, vaccination, _GLOBAL_STATE_VALUES)
+        return cls(env, open_close, subsidy, vaccination, global_state_values)
 
     # ------------------------------------------------------------------ actions
     def _checked_actions(self, actions: Any) -> tuple[np.ndarray, int] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import dynamics
+from ai_economist.foundation.scenarios.covid19.model import dynamics
 
 
 class ComponentSteps:

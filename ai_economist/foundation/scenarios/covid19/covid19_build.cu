@@ -7,14 +7,14 @@
 //   CudaVaccinationCampaignStep, CudaCovidAndEconomySimulationStep, CudaComputeReward
 //     -- the WarpDrive-style per-component step, launched in this order;
 //   CudaCovidStepFused -- the same device functions in one launch (the fast path,
-//     covid19_fused_step.cu).
+//     kernels/covid19_fused_step.cu).
 // Done envs are reset by the generic one-launch reset (ai_economist/warp_drive/fused_reset.py);
 // the step that ends an episode records its metrics first (record_episode_end).
 #ifndef AI_ECONOMIST_COVID19_BUILD_CU_
 #define AI_ECONOMIST_COVID19_BUILD_CU_
 
-#include "../components/covid19_components_step.cu"
+#include "../../components/covid19_components_step.cu"
 #include "covid19_env_step.cu"
-#include "covid19_fused_step.cu"
+#include "kernels/covid19_fused_step.cu"
 
 #endif  // AI_ECONOMIST_COVID19_BUILD_CU_

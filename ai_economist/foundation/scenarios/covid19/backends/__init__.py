@@ -1,6 +1,7 @@
 """The COVID-19 scenario's batched backends, one per ``EnvBackend``.
 
-``CovidAndEconomyEnvironment.batched_backend`` calls :func:`make_backend`, so the generic
+``CovidAndEconomyEnvironment.batched_backend`` calls :func:`build_batched_backend` (the generic
+``warp_drive.backends.make_backend`` builds a ``GpuEnvironment``'s), so the generic
 ``FoundationEnvWrapper`` never names the scenario: ``cpu`` steps deep copies of the Python env,
 ``numpy`` the batched array model, ``pycuda`` and ``numba`` the kernels of ``kernels/``.
 """
@@ -12,7 +13,7 @@ from typing import Any
 from ai_economist.warp_drive.backend_names import EnvBackend
 
 
-def make_backend(
+def build_batched_backend(
     env: Any,
     env_backend: str | EnvBackend,
     num_envs: int,
@@ -35,7 +36,9 @@ def make_backend(
     """
     backend = EnvBackend.parse(env_backend)
     if backend is EnvBackend.CPU:
-        from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidPythonBackend
+        from ai_economist.foundation.scenarios.covid19.backends.cpu_backend import (
+            CovidPythonBackend,
+        )
 
         return CovidPythonBackend(env, num_envs)
     if env.use_real_world_data:
@@ -47,10 +50,10 @@ def make_backend(
         real_world_subsidy_levels=env.world.simulation.real_subsidy_levels,
     )
     if backend is EnvBackend.NUMPY:
-        from ai_economist.foundation.scenarios.covid19.cpu_backend import CovidNumpyBackend
+        from ai_economist.foundation.scenarios.covid19.backends.cpu_backend import CovidNumpyBackend
 
         return CovidNumpyBackend(env.params, env.component_params(), num_envs, **kwargs)
-    from ai_economist.foundation.scenarios.covid19.gpu_backend import CovidGpuBackend
+    from ai_economist.foundation.scenarios.covid19.backends.gpu_backend import CovidGpuBackend
 
     return CovidGpuBackend(
         env.params,

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19.metrics import (  # noqa: F401  (re-exported)
+from ai_economist.foundation.scenarios.covid19.model.metrics import (  # noqa: F401  (re-exported)
     EPISODE_METRIC_NAMES,
 )
-from ai_economist.foundation.scenarios.covid19.observations import ObservationLayout
-from ai_economist.foundation.scenarios.covid19.params import NUM_DAYS_IN_AN_YEAR, CovidParams
+from ai_economist.foundation.scenarios.covid19.model.observations import ObservationLayout
+from ai_economist.foundation.scenarios.covid19.model.params import NUM_DAYS_IN_AN_YEAR, CovidParams
 from ai_economist.warp_drive.state import StateField, StateSpec
 
 #: Kernel names, the same in CUDA C and Numba: the per-component step (launched in this
@@ -42,10 +42,22 @@ STEP_KERNELS = (
     "CudaComputeReward",
 )
 FUSED_KERNEL = "CudaCovidStepFused"
-SOURCE_DIR = Path(__file__).resolve().parent / "kernels"
-COMPONENTS_DIR = Path(__file__).resolve().parent / "components"
+#: The scenario's folder: the CUDA C build entry and the env step kernels (1.7.1's paths).
+SOURCE_DIR = Path(__file__).resolve().parents[1]
+#: The kernels that are not 1.7.1's: the fused step and the shared header.
+KERNELS_DIR = SOURCE_DIR / "kernels"
+#: ``foundation/components/``: the component kernels (1.7.1's path).
+COMPONENTS_DIR = SOURCE_DIR.parents[1] / "components"
 #: The CUDA C build entry (includes every COVID-19 ``.cu`` file).
 BUILD_SOURCE = SOURCE_DIR / "covid19_build.cu"
+#: Every CUDA C file of the scenario, the build entry first.
+CUDA_SOURCES = (
+    BUILD_SOURCE,
+    SOURCE_DIR / "covid19_env_step.cu",
+    COMPONENTS_DIR / "covid19_components_step.cu",
+    KERNELS_DIR / "covid19_fused_step.cu",
+    KERNELS_DIR / "covid19_common.cuh",
+)
 #: Module of the Numba kernels (``make_numba_kernels(constants)``).
 NUMBA_SOURCE = "ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"
 #: Built-in per-env arrays that the ``CUDADataManager`` creates itself.

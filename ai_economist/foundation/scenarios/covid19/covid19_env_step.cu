@@ -9,7 +9,7 @@
 #ifndef AI_ECONOMIST_COVID19_ENV_STEP_CU_
 #define AI_ECONOMIST_COVID19_ENV_STEP_CU_
 
-#include "covid19_common.cuh"
+#include "kernels/covid19_common.cuh"
 
 // ------------------------------------------------------------------ SIR
 // beta = m_i * intercept + m_s * slope * stringency_{t - delay}; vaccines move people from S

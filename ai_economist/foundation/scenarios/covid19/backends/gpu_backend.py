@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.scenarios.covid19 import gpu_state
-from ai_economist.foundation.scenarios.covid19.gpu_env import CovidGpuEnvironment
-from ai_economist.foundation.scenarios.covid19.simulation import CovidSimulation
+from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
+from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import CovidGpuEnvironment
+from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
 from ai_economist.warp_drive.backend_names import GPU_BACKENDS, EnvBackend
 from ai_economist.warp_drive.backends.gpu import KernelBackend
 
