@@ -99,3 +99,9 @@ def test_bare_layout_name_of_a_file_in_the_current_folder_gets_a_hint(tmp_path, 
 def test_parse_override_errors_are_config_errors():
     with pytest.raises(ConfigError):
         parse_override("=3")
+
+
+def test_a_seed_that_is_not_an_integer_is_refused_before_work(capsys):
+    err = error_of(["--env", "tag_continuous", "--dry_run", "env.seed=abc"], capsys)
+    assert err.startswith("error: command-line override 'env.seed=abc'")
+    assert "seed must be None or an integer, got 'abc'" in err
