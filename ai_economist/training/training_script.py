@@ -34,6 +34,7 @@ from ai_economist.training.config import (
     describe_schema,
     find_run_config,
     load_run_config,
+    load_yaml,
 )
 from ai_economist.training.environments import (  # noqa: F401  (re-exported)
     ENVIRONMENTS,
@@ -190,7 +191,7 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
             raise ConfigError("give --env NAME (or --config PATH, or --resume RUN_DIR)")
         path = find_run_config(args.config) if args.config else default_config_path(args.env)
         config, source = load_run_config(path, overrides), str(path)
-        file_env = load_run_config(path)["env"] if overrides else None
+        file_env = load_yaml(path).get("env") if overrides else None  # the file's own values
     else:  # resume with the checkpoint's own resolved config
         source = f"{resume} (saved config)"
         config = load_run_config(base=saved["config"], overrides=overrides, source=source)

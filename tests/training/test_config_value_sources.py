@@ -105,3 +105,9 @@ def test_a_seed_that_is_not_an_integer_is_refused_before_work(capsys):
     err = error_of(["--env", "tag_continuous", "--dry_run", "env.seed=abc"], capsys)
     assert err.startswith("error: command-line override 'env.seed=abc'")
     assert "seed must be None or an integer, got 'abc'" in err
+
+
+def test_a_file_value_fixed_on_the_command_line_is_not_an_error(tmp_path, capsys):
+    path = write_config(tmp_path, COVID, lambda c: c["trainer"].update(num_envs=-1))
+    assert training_script.main(["--config", path, "--dry_run", "trainer.num_envs=2"]) == 0
+    assert "is valid" in capsys.readouterr().out
