@@ -1,5 +1,6 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   -- builds .venv, runs the main job on the CPU with the packaged defaults
+#                  (DEMO_ARGS="key.path=value ..." passes arguments to the demo)
 #   make test   -- builds .venv, runs the CPU test suite
 PYTHON ?= python3
 VENV   ?= .venv
@@ -18,7 +19,7 @@ $(STAMP): pyproject.toml setup.py
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m ai_economist.foundation.scenarios.covid19.training.demo
+	$(PY) -m ai_economist.foundation.scenarios.covid19.training.demo $(DEMO_ARGS)
 
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q

@@ -17,7 +17,11 @@ def pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        warnings.warn("matplotlib is not installed (the 'plot' extra): no plots", stacklevel=3)
+        warnings.warn(
+            "matplotlib is not installed: no plots; install the 'plot' extra: "
+            'pip install "ai-economist[plot]"',
+            stacklevel=3,
+        )
         return None
     return plt
 

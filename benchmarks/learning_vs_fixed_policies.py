@@ -137,7 +137,9 @@ def main(argv: list[str] | None = None) -> None:
         default="",
         help="run config (default: the published run_configs/covid_and_economy_environment.yaml)",
     )
-    parser.add_argument("--results_dir", default="/tmp/learning_run", help="run directory")
+    parser.add_argument(
+        "--results_dir", default="", help="run directory (default runs/learning_vs_fixed/<time>)"
+    )
     parser.add_argument(
         "--save_models",
         default="",
@@ -165,6 +167,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("overrides", nargs="*", help="run-config overrides, key.path=value")
     args = parser.parse_args(argv)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    args.results_dir = args.results_dir or str(Path("runs") / "learning_vs_fixed" / stamp)
     path = args.config or default_config_path("covid_and_economy_environment")
     config = load_run_config(path, [f"trainer.device={args.device}", *args.overrides])
     device = torch.device(args.device)

@@ -18,10 +18,18 @@ import numpy as np
 
 from ai_economist.simulate.errors import SimulateError
 from ai_economist.simulate.model import ModelKey, build_model, scenario_defaults, state_names
-from ai_economist.simulate.parallel import progress_bar, run_chunks
+from ai_economist.simulate.parallel import check_workers, progress_bar, run_chunks
 from ai_economist.simulate.policies import Policy, check_policy_name, resolve_policy
 from ai_economist.simulate.runner import OUTCOMES, Chunk
-from ai_economist.simulate.sweep import GROUP_PARAMETERS, PARAMETERS, grid, parse_sweeps
+from ai_economist.simulate.sweep import (
+    GROUP_PARAMETERS,
+    MAX_RUNS,
+    PARAMETERS,
+    check_max_runs,
+    check_size,
+    grid,
+    parse_sweeps,
+)
 from ai_economist.simulate.table import SweepTable
 
 DEFAULT_CHUNK_SIZE = 250  # envs per batch: small enough to stay in cache, large enough to amortise
@@ -46,10 +54,14 @@ def plan(
     days: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     greedy: bool = False,
+    max_runs: int = MAX_RUNS,
 ) -> tuple[list[dict], list[Chunk]]:
-    """The runs of a sweep (one dict per table row) and the chunks that compute them."""
+    """The runs of a sweep (one dict per table row) and the chunks that compute them; a sweep
+    of more than ``max_runs`` runs is refused before any run is built."""
     policies = _check_policies(policies)
-    sweeps = parse_sweeps(sweeps)
+    max_runs = check_max_runs(max_runs)
+    sweeps = parse_sweeps(sweeps, max_runs)
+    check_size(len(policies), sweeps, max_runs)
     base = scenario_defaults(scenario, days)
     if base["days"] < 1:
         raise SimulateError(f"days={base['days']}: expected an episode of at least 1 day")
@@ -111,6 +123,7 @@ def run_sweep(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     greedy: bool = False,
     progress: bool = False,
+    max_runs: int = MAX_RUNS,
 ) -> SweepTable:
     """Run every policy under every combination of the swept parameters; one row per run.
 
@@ -125,12 +138,16 @@ def run_sweep(
         chunk_size: runs stepped together as one batch.
         greedy: checkpoint policies take their most likely action instead of sampling.
         progress: show a progress bar on stderr (tqdm).
+        max_runs: refuse a sweep of more runs than this (policies x swept combinations),
+            before any work (default :data:`ai_economist.simulate.sweep.MAX_RUNS`).
 
     Returns:
         A :class:`SweepTable`: ``run``, ``policy``, ``scenario``, ``days``, every sweep
         parameter, then the outcomes (:data:`ai_economist.simulate.runner.OUTCOMES`).
     """
-    rows, chunks = plan(policies, sweeps, scenario, days, chunk_size, greedy)
+    if not ray_address:
+        check_workers(workers)
+    rows, chunks = plan(policies, sweeps, scenario, days, chunk_size, greedy, max_runs)
     outcomes = {name: np.full(len(rows), np.nan) for name in OUTCOMES}
     advance = progress_bar(len(rows), progress)
     for runs, values in run_chunks(chunks, workers, ray_address):

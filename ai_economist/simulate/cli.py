@@ -11,8 +11,9 @@ Examples::
 
 Writes ``<out>/sweep.csv`` (one row per run: its parameters and outcomes) and, with
 matplotlib, ``<out>/frontier.png`` and ``<out>/welfare.png``; prints the mean outcomes per
-policy.  Bad input (unknown policy, bad schedule CSV, bad sweep, unreachable Ray cluster)
-exits with status 2 and a message saying what was expected.
+policy.  Bad input (unknown policy, bad schedule CSV, bad sweep, a sweep of more than
+``--max_runs`` runs, ``--workers`` below 1, unreachable Ray cluster) exits with status 2
+and a message saying what was expected.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ai_economist.extras import MissingExtraError
 from ai_economist.simulate.api import DEFAULT_CHUNK_SIZE, run_sweep
 from ai_economist.simulate.errors import SimulateError
 from ai_economist.simulate.model import SCENARIOS
 from ai_economist.simulate.plots import write_plots
 from ai_economist.simulate.policies import NAMES, PREFIXES
-from ai_economist.simulate.sweep import PARAMETERS
+from ai_economist.simulate.sweep import MAX_RUNS, PARAMETERS
 from ai_economist.simulate.table import SweepTable
 from ai_economist.warp_drive.training.schema import ConfigError
 
@@ -66,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--days", type=int, help="episode length (default: the scenario's)")
     parser.add_argument("--workers", type=int, default=1, help="local processes")
+    parser.add_argument(
+        "--max_runs",
+        type=int,
+        default=MAX_RUNS,
+        help=f"refuse a sweep of more runs than this, before any work (default {MAX_RUNS:,})",
+    )
     parser.add_argument(
         "--ray_address", help="run on this Ray cluster (HOST:PORT, ray://..., auto, local)"
     )
@@ -114,9 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = run_sweep(
             args.policy, args.sweep, scenario=args.scenario, days=args.days,
             workers=args.workers, ray_address=args.ray_address, chunk_size=args.chunk_size,
-            greedy=args.greedy, progress=not args.no_progress,
+            greedy=args.greedy, progress=not args.no_progress, max_runs=args.max_runs,
         )  # fmt: skip
-    except (ConfigError, FileNotFoundError) as exc:
+    except (ConfigError, FileNotFoundError, MissingExtraError) as exc:
         print(f"ai-economist-simulate: error: {exc}", file=sys.stderr)
         return 2
     seconds = time.perf_counter() - start

@@ -24,8 +24,7 @@ def run_chunks(
     if ray_address:
         yield from _on_ray(chunks, ray_address)
         return
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise SimulateError(f"workers={workers!r}: expected an integer >= 1")
+    check_workers(workers)
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
             yield run_chunk(chunk)
@@ -34,6 +33,13 @@ def run_chunks(
         futures = [pool.submit(run_chunk, chunk) for chunk in chunks]
         for future in as_completed(futures):
             yield future.result()
+
+
+def check_workers(workers: object) -> int:
+    """``workers`` when it is an integer >= 1, else :class:`SimulateError`."""
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise SimulateError(f"workers={workers!r}: expected an integer >= 1 (local processes)")
+    return workers
 
 
 def check_ray_address(address: str, timeout: float = 3.0) -> None:

@@ -12,9 +12,11 @@ Policy names:
 * ``schedule:PATH.csv``: a schedule per day from a CSV file (:func:`read_schedule_csv`);
 * ``checkpoint:PATH``: the policies of a checkpoint of our trainer (a file or a run folder).
 
-A schedule CSV has a header and one row per day 1..days: ``day,subsidy_level,stringency_level``
+A schedule CSV has a header and one row per day, the days numbered 1, 2, ..., days in order
+(the first row is day 1, the episode's first step): ``day,subsidy_level,stringency_level``
 (one level for every state) or ``day,subsidy_level,<one column per state>`` (51 columns named as
-the states).  Stringency levels are 1 (open) to 10 (closed), 0 keeps the current level; subsidy
+the states).  Cells are integers >= 0; ``3.0`` is read as ``3`` (as the dict API accepts float
+actions that hold integers), ``3.5`` is an error.  Stringency levels are 1 (open) to 10 (closed), 0 keeps the current level; subsidy
 levels 0 to 20 are the planner's action, read on the first day of each 90-day interval only.
 """
 
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ai_economist.extras import require_modules
 from ai_economist.simulate.errors import ScheduleError, UnknownPolicyError
 from ai_economist.warp_drive.data_manager import close_matches_message
 
@@ -97,6 +100,7 @@ def resolve_policy(name: str, episode_length: int, state_names: list[str]) -> Po
         return Policy(name, "real-world")
     if name.startswith("checkpoint:"):
         path = name[len("checkpoint:") :]
+        require_modules(["torch"], f"policy {name!r}")
         if not Path(path).exists():
             raise UnknownPolicyError(
                 f"policy {name!r}: checkpoint or run directory {path!r} does not exist"
@@ -155,17 +159,31 @@ def read_schedule_csv(
                 f"schedule {str(path)!r} row {i + 2}: {len(row)} columns, expected {len(header)}"
             )
         for j, cell in enumerate(row):
-            if not cell.strip().isdigit():
+            number = _whole_number(cell)
+            if number is None:
                 raise ScheduleError(
                     f"schedule {str(path)!r} row {i + 2}, column {header[j]!r}: {cell!r} is not "
-                    "an integer >= 0"
+                    "an integer >= 0 (3 and 3.0 are accepted, 3.5 is not)"
                 )
-            values[i, j] = int(cell)
+            values[i, j] = number
     _check_schedule(path, values, header)
     stringency = values[:, 2:]
     if stringency.shape[1] == 1:
         stringency = np.repeat(stringency, len(state_names), axis=1)
     return stringency, values[:, 1].copy()
+
+
+def _whole_number(cell: str) -> int | None:
+    """``int`` of a cell that holds an integer >= 0 (``3`` or ``3.0``, as the dict API takes
+    float actions that hold integers), else None."""
+    text = cell.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() and value >= 0 else None
 
 
 def _check_schedule(path: Path, values: np.ndarray, header: list[str]) -> None:

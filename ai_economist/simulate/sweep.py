@@ -2,7 +2,9 @@
 
 A sweep is ``NAME=V1,V2,...`` (a list) or ``NAME=START:STOP:NUM`` (``NUM`` evenly spaced values
 from ``START`` to ``STOP``, both included).  The runs are every combination of the policies
-and the swept values; parameters not swept keep their defaults.
+and the swept values; parameters not swept keep their defaults.  Its size is checked before
+any value is built: more than ``max_runs`` runs (default :data:`MAX_RUNS`) is a
+:class:`SweepError` naming the size.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ import numpy as np
 
 from ai_economist.simulate.errors import SweepError
 from ai_economist.warp_drive.data_manager import close_matches_message
+
+MAX_RUNS = 100_000
+"""Default limit on the runs of one sweep (policies x every combination of the swept values):
+about 5 minutes on a 2-core CPU; ``--max_runs N`` (``max_runs=N`` in ``run_sweep``) raises it."""
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,16 @@ def check_values(name: str, values: Iterable) -> tuple[float, ...]:
     return tuple(checked)
 
 
-def parse_sweep(text: str) -> tuple[str, tuple[float, ...]]:
-    """``"NAME=V1,V2"`` or ``"NAME=START:STOP:NUM"`` -> ``(name, values)``."""
+def _too_many(what: str, size: int, max_runs: int) -> SweepError:
+    return SweepError(
+        f"{what} has {size:,} runs, more than the limit of {max_runs:,} runs per sweep; "
+        "sweep fewer values, or raise the limit with --max_runs N (max_runs=N in run_sweep)"
+    )
+
+
+def parse_sweep(text: str, max_runs: int = MAX_RUNS) -> tuple[str, tuple[float, ...]]:
+    """``"NAME=V1,V2"`` or ``"NAME=START:STOP:NUM"`` -> ``(name, values)``; a range of more
+    than ``max_runs`` values is refused before it is built."""
     name, sep, body = text.partition("=")
     name = name.strip()
     if not sep:
@@ -111,25 +125,48 @@ def parse_sweep(text: str) -> tuple[str, tuple[float, ...]]:
             raise SweepError(
                 f"sweep {name!r}: range {body!r} is empty (NUM must be an integer >= 1)"
             )
+        if num > max_runs:
+            raise _too_many(f"sweep {name!r} (range {body!r})", int(num), max_runs)
         values = np.linspace(start, stop, int(num)) if num > 1 else np.array([start])
         return name, check_values(name, [float(v) for v in values])
     items = [part.strip() for part in body.split(",") if part.strip()]
     return name, check_values(name, items)
 
 
-def parse_sweeps(sweeps: Mapping[str, Sequence] | Sequence[str]) -> dict[str, tuple]:
+def parse_sweeps(
+    sweeps: Mapping[str, Sequence] | Sequence[str], max_runs: int = MAX_RUNS
+) -> dict[str, tuple]:
     """Sweeps as a mapping ``{name: values}`` or as ``NAME=...`` strings -> checked mapping."""
     result: dict[str, tuple] = {}
     pairs = (
         [(name, check_values(name, values)) for name, values in sweeps.items()]
         if isinstance(sweeps, Mapping)
-        else [parse_sweep(text) for text in sweeps]
+        else [parse_sweep(text, max_runs) for text in sweeps]
     )
     for name, values in pairs:
         if name in result:
             raise SweepError(f"sweep {name!r} is given twice")
         result[name] = values
     return result
+
+
+def check_max_runs(max_runs: object) -> int:
+    """``max_runs`` when it is an integer >= 1, else :class:`SweepError`."""
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise SweepError(f"max_runs={max_runs!r}: expected an integer >= 1")
+    return max_runs
+
+
+def check_size(num_policies: int, sweeps: Mapping[str, tuple], max_runs: int) -> int:
+    """The number of runs of a sweep (policies x every combination of the swept values);
+    :class:`SweepError` naming it and its factors when it is above ``max_runs``."""
+    size = num_policies * math.prod(len(v) for v in sweeps.values())
+    if size > max_runs:
+        factors = " x ".join(
+            [f"{num_policies} policies", *(f"{len(v):,} {n}" for n, v in sweeps.items())]
+        )
+        raise _too_many(f"the sweep ({factors})", size, max_runs)
+    return size
 
 
 def grid(policies: Sequence[str], sweeps: Mapping[str, tuple], defaults: Mapping) -> list[dict]:

@@ -129,6 +129,9 @@ def load_yaml(path: str | Path) -> dict:
         data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         raise ConfigError(f"run config {path}: invalid YAML: {exc}") from exc
+    except ValueError as exc:  # PyYAML reads 2020-13-45 as a date and fails to build it
+        raise ConfigError(f"run config {path}: invalid value ({exc}), e.g. a date such as "
+                          "2020-13-45; quote it or give a real date (YYYY-MM-DD)") from exc  # fmt: skip
     if not isinstance(data, dict):
         raise ConfigError(f"run config {path}: the top level must be a mapping of keys")
     return data
@@ -145,7 +148,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         raise ConfigError(f"override {text!r}: expected key.path=value, e.g. trainer.num_envs=4")
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: a date such as 2020-13-45
         value = raw
     if isinstance(value, datetime.date):
         value = raw.strip()  # env.start_date=2020-03-22 stays the string the env expects

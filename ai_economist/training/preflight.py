@@ -15,7 +15,7 @@ import inspect
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,8 @@ def check_env_block(
     env_class: Callable | None,
     build_one: Callable[[dict], Any] | None,
     source: str,
+    overrides: Sequence[str] = (),
+    file_env: Mapping | None = None,
 ) -> Any:
     """Check the ``env`` block before any work; return the environment built from it (or None
     without ``build_one``).
@@ -100,27 +102,79 @@ def check_env_block(
         env_class: the environment's class (or factory), for the key check.
         build_one: builds one environment on the CPU from the block (runs its value checks).
         source: the run config's file, for the messages.
+        overrides: the command-line ``key.path=value`` overrides applied to the file's block
+            ``file_env``: a rejected block is blamed on the one ``env.`` override that fails
+            alone, when the file's own block builds.
 
     Raises:
-        ConfigError: ``run config <source>: ...`` naming the key, the value and what was
-            expected.
+        ConfigError: ``run config <source>: ...`` (or ``command-line override '...'``) naming
+            the key or component, the value and what was expected.
     """
-    head = f"run config {source}: "
+
+    def head() -> str:
+        culprit = blame_env_override(build_one, file_env, overrides)
+        if culprit is None:
+            return f"run config {source}: "
+        return f"command-line override {culprit!r} (applied to run config {source}): "
+
     errors = unknown_keys(env_block, accepted_kwargs(env_class) if env_class else None, "env.")
     if "components" in env_block:
         errors += component_errors(env_block["components"])
     if errors:
-        raise ConfigError(head + "; ".join(errors))
+        raise ConfigError(head() + "; ".join(errors))
     if build_one is None:
         return None
     try:
         return build_one(dict(env_block))
     except ConfigError as exc:
-        raise ConfigError(head + str(exc)) from exc
+        raise ConfigError(head() + str(exc)) from exc
     except ENV_ERRORS as exc:
-        name = getattr(env_class, "__name__", "the environment")
+        name = rejecting_component(exc, env_block) or getattr(env_class, "__name__", "the env")
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        raise ConfigError(f"{head}the 'env' block was rejected by {name}: {text}") from exc
+        raise ConfigError(f"{head()}the 'env' block was rejected by {name}: {text}") from exc
+
+
+def rejecting_component(exc: BaseException, env_block: Mapping) -> str | None:
+    """``component Build (env.components[0])`` when a component's method raised ``exc``
+    (the innermost one on the traceback), else None."""
+    from ai_economist.foundation.base.base_component import BaseComponent
+
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, BaseComponent):
+            found = type(owner).name or type(owner).__name__
+        tb = tb.tb_next
+    if found is None:
+        return None
+    components = env_block.get("components") or []
+    names = [next(iter(c)) if isinstance(c, Mapping) and len(c) == 1 else c for c in components]
+    where = f" (env.components[{names.index(found)}])" if found in names else ""
+    return f"component {found}{where}"
+
+
+def blame_env_override(
+    build_one: Callable[[dict], Any] | None, file_env: Mapping | None, overrides: Sequence[str]
+) -> str | None:
+    """The ``env.`` command-line override that makes the ``env`` block fail: the first that,
+    applied alone to the file's block ``file_env``, fails to build; None when there is none,
+    or when the file's own block fails too (then the file is to blame)."""
+    from ai_economist.training.config import apply_overrides  # config imports this module
+
+    candidates = [o for o in overrides if o.partition("=")[0].strip().split(".")[0] == "env"]
+    if not candidates or build_one is None or file_env is None:
+        return None
+
+    def builds(extra: Sequence[str]) -> bool:
+        try:
+            build_one(dict(apply_overrides({"env": dict(file_env)}, extra)["env"]))
+        except Exception:  # noqa: BLE001  (a probe: any failure counts)
+            return False
+        return True
+
+    if not builds([]):
+        return None
+    return next((text for text in candidates if not builds([text])), None)
 
 
 def check_output_dir(path: str | Path, key: str) -> None:

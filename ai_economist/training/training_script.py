@@ -14,9 +14,10 @@ Examples::
         trainer.num_envs=4 trainer.train_batch_size=40 saving.basedir=/tmp/run
     python -m ai_economist.training.training_script --resume /tmp/run/toy/default/<run>
 
-Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
-(every one is reported before any work starts, naming the key, the value and what was
-expected).
+``--dry_run`` makes every check below and trains nothing (also for ``--device cuda`` on a
+machine without a GPU).  Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for
+configuration errors (every one is reported before any work starts, naming the key, the value
+and what was expected).
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ai_economist.extras import MissingExtraError, require_modules
 from ai_economist.training.config import (
     ConfigError,
     default_config_path,
     describe_schema,
     find_run_config,
     load_run_config,
+    load_yaml,
 )
 from ai_economist.training.environments import (  # noqa: F401  (re-exported)
     ENVIRONMENTS,
@@ -73,13 +76,18 @@ def build_trainer(config: dict, device: Any, **trainer_options: Any) -> Any:
     )
 
 
-def resolve_device(requested: str) -> str:
-    """``auto`` -> ``cuda`` if a GPU is visible, else ``cpu``; ``cuda`` without one is an error."""
+def resolve_device(requested: str, dry_run: bool = False) -> str:
+    """``auto`` -> ``cuda`` if a GPU is visible, else ``cpu``; ``cuda`` without one is an error
+    (a note on stderr with ``dry_run``: the config is still checked for a GPU run)."""
     import torch
 
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
+        if dry_run:
+            print("note: --dry_run: no CUDA GPU is visible here; the config is checked for a "
+                  "GPU run all the same", file=sys.stderr)  # fmt: skip
+            return requested
         raise ConfigError("--device cuda: no CUDA GPU is visible to torch; use --device cpu")
     return requested
 
@@ -107,6 +115,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--results_dir", help="run directory (default basedir/name/tag/<time>)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or tables")
     parser.add_argument("--describe_config", action="store_true", help="list every config key")
+    parser.add_argument(
+        "--dry_run",
+        action="store_true",
+        help="check the run config, device, backend and output folder, print the run, train nothing",
+    )
     parser.add_argument("overrides", nargs="*", metavar="key.path=value")
     return parser.parse_args(argv)
 
@@ -124,7 +137,14 @@ def open_resume(path: str) -> tuple[str, dict]:
 
 
 def check_before_work(
-    entry: EnvEntry, config: dict, source: str, results_dir: str | None, resume: str | None
+    entry: EnvEntry,
+    config: dict,
+    source: str,
+    results_dir: str | None,
+    resume: str | None,
+    dry_run: bool = False,
+    overrides: Sequence[str] = (),
+    file_env: dict | None = None,
 ) -> None:
     """Everything a run config can get wrong beyond its schema, checked before any work: the
     env block (one env is built on the CPU), the episode budget, device and backend, model
@@ -134,11 +154,13 @@ def check_before_work(
         ConfigError: naming the key, the value and what was expected.
     """
     env_class = entry.env_class() if entry.env_class else None
-    one = check_env_block(config["env"], env_class, entry.build_one, source)
+    one = check_env_block(config["env"], env_class, entry.build_one, source, overrides, file_env)
+    if overrides:  # the values below may come from the command line
+        source += f" (with command-line overrides {' '.join(overrides)})"
     if one is not None:
         check_episode_budget(config, one.episode_length, source)
     trainer = config["trainer"]
-    trainer["device"] = resolve_device(trainer["device"])
+    trainer["device"] = resolve_device(trainer["device"], dry_run)
     if trainer["num_gpus"] > 1 and trainer["device"] != "cuda":
         raise ConfigError("--num_gpus > 1 needs --device cuda")
     if trainer["env_backend"] in {b.value for b in GPU_BACKENDS} and trainer["device"] != "cuda":
@@ -169,9 +191,11 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
             raise ConfigError("give --env NAME (or --config PATH, or --resume RUN_DIR)")
         path = find_run_config(args.config) if args.config else default_config_path(args.env)
         config, source = load_run_config(path, overrides), str(path)
+        file_env = load_yaml(path).get("env") if overrides else None  # the file's own values
     else:  # resume with the checkpoint's own resolved config
         source = f"{resume} (saved config)"
         config = load_run_config(base=saved["config"], overrides=overrides, source=source)
+        file_env = saved["config"]["env"]
     env_name = args.env or config["name"]
     if env_name != config["name"]:
         raise ConfigError(f"--env {env_name} but the run config's 'name' is {config['name']!r}")
@@ -181,7 +205,10 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
         from ai_economist.warp_drive.training.checkpoint_state import check_checkpoint_fits
 
         check_checkpoint_fits(saved, config, resume)
-    check_before_work(ENVIRONMENTS[env_name], config, source, args.results_dir, resume)
+    check_before_work(
+        ENVIRONMENTS[env_name], config, source, args.results_dir, resume, args.dry_run,
+        overrides, file_env,
+    )  # fmt: skip
     return env_name, config, resume
 
 
@@ -215,16 +242,30 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
         trainer.graceful_close()
 
 
+def dry_run_summary(env_name: str, config: dict) -> str:
+    """What ``--dry_run`` prints: the checked run, in one line."""
+    t, saving = config["trainer"], config["saving"]
+    return (
+        f"dry run: the run config of {env_name} is valid ({t['num_episodes']} episodes, "
+        f"{t['num_envs']} envs, train batch {t['train_batch_size']}, device {t['device']}, "
+        f"env backend {t['env_backend']}; runs under {saving['basedir']}); nothing trained"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.describe_config:
         print("\n".join(describe_schema()))
         return 0
     try:
+        require_modules(["torch"], "ai-economist-train")
         env_name, config, resume = prepare(args)
-    except (ConfigError, FileNotFoundError) as exc:
+    except (ConfigError, FileNotFoundError, MissingExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.dry_run:
+        print(dry_run_summary(env_name, config))
+        return 0
     from ai_economist.warp_drive.training.trainer import TrainingDiverged
 
     num_gpus = config["trainer"]["num_gpus"]

@@ -57,7 +57,13 @@ def test_covid_env_mistakes_exit_2_naming_key_and_value(tmp_path, capsys, overri
     code, err, made = run_cli(tmp_path, capsys, args)
     assert code == 2, err
     assert expected in err
-    assert err.startswith(f"error: run config {DEMO}")
+    if override.startswith("env."):  # the value came from the command line, not the file
+        assert err.startswith(
+            f"error: command-line override {override!r} (applied to run config {DEMO})"
+        )
+    else:
+        assert err.startswith(f"error: run config {DEMO} (with command-line overrides ")
+        assert override in err.splitlines()[0]
     assert "Traceback" not in err and not made
 
 

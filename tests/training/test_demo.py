@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -100,6 +101,10 @@ def test_demo_trains_then_summarises(tmp_path, capsys):
         assert name in summary
     assert f"python -m ai_economist.training.evaluate --run_dir {run_dir} --greedy" in summary
     assert f"tensorboard --logdir {run_dir / 'tensorboard'}" in summary
+    # the closing lines are this run's (issue 25: no "one-minute run", no "2 of the 3 seeds")
+    assert "after 2 iterations, " in summary and " s on the CPU" in summary
+    assert "one-minute" not in summary and "2 of the 3" not in summary
+    assert ("jupyter notebook" in summary) == (shutil.which("jupyter") is not None)
     last = json.loads((run_dir / "metrics.jsonl").read_text().splitlines()[-1])
     assert last["a/approx_kl"] > 0.0  # the demo's two passes of two minibatches
     assert f"a: approx_kl {last['a/approx_kl']:.2g}" in summary
@@ -117,3 +122,15 @@ def test_metrics_table_shows_both_ppo_statistics():
     lines = format_table(row, ["a"]).splitlines()
     assert any(ln.startswith("approx_kl") and "4.4e-05" in ln for ln in lines)
     assert any(ln.startswith("clip_frac") and "0.0002" in ln for ln in lines)
+
+
+def test_verdict_says_how_long_this_run_trained_and_what_was_measured():
+    above = demo.verdict(440.0, 435.61, "closed 180 days", 12, 200.0)
+    assert (
+        above == "the trained planner is 4.39 above the best fixed policy (closed 180 days) "
+        "after 12 iterations, 3.3 minutes on the CPU."
+    )
+    below = demo.verdict(430.0, 435.61, "closed 180 days", 3, 42.4)
+    assert below.startswith("the trained planner is 5.61 below the best fixed policy "
+                            "(closed 180 days) after 3 iterations, 42 s on the CPU;")  # fmt: skip
+    assert "5 of 5 seeds" in below and "3 of 3 seeds" in below

@@ -98,6 +98,9 @@ def checked_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
             raise TypeError(f"TagContinuous: {key} must be {expected}, got {value!r}.")
         if (key in _INTEGER_KEYS and int(value) != value) or not ok(value):
             raise ValueError(f"TagContinuous: {key} must be {expected}, got {value!r}.")
+    seed = cfg["seed"]
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"TagContinuous: seed must be None or an integer, got {seed!r}.")
     num_agents = int(cfg["num_taggers"]) + int(cfg["num_runners"])
     observed = cfg["num_other_agents_observed"]
     if observed > num_agents:

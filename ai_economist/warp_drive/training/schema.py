@@ -227,7 +227,9 @@ TRAINER_SCHEMA: dict[str, Any] = {
 SAVING_SCHEMA: dict[str, Any] = {
     "metrics_log_freq": Field("int", 100, "iterations between metric logs", minimum=1),
     "model_params_save_freq": Field("int", 500, "iterations between checkpoints", minimum=1),
-    "basedir": Field("str", "/tmp", "root of the run directories"),
+    "basedir": Field(
+        "str", "./runs", "root of the run directories (relative to the working folder)"
+    ),
     "name": Field("str", "experiment", "experiment name (a sub-directory)"),
     "tag": Field("str", "default", "experiment tag (a sub-directory)"),
     "run_name": Field("str", "", "run directory name; empty: a timestamp"),

@@ -274,6 +274,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
     def train(self, max_seconds: float | None = None) -> dict[str, Any]:
         """Run the remaining iterations; return the last logged metrics.
 
+        Metrics are logged after the first iteration of the call, every
+        ``saving.metrics_log_freq`` iterations and after the last one.
+
         Args:
             max_seconds: optional wall-clock budget; training stops after the first iteration
                 that ends past it, logging metrics and writing a checkpoint there.
@@ -283,6 +286,7 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         enabled = self.verbose and tcfg["progress_bar"]
         self._progress = Progress(self.num_iterations, self.iteration, enabled)
         self._window_start = time.perf_counter()
+        first = self.iteration + 1  # logged too: metrics appear from the first iteration
         try:
             while self.iteration < self.num_iterations:
                 self.train_iteration()
@@ -291,7 +295,11 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
                 )
                 if self.iteration % tcfg["nan_check_freq"] == 0:
                     self._check_finite()
-                if self.iteration % saving["metrics_log_freq"] == 0 or last:
+                if (
+                    self.iteration % saving["metrics_log_freq"] == 0
+                    or last
+                    or self.iteration == first
+                ):
                     self._check_finite()
                     self._log_metrics()
                 if self.iteration % saving["model_params_save_freq"] == 0 or last:

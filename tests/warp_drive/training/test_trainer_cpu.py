@@ -145,3 +145,14 @@ def test_an_unknown_acting_precision_is_named():
 
     with pytest.raises(ConfigError, match="acting_precision"):
         load_run_config(base=toy_run_config(), overrides=["trainer.acting_precision=fp16"])
+
+
+def test_metrics_appear_from_the_first_iteration(tmp_path):
+    """A long ``metrics_log_freq`` (Tag grid-world's 100) still logs the first iteration."""
+    config = toy_run_config(num_episodes=56)  # 7 iterations of 80 env-steps
+    config["saving"].update(metrics_log_freq=100, model_params_save_freq=100)
+    trainer = make_trainer(tmp_path, config)
+    trainer.train()
+    trainer.graceful_close()
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [1, 7]

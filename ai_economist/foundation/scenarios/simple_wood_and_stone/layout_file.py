@@ -13,6 +13,7 @@ with empty cells, an unknown character or rows of different lengths raise
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def resolve_layout_path(env_layout_file: str | Path) -> Path:
     """
     name = str(env_layout_file)
     candidate = Path(name)
-    if candidate.parent != Path(".") or candidate.is_absolute():
+    if "/" in name or os.sep in name or candidate.is_absolute():  # ./name.txt is a path too
         if not candidate.is_file():
             raise FileNotFoundError(f"env_layout_file: no layout file at {candidate}")
         return candidate
@@ -64,6 +65,11 @@ def resolve_layout_path(env_layout_file: str | Path) -> Path:
     known = available_layouts()
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    if candidate.is_file():  # a bare name means a packaged layout, even if a local file has it
+        hint += (
+            f" A file {name!r} is in the current folder ({Path.cwd()}): write './{name}' to "
+            "use it (a bare name means a packaged layout)."
+        )
     raise FileNotFoundError(
         f"env_layout_file: no packaged layout named {name!r}.{hint} Packaged layouts: {known}"
     )
