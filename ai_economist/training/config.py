@@ -7,14 +7,13 @@ command-line overrides, so every message names the key and the file it came from
 
 from __future__ import annotations
 
-import copy
-import datetime
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ai_economist.training.overrides import apply_overrides, parse_override
 from ai_economist.training.preflight import accepted_kwargs, unknown_keys
 from ai_economist.warp_drive.training.schema import ConfigError, describe_schema, validate_config
 
@@ -135,52 +134,6 @@ def load_yaml(path: str | Path) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"run config {path}: the top level must be a mapping of keys")
     return data
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """Split ``trainer.num_envs=4`` into ``(["trainer", "num_envs"], 4)``.
-
-    The value is read as YAML, so ``4`` is an int, ``1e-3`` a float, ``true`` a bool,
-    ``[64,64]`` a list and ``/tmp/run`` a string.
-    """
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
-        raise ConfigError(f"override {text!r}: expected key.path=value, e.g. trainer.num_envs=4")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except (yaml.YAMLError, ValueError):  # ValueError: a date such as 2020-13-45
-        value = raw
-    if isinstance(value, datetime.date):
-        value = raw.strip()  # env.start_date=2020-03-22 stays the string the env expects
-    if isinstance(value, str) and _looks_like_float(raw):
-        value = float(raw)  # YAML 1.1 reads "1e-3" as a string
-    return key.strip().split("."), value
-
-
-def _looks_like_float(raw: str) -> bool:
-    try:
-        float(raw)
-    except ValueError:
-        return False
-    return True
-
-
-def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
-    """A copy of ``config`` with every ``key.path=value`` override set (sub-blocks created)."""
-    out = copy.deepcopy(config)
-    for text in overrides:
-        keys, value = parse_override(text)
-        node = out
-        for depth, key in enumerate(keys[:-1]):
-            child = node.get(key)
-            if child is None:
-                child = node[key] = {}
-            if not isinstance(child, dict):
-                dotted = ".".join(keys[: depth + 1])
-                raise ConfigError(f"override {text!r}: '{dotted}' is a value, not a block")
-            node = child
-        node[keys[-1]] = value
-    return out
 
 
 def check_env_kwargs(env_block: dict, env_factory: Callable | None, source: str) -> None:

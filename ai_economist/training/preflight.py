@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ai_economist.training.overrides import apply_overrides
 from ai_economist.warp_drive.training.schema import ConfigError
 
 ENV_ERRORS = (ValueError, TypeError, LookupError, OSError, EOFError, zipfile.BadZipFile)
@@ -159,8 +160,6 @@ def blame_env_override(
     """The ``env.`` command-line override that makes the ``env`` block fail: the first that,
     applied alone to the file's block ``file_env``, fails to build; None when there is none,
     or when the file's own block fails too (then the file is to blame)."""
-    from ai_economist.training.config import apply_overrides  # config imports this module
-
     candidates = [o for o in overrides if o.partition("=")[0].strip().split(".")[0] == "env"]
     if not candidates or build_one is None or file_env is None:
         return None
