@@ -16,13 +16,18 @@ Examples::
 
 Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
 (every one is reported before any work starts, naming the key, the value and what was
-expected).
+expected; also a run folder in use), 130 / 143 when SIGINT (Ctrl-C) / SIGTERM stopped
+training (after the current iteration and a checkpoint; the resume command is printed),
+74 when writing a checkpoint or the metrics failed (a full disk: ENOSPC, or another OS error;
+the earlier checkpoints are intact).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,6 +45,7 @@ from ai_economist.training.environments import (  # noqa: F401  (re-exported)
 )
 from ai_economist.training.preflight import check_env_block, check_model_files, check_output_dir
 from ai_economist.warp_drive.backend_names import GPU_BACKENDS
+from ai_economist.warp_drive.training.run_dir import check_fresh_run_dir
 from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
@@ -152,6 +158,23 @@ def check_before_work(
         check_output_dir(results_dir, "--results_dir")
     elif not resume:
         check_output_dir(config["saving"]["basedir"], "saving.basedir")
+    check_run_dir_free(config["saving"], results_dir, resume)
+
+
+def check_run_dir_free(saving: dict, results_dir: str | None, resume: str | None) -> None:
+    """A new run never writes into a folder holding another run (``--results_dir`` or
+    ``saving.run_name``), unless it resumes; nothing is touched before the refusal.
+
+    Raises:
+        RunDirInUse: naming the option, the folder and the run files found in it.
+    """
+    if resume:
+        return
+    if results_dir:
+        check_fresh_run_dir(results_dir, "--results_dir")
+    elif saving["run_name"]:
+        folder = Path(saving["basedir"]) / saving["name"] / saving["tag"] / saving["run_name"]
+        check_fresh_run_dir(folder, "saving.run_name")
 
 
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
@@ -215,6 +238,22 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
         trainer.graceful_close()
 
 
+def interrupted_message(exc: Any) -> str:
+    """What a signal stopped, what was saved and the exact command that resumes the run."""
+    from ai_economist.warp_drive.training.checkpoint import run_dir_of
+    from ai_economist.warp_drive.training.interrupts import resume_hint
+
+    name = signal.Signals(exc.signum).name
+    if exc.checkpoint is None:
+        return f"{name}: training stopped at iteration {exc.iteration}; no checkpoint was written"
+    saved = (
+        f"stopped at once; the last checkpoint is {exc.checkpoint}"
+        if exc.immediate
+        else f"iteration {exc.iteration} finished and saved to {exc.checkpoint}"
+    )
+    return f"{name}: {saved}\nresume with:\n  {resume_hint(run_dir_of(exc.checkpoint))}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.describe_config:
@@ -225,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from ai_economist.warp_drive.training.trainer import TrainingDiverged
+    from ai_economist.warp_drive.training.durable import EXIT_WRITE_ERROR, OutputWriteError
+    from ai_economist.warp_drive.training.trainer import TrainingDiverged, TrainingInterrupted
 
     num_gpus = config["trainer"]["num_gpus"]
     try:
@@ -242,14 +282,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OutputWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_WRITE_ERROR
+    except TrainingInterrupted as exc:
+        print(interrupted_message(exc), file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:  # Ctrl-C before training started (building the env, ...)
+        print("interrupted before training started: nothing to save", file=sys.stderr)
+        return 130
     except ConfigError as exc:  # e.g. a checkpoint whose models do not fit the env
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a worker process's error surfaces as a wrapped exception
         text = f"{type(exc).__name__}: {exc}"
-        if "TrainingDiverged" in text or "CheckpointError" in text:
+        if any(name in text for name in ("TrainingDiverged", "CheckpointError", "RunDirLocked")):
             print(f"error: {exc}", file=sys.stderr)
             return 1 if "TrainingDiverged" in text else 2
+        if "OutputWriteError" in text:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_WRITE_ERROR
         raise
     return 0
 
