@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ai_economist.training.config import (

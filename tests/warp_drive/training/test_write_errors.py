@@ -16,10 +16,11 @@ from ai_economist.warp_drive.training import checkpoint as ckpt
 from ai_economist.warp_drive.training import durable
 from ai_economist.warp_drive.training.durable import EXIT_WRITE_ERROR, OutputWriteError
 
+# 4 iterations of the toy env, a checkpoint every 2
 TINY = ["trainer.num_envs=4", "trainer.train_batch_size=40", "saving.tensorboard=false",
         "trainer.progress_bar=false", "env.episode_length=5", "policy.a.model.fc_dims=[16]",
         "policy.p.model.fc_dims=[16]", "saving.metrics_log_freq=1",
-        "saving.model_params_save_freq=2", "trainer.num_episodes=32"]  # fmt: skip  (4 iterations)
+        "saving.model_params_save_freq=2", "trainer.num_episodes=32"]  # fmt: skip
 
 
 def fill_disk_when(monkeypatch, target, calls=1):
