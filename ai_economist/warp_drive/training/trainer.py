@@ -329,14 +329,28 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         if self.iteration % saving["metrics_log_freq"] == 0 or last:
             self._check_finite()
             self._log_metrics()
-        interval = saving["checkpoint_interval_s"]
-        timed = interval > 0 and ended - self._last_save >= interval
+        timed = self._checkpoint_due(ended)
         if self.iteration % saving["model_params_save_freq"] == 0 or last or timed:
             self.save_checkpoint()
             self._last_save = time.perf_counter()
         shown = ("episode_reward", "entropy")
         postfix = {k: v for k, v in self.last_metrics.items() if k.endswith(shown)}
         self._progress.update(self.iteration, postfix)
+
+    def _checkpoint_due(self, ended: float) -> bool:
+        """``saving.checkpoint_interval_s`` seconds since the last checkpoint?  Several
+        processes decide together (the longest time of any rank, one small collective every
+        ``trainer.nan_check_freq`` iterations), so they all save at the same iteration."""
+        interval = self.config["saving"]["checkpoint_interval_s"]
+        if interval <= 0:
+            return False
+        elapsed = ended - self._last_save
+        if not self.dist.enabled:
+            return elapsed >= interval
+        if self.iteration % self.config["trainer"]["nan_check_freq"]:
+            return False
+        longest = -self.dist.min(torch.tensor([-elapsed], device=self.device)).item()
+        return longest >= interval
 
     def _stop_at_once(self, signum: int) -> None:
         raise TrainingInterrupted(signum, self.iteration, self.last_checkpoint, True)

@@ -37,3 +37,38 @@ def test_two_processes_stay_in_sync(tmp_path):
     state = ckpt.load_checkpoint(ckpt.find_checkpoint(tmp_path))
     assert state["world_size"] == 2 and len(state["ranks"]) == 2
     assert not torch.equal(state["ranks"][0]["env"]["obs/a"], state["ranks"][1]["env"]["obs/a"])
+
+
+class _FastClock:
+    """``time`` for the trainer module of one rank: 1,000 s pass at every reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1000.0
+        return self.now
+
+
+def _timed_worker(ctx: DistributedContext, run_dir: str) -> None:
+    from ai_economist.warp_drive.training import trainer as trainer_module
+
+    torch.set_num_threads(1)
+    if ctx.rank == 1:  # only this rank sees the interval pass: both must still save together
+        trainer_module.time = _FastClock()
+    config = toy_run_config(num_envs=4, train_batch_size=20, num_episodes=6)  # 3 iterations
+    config["trainer"]["nan_check_freq"] = 1
+    config["saving"].update(model_params_save_freq=100, checkpoint_interval_s=100.0)
+    env = ToyTargetEnv(num_envs=4, **{**config["env"], "seed": 100 + ctx.rank})
+    trainer = Trainer(env, config, {"a": ["0", "1", "2"], "p": ["p"]}, True, "first",
+                      num_devices=ctx.world_size, device_id=ctx.rank, results_directory=run_dir,
+                      verbose=False)  # fmt: skip
+    trainer.train()
+    trainer.graceful_close()
+
+
+def test_wall_clock_checkpoints_are_taken_by_all_ranks_together(tmp_path):
+    launch(_timed_worker, 2, (str(tmp_path),), backend="gloo", start_method="fork")
+    saved = [ckpt.load_checkpoint(p) for p in ckpt.list_checkpoints(tmp_path)]
+    assert [s["iteration"] for s in saved] == [1, 2, 3]
+    assert all(len(s["ranks"]) == 2 for s in saved)
