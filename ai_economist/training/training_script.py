@@ -264,6 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted before training started: nothing to save", file=sys.stderr)
+        return 130
     from ai_economist.warp_drive.training.durable import EXIT_WRITE_ERROR, OutputWriteError
     from ai_economist.warp_drive.training.trainer import TrainingDiverged, TrainingInterrupted
 
@@ -291,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C before training started (building the env, ...)
         print("interrupted before training started: nothing to save", file=sys.stderr)
         return 130
+    except OSError as exc:  # e.g. a full disk under TensorBoard's writer, or on resume
+        print(f"error: reading or writing the run's files failed: {exc}", file=sys.stderr)
+        return EXIT_WRITE_ERROR
     except ConfigError as exc:  # e.g. a checkpoint whose models do not fit the env
         print(f"error: {exc}", file=sys.stderr)
         return 2

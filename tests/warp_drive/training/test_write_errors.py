@@ -105,3 +105,15 @@ def test_other_os_errors_are_named_too(tmp_path, monkeypatch):
     with pytest.raises(OutputWriteError, match=r"writing run config .* Input/output error \(EIO\)"):
         durable.write_atomic(tmp_path / "config.yaml", b"x: 1\n", "run config")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_os_error_outside_our_writers_is_exit_74_too(tmp_path, monkeypatch, capsys):
+    from ai_economist.warp_drive.training.metrics_logger import MetricsLogger
+
+    def full(self, row):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "tensorboard/events.out")
+
+    monkeypatch.setattr(MetricsLogger, "log", full)  # e.g. TensorBoard's event writer
+    assert train(tmp_path / "run") == EXIT_WRITE_ERROR
+    err = capsys.readouterr().err
+    assert "No space left on device: 'tensorboard/events.out'" in err and "Traceback" not in err
