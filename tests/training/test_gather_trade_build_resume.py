@@ -52,14 +52,27 @@ def test_resumed_run_equals_the_straight_one(tmp_path):
             assert torch.equal(value, models_b[tag][name]), (tag, name)
 
 
-def test_a_saved_batch_state_restores_exactly_and_mismatches_are_named():
+def saez_config(configs):
+    """Phase 2 with the Saez tax model and a 2-step tax period (its buffers fill at once)."""
+    config = configs.env_config(configs.PHASE2_ENV_CONFIG)
+    for component in config["components"]:
+        if "PeriodicBracketTax" in component:
+            component["PeriodicBracketTax"].update(tax_model="saez", period=2)
+    return config
+
+
+@pytest.mark.parametrize("economy", ["phase1", "saez"])
+def test_a_saved_batch_state_restores_exactly_and_mismatches_are_named(economy):
     from ai_economist.foundation.scenarios.simple_wood_and_stone import configs
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
     from ai_economist.warp_drive.env_state import EnvStateMismatch
 
-    config = configs.env_config(configs.PHASE1_ENV_CONFIG)
+    if economy == "saez":
+        config = saez_config(configs)
+    else:
+        config = configs.env_config(configs.PHASE1_ENV_CONFIG)
     config.update(episode_length=6, dense_log_frequency=None)
     rng = np.random.default_rng(0)
 
@@ -69,19 +82,26 @@ def test_a_saved_batch_state_restores_exactly_and_mismatches_are_named():
         return batch.observations("a").clone(), batch.rewards("a").clone()
 
     a = ArrayGatherTradeBuildBatch(config, num_envs=2, seed=3)
-    moves = [rng.integers(0, 5, size=(2, 4)).astype(np.int32) for _ in range(8)]
+    moves = [rng.integers(0, 5, size=(2, 4)).astype(np.int32) for _ in range(10)]
     for m in moves[:3]:
         step(a, m)
     saved = a.state_dict()
+    if economy == "saez":  # the trackers hold samples of the first tax period
+        assert all(len(t["local_buffer"]) == 4 for t in saved["economy/tax/saez"])
     b = ArrayGatherTradeBuildBatch(config, num_envs=2, seed=99)  # other generators
     b.load_state_dict(saved)
     for m in moves[3:]:
         obs_a, rew_a = step(a, m)
         obs_b, rew_b = step(b, m)
         assert torch.equal(obs_a, obs_b) and torch.equal(rew_a, rew_b)
+        assert torch.equal(a.observations("p"), b.observations("p"))
         if a.done().any():
             a.reset_only_done_envs()
             b.reset_only_done_envs()  # the reset draws from the restored generators
+    if economy == "saez":
+        for ta, tb in zip(a.state.tax.saez, b.state.tax.saez, strict=True):
+            assert ta._local_saez_buffer == tb._local_saez_buffer
+            assert np.array_equal(ta.running_avg_tax_rates, tb.running_avg_tax_rates)
     other = ArrayGatherTradeBuildBatch(config, num_envs=3, seed=0)
     with pytest.raises(EnvStateMismatch, match="has shape"):
         other.load_state_dict(saved)

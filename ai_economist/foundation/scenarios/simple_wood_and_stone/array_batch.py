@@ -140,12 +140,8 @@ class ArrayGatherTradeBuildBatch(HostPolicyBatch):
 
     # ---------------------------------------------------------------- checkpoints
     def state_dict(self) -> dict:
-        """The economy's arrays and generators, the published arrays and the last episode
-        metrics (copies), for bit-exact resumes.
-
-        Raises:
-            NotImplementedError: the Saez tax model (its trackers are not covered).
-        """
+        """The economy's arrays, generators and Saez trackers, the published arrays and the
+        last episode metrics (copies), for bit-exact resumes."""
         state: dict[str, Any] = {
             f"economy/{k}": v for k, v in array_state.capture(self.state).items()
         }

@@ -7,9 +7,10 @@ of the same shapes, in place, so that every reference to the arrays and generato
 Saez trackers share the world's generators) stays valid.  The generators' states are stored
 as JSON text: their 128-bit integers are not plain checkpoint types.
 
-The Saez tax model's per-env trackers (income buffers kept across episodes) are not covered:
-:func:`capture` raises ``NotImplementedError`` for them, and the trainer then falls back to
-restarting the envs from a reset, with a warning.
+Lists of objects with ``state_dict`` / ``load_state_dict`` (the Saez tax model's per-env
+trackers, whose income buffers persist across episodes) are saved through those methods.  Any
+other kind of field makes :func:`capture` raise ``NotImplementedError``; the trainer then falls
+back to restarting the envs from a reset, with a warning.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from ai_economist.warp_drive.env_state import EnvStateMismatch, as_numpy, check_
 
 def _is_generators(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(g, np.random.Generator) for g in value)
+
+
+def _is_stateful_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        hasattr(v, "state_dict") and hasattr(v, "load_state_dict") for v in value
+    )
 
 
 def _children(value: Any) -> dict[str, Any] | None:
@@ -45,6 +52,8 @@ def capture(state: Any, prefix: str = "") -> dict[str, Any]:
             out[key] = value.copy()
         elif _is_generators(value) and value:
             out[key] = [json.dumps(g.bit_generator.state) for g in value]
+        elif _is_stateful_list(value):  # e.g. the Saez tax model's per-env trackers
+            out[key] = [v.state_dict() for v in value]
         elif value is None:
             continue
         elif _children(value) is not None:
@@ -52,7 +61,7 @@ def capture(state: Any, prefix: str = "") -> dict[str, Any]:
         else:
             raise NotImplementedError(
                 f"the array economy's state field {key!r} ({type(value).__name__}) cannot be "
-                "saved (the Saez tax model's trackers are not covered)"
+                "saved"
             )
     return out
 
@@ -63,6 +72,8 @@ def _targets(state: Any, prefix: str = "") -> dict[str, Any]:
     for name, value in (_children(state) or {}).items():
         key = f"{prefix}{name}"
         if isinstance(value, np.ndarray) or (_is_generators(value) and value):
+            out[key] = value
+        elif _is_stateful_list(value):
             out[key] = value
         elif value is not None and _children(value) is not None:
             out.update(_targets(value, f"{key}/"))
@@ -91,14 +102,22 @@ def restore(state: Any, saved: dict[str, Any]) -> None:
         else:
             if len(saved[key]) != len(target):
                 raise EnvStateMismatch(
-                    f"env state {key!r} holds {len(saved[key])} generators; this environment "
+                    f"env state {key!r} holds {len(saved[key])} entries; this environment "
                     f"has {len(target)}"
                 )
-            checked[key] = [json.loads(text) for text in saved[key]]
+            if _is_generators(target):
+                checked[key] = [json.loads(text) for text in saved[key]]
+            else:
+                for item, part in zip(target, saved[key], strict=True):
+                    check_keys(f"env state {key!r}", part, item.state_dict())
+                checked[key] = saved[key]
     for key, value in checked.items():
         target = live[key]
         if isinstance(target, np.ndarray):
             target[...] = value
-        else:
+        elif _is_generators(target):
             for generator, bit_state in zip(target, value, strict=True):
                 generator.bit_generator.state = bit_state
+        else:
+            for item, part in zip(target, value, strict=True):
+                item.load_state_dict(part)
