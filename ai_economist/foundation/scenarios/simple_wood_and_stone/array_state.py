@@ -29,8 +29,10 @@ def _is_generators(value: Any) -> bool:
 
 
 def _is_stateful_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        hasattr(v, "state_dict") and hasattr(v, "load_state_dict") for v in value
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(hasattr(v, "state_dict") and hasattr(v, "load_state_dict") for v in value)
     )
 
 
@@ -60,8 +62,7 @@ def capture(state: Any, prefix: str = "") -> dict[str, Any]:
             out.update(capture(value, f"{key}/"))
         else:
             raise NotImplementedError(
-                f"the array economy's state field {key!r} ({type(value).__name__}) cannot be "
-                "saved"
+                f"the array economy's state field {key!r} ({type(value).__name__}) cannot be saved"
             )
     return out
 
