@@ -103,3 +103,38 @@ def test_checkpoints_on_a_wall_clock_interval(tmp_path):
     assert run_toy(tmp_path, 1e-9) == [1, 2, 3, 4]  # every iteration ends past the interval
     assert run_toy(tmp_path, 0.0) == [4]  # off: the frequency (1000) and the end only
     assert run_toy(tmp_path, 3600.0) == [4]
+
+
+def toy_trainer(run_dir, resume=None, signal_at=None):
+    """4 toy iterations; SIGTERM is raised in-process at the end of iteration ``signal_at``."""
+    config = toy_run_config(num_envs=2, train_batch_size=8, num_episodes=8)
+    config["env"]["episode_length"] = 4
+    config["saving"].update(model_params_save_freq=1000, checkpoint_interval_s=0)
+    trainer = Trainer(ToyTargetEnv(num_envs=2, **config["env"]), config, AGENT_MAP,
+                      results_directory=run_dir, verbose=False, resume_from=resume)  # fmt: skip
+    one = trainer.train_iteration
+
+    def iteration():
+        one()
+        if trainer.iteration == signal_at:
+            signal.raise_signal(signal.SIGTERM)
+
+    trainer.train_iteration = iteration
+    return trainer
+
+
+def test_the_api_raises_training_interrupted_and_a_signal_in_the_last_iteration_is_no_error(
+    tmp_path,
+):
+    from ai_economist.warp_drive.training.trainer import TrainingInterrupted
+
+    trainer = toy_trainer(tmp_path, signal_at=2)
+    with pytest.raises(TrainingInterrupted) as info:
+        trainer.train()
+    trainer.graceful_close()
+    assert (info.value.iteration, info.value.exit_status) == (2, 143)
+    assert info.value.checkpoint == ckpt.checkpoint_path(tmp_path, 2)
+    trainer = toy_trainer(tmp_path, resume=tmp_path, signal_at=4)
+    trainer.train()  # the run is complete: no error, the final checkpoint as usual
+    trainer.graceful_close()
+    assert ckpt.list_checkpoints(tmp_path)[-1] == ckpt.checkpoint_path(tmp_path, 4)

@@ -317,7 +317,7 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
                         break
         finally:
             self._progress.close()
-        if stop.signum is not None:
+        if stop.signum is not None and self.iteration < self.num_iterations:
             raise TrainingInterrupted(stop.signum, self.iteration, self.last_checkpoint, False)
         return self.last_metrics
 
