@@ -234,6 +234,10 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
             print(f"nothing to train: iteration {trainer.iteration} of {trainer.num_iterations} "
                   f"is done (raise trainer.num_episodes to continue)")  # fmt: skip
         return trainer.train()
+    except Exception as exc:  # a worker process reports its interrupt itself (rank 0)
+        if type(exc).__name__ == "TrainingInterrupted" and ctx is not None and rank == 0:
+            print(interrupted_message(exc), file=sys.stderr)
+        raise
     finally:
         trainer.graceful_close()
 
@@ -275,11 +279,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if num_gpus > 1:
             from ai_economist.warp_drive.training.distributed import launch
 
-            launch(
-                train_process,
-                num_gpus,
-                (env_name, config, resume, args.results_dir, not args.quiet),
-            )
+            # Ctrl-C reaches every process: the workers stop together and rank 0 reports
+            ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                launch(
+                    train_process,
+                    num_gpus,
+                    (env_name, config, resume, args.results_dir, not args.quiet),
+                )
+            finally:
+                signal.signal(signal.SIGINT, ignored)
         else:
             train_process(None, env_name, config, resume, args.results_dir, not args.quiet)
     except TrainingDiverged as exc:
@@ -308,6 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "OutputWriteError" in text:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_WRITE_ERROR
+        if "TrainingInterrupted" in text:  # rank 0 printed what was saved and how to resume
+            return 130 if "SIGINT received" in text else 143
         raise
     return 0
 

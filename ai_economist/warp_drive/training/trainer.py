@@ -37,7 +37,7 @@ from ai_economist.warp_drive.training.algorithms import (
 )
 from ai_economist.warp_drive.training.distributed import DistributedContext
 from ai_economist.warp_drive.training.durable import write_atomic
-from ai_economist.warp_drive.training.interrupts import StopSignals, TrainingInterrupted
+from ai_economist.warp_drive.training.interrupts import TrainingInterrupted
 from ai_economist.warp_drive.training.iteration_graph import (
     IterationGraph,
     wanted,
@@ -55,6 +55,7 @@ from ai_economist.warp_drive.training.run_dir import RunLock, check_fresh_run_di
 from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
 from ai_economist.warp_drive.training.trainer_checkpoint import TrainerCheckpointing
+from ai_economist.warp_drive.training.trainer_loop import TrainerLoop
 from ai_economist.warp_drive.training.trainer_metrics import TrainerMetrics, TrainingDiverged
 from ai_economist.warp_drive.training.trainer_update import TrainerUpdate
 from ai_economist.warp_drive.training.value_norm import ValueNormalizer
@@ -90,7 +91,7 @@ def cpu_threads(num_threads: int, processes: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(processes, 1))
 
 
-class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
+class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
     """Train the policies of a :class:`BatchedPolicyEnv` with PPO or A2C.
 
     Args:
@@ -284,77 +285,6 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         return run_dir
 
     # ------------------------------------------------------------------------- training --
-    def train(self, max_seconds: float | None = None) -> dict[str, Any]:
-        """Run the remaining iterations; return the last logged metrics.
-
-        A checkpoint is written every ``saving.model_params_save_freq`` iterations, after the
-        first iteration that ends ``saving.checkpoint_interval_s`` seconds after the previous
-        one, and at the end.  The first SIGINT or SIGTERM (one process, main thread) finishes
-        the iteration, logs, writes a checkpoint and raises :class:`TrainingInterrupted`.
-
-        Args:
-            max_seconds: optional wall-clock budget; training stops after the first iteration
-                that ends past it, logging metrics and writing a checkpoint there.
-        """
-        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        tcfg = self.config["trainer"]
-        enabled = self.verbose and tcfg["progress_bar"]
-        self._progress = Progress(self.num_iterations, self.iteration, enabled)
-        self._window_start = self._last_save = time.perf_counter()
-        stop = StopSignals(self._stop_at_once, enabled=not self.dist.enabled)
-        try:
-            with stop:
-                while self.iteration < self.num_iterations:
-                    self.train_iteration()
-                    ended = time.perf_counter()
-                    last = (
-                        self.iteration == self.num_iterations
-                        or (deadline is not None and ended >= deadline)
-                        or stop.signum is not None
-                    )
-                    self._after_iteration(last, ended)
-                    if last:
-                        break
-        finally:
-            self._progress.close()
-        if stop.signum is not None and self.iteration < self.num_iterations:
-            raise TrainingInterrupted(stop.signum, self.iteration, self.last_checkpoint, False)
-        return self.last_metrics
-
-    def _after_iteration(self, last: bool, ended: float) -> None:
-        """The NaN check, the metrics and the checkpoints due after an iteration."""
-        tcfg, saving = self.config["trainer"], self.config["saving"]
-        if self.iteration % tcfg["nan_check_freq"] == 0:
-            self._check_finite()
-        if self.iteration % saving["metrics_log_freq"] == 0 or last:
-            self._check_finite()
-            self._log_metrics()
-        timed = self._checkpoint_due(ended)
-        if self.iteration % saving["model_params_save_freq"] == 0 or last or timed:
-            self.save_checkpoint()
-            self._last_save = time.perf_counter()
-        shown = ("episode_reward", "entropy")
-        postfix = {k: v for k, v in self.last_metrics.items() if k.endswith(shown)}
-        self._progress.update(self.iteration, postfix)
-
-    def _checkpoint_due(self, ended: float) -> bool:
-        """``saving.checkpoint_interval_s`` seconds since the last checkpoint?  Several
-        processes decide together (the longest time of any rank, one small collective every
-        ``trainer.nan_check_freq`` iterations), so they all save at the same iteration."""
-        interval = self.config["saving"]["checkpoint_interval_s"]
-        if interval <= 0:
-            return False
-        elapsed = ended - self._last_save
-        if not self.dist.enabled:
-            return elapsed >= interval
-        if self.iteration % self.config["trainer"]["nan_check_freq"]:
-            return False
-        longest = -self.dist.min(torch.tensor([-elapsed], device=self.device)).item()
-        return longest >= interval
-
-    def _stop_at_once(self, signum: int) -> None:
-        raise TrainingInterrupted(signum, self.iteration, self.last_checkpoint, True)
-
     def train_iteration(
         self,
         optimizers: dict[str, torch.optim.Optimizer] | None = None,
