@@ -15,16 +15,21 @@ Examples::
     python -m ai_economist.training.training_script --resume /tmp/run/toy/default/<run>
 
 ``--dry_run`` makes every check below and trains nothing (also for ``--device cuda`` on a
-machine without a GPU).  Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for
-configuration errors (every one is reported before any work starts, naming the key, the value
-and what was expected).
+machine without a GPU).  Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
+(every one is reported before any work starts, naming the key, the value and what was
+expected; also a run folder in use), 130 / 143 when SIGINT (Ctrl-C) / SIGTERM stopped
+training (after the current iteration and a checkpoint; the resume command is printed),
+74 when writing a checkpoint or the metrics failed (a full disk: ENOSPC, or another OS error;
+the earlier checkpoints are intact).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ai_economist.extras import MissingExtraError, require_modules
@@ -43,6 +48,7 @@ from ai_economist.training.environments import (  # noqa: F401  (re-exported)
 )
 from ai_economist.training.preflight import check_env_block, check_model_files, check_output_dir
 from ai_economist.warp_drive.backend_names import GPU_BACKENDS
+from ai_economist.warp_drive.training.run_dir import check_fresh_run_dir
 from ai_economist.warp_drive.training.schema import check_episode_budget
 
 
@@ -174,6 +180,23 @@ def check_before_work(
         check_output_dir(results_dir, "--results_dir")
     elif not resume:
         check_output_dir(config["saving"]["basedir"], "saving.basedir")
+    check_run_dir_free(config["saving"], results_dir, resume)
+
+
+def check_run_dir_free(saving: dict, results_dir: str | None, resume: str | None) -> None:
+    """A new run never writes into a folder holding another run (``--results_dir`` or
+    ``saving.run_name``), unless it resumes; nothing is touched before the refusal.
+
+    Raises:
+        RunDirInUse: naming the option, the folder and the run files found in it.
+    """
+    if resume:
+        return
+    if results_dir:
+        check_fresh_run_dir(results_dir, "--results_dir")
+    elif saving["run_name"]:
+        folder = Path(saving["basedir"]) / saving["name"] / saving["tag"] / saving["run_name"]
+        check_fresh_run_dir(folder, "saving.run_name")
 
 
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
@@ -238,6 +261,10 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
             print(f"nothing to train: iteration {trainer.iteration} of {trainer.num_iterations} "
                   f"is done (raise trainer.num_episodes to continue)")  # fmt: skip
         return trainer.train()
+    except Exception as exc:  # a worker process reports its interrupt itself (rank 0)
+        if type(exc).__name__ == "TrainingInterrupted" and ctx is not None and rank == 0:
+            print(interrupted_message(exc), file=sys.stderr)
+        raise
     finally:
         trainer.graceful_close()
 
@@ -252,6 +279,22 @@ def dry_run_summary(env_name: str, config: dict) -> str:
     )
 
 
+def interrupted_message(exc: Any) -> str:
+    """What a signal stopped, what was saved and the exact command that resumes the run."""
+    from ai_economist.warp_drive.training.checkpoint import run_dir_of
+    from ai_economist.warp_drive.training.interrupts import resume_hint
+
+    name = signal.Signals(exc.signum).name
+    if exc.checkpoint is None:
+        return f"{name}: training stopped at iteration {exc.iteration}; no checkpoint was written"
+    saved = (
+        f"stopped at once; the last checkpoint is {exc.checkpoint}"
+        if exc.immediate
+        else f"iteration {exc.iteration} finished and saved to {exc.checkpoint}"
+    )
+    return f"{name}: {saved}\nresume with:\n  {resume_hint(run_dir_of(exc.checkpoint))}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.describe_config:
@@ -263,34 +306,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, FileNotFoundError, MissingExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted before training started: nothing to save", file=sys.stderr)
+        return 130
     if args.dry_run:
         print(dry_run_summary(env_name, config))
         return 0
-    from ai_economist.warp_drive.training.trainer import TrainingDiverged
+    from ai_economist.warp_drive.training.durable import EXIT_WRITE_ERROR, OutputWriteError
+    from ai_economist.warp_drive.training.trainer import TrainingDiverged, TrainingInterrupted
 
     num_gpus = config["trainer"]["num_gpus"]
     try:
         if num_gpus > 1:
             from ai_economist.warp_drive.training.distributed import launch
 
-            launch(
-                train_process,
-                num_gpus,
-                (env_name, config, resume, args.results_dir, not args.quiet),
-            )
+            # Ctrl-C reaches every process: the workers stop together and rank 0 reports
+            ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                launch(
+                    train_process,
+                    num_gpus,
+                    (env_name, config, resume, args.results_dir, not args.quiet),
+                )
+            finally:
+                signal.signal(signal.SIGINT, ignored)
         else:
             train_process(None, env_name, config, resume, args.results_dir, not args.quiet)
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OutputWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_WRITE_ERROR
+    except TrainingInterrupted as exc:
+        print(interrupted_message(exc), file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:  # Ctrl-C before training started (building the env, ...)
+        print("interrupted before training started: nothing to save", file=sys.stderr)
+        return 130
+    except OSError as exc:  # e.g. a full disk under TensorBoard's writer, or on resume
+        print(f"error: reading or writing the run's files failed: {exc}", file=sys.stderr)
+        return EXIT_WRITE_ERROR
     except ConfigError as exc:  # e.g. a checkpoint whose models do not fit the env
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a worker process's error surfaces as a wrapped exception
         text = f"{type(exc).__name__}: {exc}"
-        if "TrainingDiverged" in text or "CheckpointError" in text:
+        if any(name in text for name in ("TrainingDiverged", "CheckpointError", "RunDirLocked")):
             print(f"error: {exc}", file=sys.stderr)
             return 1 if "TrainingDiverged" in text else 2
+        if "OutputWriteError" in text:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_WRITE_ERROR
+        if "TrainingInterrupted" in text:  # rank 0 printed what was saved and how to resume
+            return 130 if "SIGINT received" in text else 143
         raise
     return 0
 

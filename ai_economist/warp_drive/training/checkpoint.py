@@ -12,6 +12,7 @@ at the next save and on resume.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import re
@@ -23,6 +24,7 @@ from typing import Any
 
 import torch
 
+from ai_economist.warp_drive.training.durable import OutputWriteError, write_atomic
 from ai_economist.warp_drive.training.schema import ConfigError
 
 FORMAT_VERSION = 2
@@ -74,35 +76,41 @@ def file_sha256(path: str | Path) -> str:
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
     """Write ``state`` to ``path`` and its SHA-256 to ``path.sha256``, both atomically.
 
-    Each file goes to a temporary name, is flushed to disk and moved into place with
-    ``os.replace``; the sidecar is moved first, so an interrupted save leaves either no
-    checkpoint or one whose checksum verifies.  Temporary files left by an earlier, killed
-    save are removed first.
+    The state is serialised in memory first; each file then goes to a temporary name, is
+    flushed to disk and moved into place with ``os.replace``, the sidecar first, so an
+    interrupted save leaves either no checkpoint or one whose checksum verifies.  Temporary
+    files left by an earlier, killed save are removed first.
+
+    Raises:
+        OutputWriteError: an OS error (e.g. ``ENOSPC``, a full disk) while writing; the
+            earlier checkpoints are untouched and the message names the newest of them.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_temporary_files(path.parent)
-    sidecar = checksum_path(path)
-    tmp, sidecar_tmp = _temporary_name(path), _temporary_name(sidecar)
+    folder = path.parent
     try:
-        with tmp.open("wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        with sidecar_tmp.open("w") as f:
-            f.write(f"{file_sha256(tmp)}  {path.name}\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(sidecar_tmp, sidecar)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-        sidecar_tmp.unlink(missing_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputWriteError(folder, "checkpoint folder", exc) from exc
+    clean_temporary_files(folder)
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    data = buffer.getvalue()
+    sidecar = checksum_path(path)
+    newest = [p for p in sorted(folder.iterdir()) if _NAME.match(p.name) and p != path]
+    advice = (
+        f"The last good checkpoint, {newest[-1]}, is intact: resume from it."
+        if newest
+        else "No earlier checkpoint exists."
+    )
+    try:
+        digest = hashlib.sha256(data).hexdigest()
+        write_atomic(sidecar, f"{digest}  {path.name}\n".encode(), "checkpoint checksum", advice)
+        write_atomic(path, data, "checkpoint", advice)
+    except OutputWriteError:
+        if not path.exists():
+            sidecar.unlink(missing_ok=True)
+        raise
     return path
-
-
-def _temporary_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp{os.getpid()}")
 
 
 def _pid_alive(pid: int) -> bool:

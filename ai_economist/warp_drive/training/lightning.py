@@ -20,7 +20,10 @@ budget), so ``max_epochs=1`` trains the whole budget.  Needs the ``lightning`` e
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -38,6 +41,7 @@ except ImportError:  # the older distribution name
         ) from exc
 
 from ai_economist.warp_drive.env_protocol import BatchedPolicyEnv
+from ai_economist.warp_drive.training.interrupts import StopSignals, TrainingInterrupted
 from ai_economist.warp_drive.training.trainer import Trainer
 
 PROGRESS_BAR_METRICS = ("episode_reward", "entropy")
@@ -246,6 +250,54 @@ class PerfStatsCallback(pl.Callback):
             "seconds": seconds,
             "env_steps_per_s": steps / max(seconds, 1e-9),
         }
+
+
+class SignalCheckpoint(pl.Callback):
+    """Interrupts keep work under Lightning too: on the first SIGINT or SIGTERM during ``fit``
+    (one process, main thread) the batch, one iteration, finishes, a Lightning checkpoint
+    ``<dirpath>/interrupted-step=<global step>.ckpt`` is written and training stops
+    (``trainer.should_stop``). A second signal stops at once (:class:`TrainingInterrupted`).
+
+    Afterwards ``signum`` and ``checkpoint`` say what happened; continue with
+    ``pl.Trainer(...).fit(module, ckpt_path=callback.checkpoint)``.
+    """
+
+    def __init__(self, dirpath: str | Path) -> None:
+        self.dirpath = Path(dirpath)
+        self.signum: int | None = None
+        self.checkpoint: Path | None = None
+        self._stops: StopSignals | None = None
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._stops = StopSignals(self._stop_at_once, enabled=trainer.world_size == 1)
+        self._stops.__enter__()
+
+    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule,
+                           outputs: Any, batch: Any, batch_idx: int) -> None:  # fmt: skip
+        if self._stops is None or self._stops.signum is None or self.checkpoint is not None:
+            return
+        self.signum = self._stops.signum
+        self.checkpoint = self.dirpath / f"interrupted-step={trainer.global_step}.ckpt"
+        trainer.save_checkpoint(self.checkpoint)
+        trainer.should_stop = True
+        print(f"{signal.Signals(self.signum).name}: checkpoint written to {self.checkpoint}; "
+              f"continue with fit(module, ckpt_path={str(self.checkpoint)!r})",
+              file=sys.stderr)  # fmt: skip
+
+    def _stop_at_once(self, signum: int) -> None:
+        raise TrainingInterrupted(signum, -1, self.checkpoint, True)
+
+    def _restore_handlers(self) -> None:
+        if self._stops is not None:
+            self._stops.__exit__()
+            self._stops = None
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._restore_handlers()
+
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule,
+                     exception: BaseException) -> None:  # fmt: skip
+        self._restore_handlers()
 
 
 class CUDACallback(pl.Callback):

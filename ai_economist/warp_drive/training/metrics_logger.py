@@ -7,6 +7,7 @@ the trainer synchronises its device metrics to the host).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -15,6 +16,9 @@ import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+from ai_economist.warp_drive.training.durable import append_whole, write_atomic
+from ai_economist.warp_drive.training.tensorboard_resume import set_aside_events
 
 TABLE_ENV_METRICS = 12
 """At most this many environment metrics appear in the printed table (all go to the files)."""
@@ -126,6 +130,14 @@ def set_aside_rows(path: Path, last_iteration: int, stamp: str) -> list[Path]:
     return written
 
 
+def _tensorboard_available() -> bool:
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class MetricsLogger:
     """Append metric rows to ``run_dir/metrics.{csv,jsonl}`` and TensorBoard event files.
 
@@ -145,10 +157,16 @@ class MetricsLogger:
         self.csv_path = self.run_dir / "metrics.csv"
         self.jsonl_path = self.run_dir / "metrics.jsonl"
         self.set_aside: list[Path] = []
+        self._advice = (
+            f"The rows written before are whole; continue with --resume {self.run_dir} (from its "
+            "last checkpoint)."
+        )
         if resume_iteration is not None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             for path in (self.jsonl_path, self.csv_path):
                 self.set_aside += set_aside_rows(path, resume_iteration, stamp)
+            if tensorboard and _tensorboard_available():
+                self.set_aside += set_aside_events(self.run_dir, resume_iteration, stamp)
         self._header: list[str] = []
         if self.csv_path.exists():
             with self.csv_path.open(newline="") as f:
@@ -168,10 +186,13 @@ class MetricsLogger:
                 )
 
     def log(self, row: dict[str, Any]) -> None:
-        """Write one row (must contain ``iteration``)."""
+        """Write one row (must contain ``iteration``); each file gets the whole row or none.
+
+        Raises:
+            OutputWriteError: an OS error (e.g. a full disk); the files keep their earlier rows.
+        """
         row = {k: _clean(v) for k, v in row.items()}
-        with self.jsonl_path.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_whole(self.jsonl_path, json.dumps(row) + "\n", "metrics", self._advice)
         self._write_csv(row)
         if self._tb is not None:
             step = int(row["iteration"])
@@ -189,13 +210,16 @@ class MetricsLogger:
             if self.csv_path.exists():
                 with self.csv_path.open(newline="") as f:
                     rows = list(csv.DictReader(f))
-            self._header = self._header + new_keys
-            with self.csv_path.open("w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=self._header)
-                writer.writeheader()
-                writer.writerows(rows)
-        with self.csv_path.open("a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self._header).writerow(row)
+            header = self._header + new_keys
+            text = io.StringIO()
+            writer = csv.DictWriter(text, fieldnames=header)
+            writer.writeheader()
+            writer.writerows(rows)
+            write_atomic(self.csv_path, text.getvalue().encode("utf-8"), "metrics", self._advice)
+            self._header = header
+        text = io.StringIO()
+        csv.DictWriter(text, fieldnames=self._header).writerow(row)
+        append_whole(self.csv_path, text.getvalue(), "metrics", self._advice)
 
     def close(self) -> None:
         if self._tb is not None:

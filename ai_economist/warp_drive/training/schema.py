@@ -227,6 +227,13 @@ TRAINER_SCHEMA: dict[str, Any] = {
 SAVING_SCHEMA: dict[str, Any] = {
     "metrics_log_freq": Field("int", 100, "iterations between metric logs", minimum=1),
     "model_params_save_freq": Field("int", 500, "iterations between checkpoints", minimum=1),
+    "checkpoint_interval_s": Field(
+        "float",
+        300.0,
+        "also write a checkpoint after the first iteration that ends this many seconds after "
+        "the previous checkpoint, so at most about this much work is lost; 0: off",
+        minimum=0.0,
+    ),
     "basedir": Field(
         "str", "./runs", "root of the run directories (relative to the working folder)"
     ),

@@ -36,6 +36,8 @@ from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
 )
 from ai_economist.warp_drive.training.distributed import DistributedContext
+from ai_economist.warp_drive.training.durable import write_atomic
+from ai_economist.warp_drive.training.interrupts import TrainingInterrupted
 from ai_economist.warp_drive.training.iteration_graph import (
     IterationGraph,
     wanted,
@@ -49,14 +51,16 @@ from ai_economist.warp_drive.training.rollout import (
     RolloutBuffer,
     RolloutCollector,
 )
+from ai_economist.warp_drive.training.run_dir import RunLock, check_fresh_run_dir, create_run_dir
 from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
 from ai_economist.warp_drive.training.trainer_checkpoint import TrainerCheckpointing
+from ai_economist.warp_drive.training.trainer_loop import TrainerLoop
 from ai_economist.warp_drive.training.trainer_metrics import TrainerMetrics, TrainingDiverged
 from ai_economist.warp_drive.training.trainer_update import TrainerUpdate
 from ai_economist.warp_drive.training.value_norm import ValueNormalizer
 
-__all__ = ["Policy", "Trainer", "TrainingDiverged"]
+__all__ = ["Policy", "Trainer", "TrainingDiverged", "TrainingInterrupted"]
 
 SCHEDULED = ("lr", "gamma", "vf_loss_coeff", "entropy_coeff")
 
@@ -87,7 +91,7 @@ def cpu_threads(num_threads: int, processes: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(processes, 1))
 
 
-class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
+class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
     """Train the policies of a :class:`BatchedPolicyEnv` with PPO or A2C.
 
     Args:
@@ -173,6 +177,7 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         self._window_iterations = 0
         self._window_start = time.perf_counter()
         self.last_checkpoint: Path | None = None
+        self._last_save = time.perf_counter()
         self.last_metrics: dict[str, Any] = {}
 
         env_wrapper.reset_all_envs()
@@ -181,10 +186,13 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
             self._restore(ckpt.load_checkpoint(resume_path), resume_path)
             self.last_checkpoint = resume_path
         self.run_dir = self._make_run_dir(results_directory, resume_path) if write_files else None
+        self._lock = RunLock(self.run_dir) if self.dist.is_main and write_files else None
+        if self._lock is not None:
+            self._lock.acquire()
         self.logger = None
         if self.dist.is_main and write_files:
-            with (self.run_dir / "config.yaml").open("w") as f:
-                yaml.safe_dump(self.config, f, sort_keys=False)
+            text = yaml.safe_dump(self.config, sort_keys=False)
+            write_atomic(self.run_dir / "config.yaml", text.encode("utf-8"), "run config")
             resumed_at = self.iteration if resume_path is not None else None
             if resumed_at is not None:
                 self._tidy_for_resume(resumed_at)
@@ -258,61 +266,25 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
             print(f"resuming from iteration {iteration}: later checkpoints moved to {moved}")
 
     def _make_run_dir(self, results_directory: str | Path | None, resume_path: Path | None) -> Path:
+        """The run folder: given, the resumed run's, or ``basedir/name/tag/<run_name>``; a new
+        timestamped folder is created exclusively (``-2``, ``-3``, ... when the second is taken)."""
         if results_directory is not None:
             run_dir = Path(results_directory)
         elif resume_path is not None:
             run_dir = ckpt.run_dir_of(resume_path)
         else:
             saving = self.config["saving"]
-            name = saving["run_name"] or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-            run_dir = Path(saving["basedir"]) / saving["name"] / saving["tag"] / name
+            parent = Path(saving["basedir"]) / saving["name"] / saving["tag"]
+            if not saving["run_name"]:
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                return create_run_dir(parent, stamp) if self.dist.is_main else parent / stamp
+            run_dir = parent / saving["run_name"]
+            check_fresh_run_dir(run_dir, "saving.run_name")
         if self.dist.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
         return run_dir
 
     # ------------------------------------------------------------------------- training --
-    def train(self, max_seconds: float | None = None) -> dict[str, Any]:
-        """Run the remaining iterations; return the last logged metrics.
-
-        Metrics are logged after the first iteration of the call, every
-        ``saving.metrics_log_freq`` iterations and after the last one.
-
-        Args:
-            max_seconds: optional wall-clock budget; training stops after the first iteration
-                that ends past it, logging metrics and writing a checkpoint there.
-        """
-        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        tcfg, saving = self.config["trainer"], self.config["saving"]
-        enabled = self.verbose and tcfg["progress_bar"]
-        self._progress = Progress(self.num_iterations, self.iteration, enabled)
-        self._window_start = time.perf_counter()
-        first = self.iteration + 1  # logged too: metrics appear from the first iteration
-        try:
-            while self.iteration < self.num_iterations:
-                self.train_iteration()
-                last = self.iteration == self.num_iterations or (
-                    deadline is not None and time.perf_counter() >= deadline
-                )
-                if self.iteration % tcfg["nan_check_freq"] == 0:
-                    self._check_finite()
-                if (
-                    self.iteration % saving["metrics_log_freq"] == 0
-                    or last
-                    or self.iteration == first
-                ):
-                    self._check_finite()
-                    self._log_metrics()
-                if self.iteration % saving["model_params_save_freq"] == 0 or last:
-                    self.save_checkpoint()
-                shown = ("episode_reward", "entropy")
-                postfix = {k: v for k, v in self.last_metrics.items() if k.endswith(shown)}
-                self._progress.update(self.iteration, postfix)
-                if last:
-                    break
-        finally:
-            self._progress.close()
-        return self.last_metrics
-
     def train_iteration(
         self,
         optimizers: dict[str, torch.optim.Optimizer] | None = None,
@@ -354,3 +326,5 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         if self.logger is not None:
             self.logger.close()
             self.logger = None
+        if self._lock is not None:
+            self._lock.release()

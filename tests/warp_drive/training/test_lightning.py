@@ -146,3 +146,32 @@ def test_lightning_on_the_gpu_reports_memory(tmp_path):
         lightning_trainer(tmp_path, max_steps=1, accelerator="cpu").fit(
             WarpDriveModule(toy_env(config, "cuda:0"), config, AGENT_MAP)
         )
+
+
+def test_a_signal_under_lightning_finishes_the_iteration_saves_and_resumes(tmp_path, capsys):
+    import signal
+
+    from ai_economist.warp_drive.training.lightning import SignalCheckpoint
+
+    class SendSigterm(pl.Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+            if batch_idx == 1:
+                signal.raise_signal(signal.SIGTERM)  # during the second iteration
+
+    config = toy_run_config(num_episodes=40)  # 5 iterations
+    module = WarpDriveModule(toy_env(config), config, AGENT_MAP)
+    saver = SignalCheckpoint(tmp_path / "ckpt")
+    trainer = lightning_trainer(tmp_path, max_epochs=1, accelerator="cpu",
+                                callbacks=[SendSigterm(), saver])  # fmt: skip
+    trainer.fit(module)
+    assert module.core.iteration == 2  # the interrupted iteration finished, then it stopped
+    assert saver.signum == signal.SIGTERM
+    assert saver.checkpoint == tmp_path / "ckpt" / "interrupted-step=20.ckpt"
+    assert saver.checkpoint.is_file()
+    assert f"SIGTERM: checkpoint written to {saver.checkpoint}" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    resumed = WarpDriveModule(toy_env(config), config, AGENT_MAP)
+    lightning_trainer(tmp_path, max_epochs=1, accelerator="cpu").fit(
+        resumed, ckpt_path=saver.checkpoint
+    )
+    assert resumed.core.iteration == 5 and resumed.core.env_steps == 400

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ai_economist import foundation
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_checkpoint, array_obs
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy_obs as aeo
-from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs
 from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
     REPORTED_METRICS,
     HostPolicyBatch,
@@ -29,6 +29,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import SCEN
 from ai_economist.foundation.scenarios.utils import rewards as social_rewards
 from ai_economist.foundation.scenarios.utils import social_metrics
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.env_state import check_keys, checked_array
 
 
 def economy_params(env_config: dict[str, Any]) -> ae.EconomyParams:
@@ -136,6 +137,44 @@ class ArrayGatherTradeBuildBatch(HostPolicyBatch):
             self._last_metrics = {
                 k: float(np.mean([m[k] for m in finished])) for k in REPORTED_METRICS
             }
+
+    # ---------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict:
+        """The economy's arrays, generators and Saez trackers, the published arrays and the
+        last episode metrics (copies), for bit-exact resumes."""
+        state: dict[str, Any] = {
+            f"economy/{k}": v for k, v in array_checkpoint.capture(self.state).items()
+        }
+        for group in ("obs", "masks", "rew"):
+            for tag, value in getattr(self, f"_{group}").items():
+                state[f"{group}/{tag}"] = value.copy()
+        state["done"] = self._done.copy()
+        state["last_metrics"] = dict(self._last_metrics)
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict`'s output (checked first: a mismatch changes nothing).
+
+        Raises:
+            EnvStateMismatch: naming the first entry that does not fit this batch.
+        """
+        current = self.state_dict()
+        check_keys("gather-trade-build batch state", state, current)
+        published = {
+            k: checked_array(k, state[k], v.shape)
+            for k, v in current.items()
+            if not k.startswith("economy/") and k != "last_metrics"
+        }
+        n = len("economy/")
+        array_checkpoint.restore(
+            self.state, {k[n:]: v for k, v in state.items() if k[:n] == "economy/"}
+        )
+        for key, value in published.items():
+            group, _, tag = key.partition("/")
+            target = self._done if group == "done" else getattr(self, f"_{group}")[tag]
+            target[...] = value
+        self._last_metrics = {k: float(v) for k, v in state["last_metrics"].items()}
+        self._mirror.push("obs", "masks", "rew", "done")
 
     # ---------------------------------------------------------------- internals
     def _observe(self) -> dict[str, Any]:

@@ -116,6 +116,31 @@ class SaezTracker(SaezTaxMixin):
         self.running_avg_tax_rates = np.zeros(params.n_brackets)
         self._init_saez()
 
+    _SCALARS = ("elas_tm1", "elas_t", "log_z0_tm1", "log_z0_t", "curr_rate_max",
+                "_additions_this_episode", "_reached_min_samples")  # fmt: skip
+
+    def state_dict(self) -> dict[str, Any]:
+        """The tracker's mutable state (estimates, rates, income buffers as ``(n, 2)``
+        arrays), for exact resumes; its generator is the env's, saved with the world."""
+        state: dict[str, Any] = {k: getattr(self, k) for k in self._SCALARS}
+        state["curr_bracket_tax_rates"] = np.array(self.curr_bracket_tax_rates, dtype=float)
+        state["running_avg_tax_rates"] = np.array(self.running_avg_tax_rates, dtype=float)
+        for name in ("local", "global"):
+            buffer = getattr(self, f"_{name}_saez_buffer")
+            state[f"{name}_buffer"] = np.array(buffer, dtype=np.float64).reshape(-1, 2)
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output."""
+        for key in self._SCALARS:
+            setattr(self, key, state[key])
+        self._reached_min_samples = bool(self._reached_min_samples)
+        self.curr_bracket_tax_rates = np.array(state["curr_bracket_tax_rates"], dtype=float)
+        self.running_avg_tax_rates = np.array(state["running_avg_tax_rates"], dtype=float)
+        for name in ("local", "global"):
+            rows = np.asarray(state[f"{name}_buffer"], dtype=np.float64).tolist()
+            setattr(self, f"_{name}_saez_buffer", rows)
+
 
 def initial_state(
     params: TaxParams, num_envs: int, n_agents: int, rngs: list[np.random.Generator] | None = None
