@@ -165,7 +165,8 @@ def load_fit_inputs(source: str | Path, policy_start_date: str | None = None) ->
     Args:
         source: a directory holding ``real_world_data.npz`` and ``model_constants.json``.
         policy_start_date: the date of row 0; by default ``POLICY_START_DATE`` of a
-            ``fitted_params.json`` beside the data, else 2020-01-01 (the original's).
+            ``fitted_params.json`` beside the data, else of ``model_constants.json`` (written
+            by ``gather_build``), else 2020-01-01 (the original's).
     """
     source = Path(source)
     if not source.is_dir():
@@ -175,9 +176,9 @@ def load_fit_inputs(source: str | Path, policy_start_date: str | None = None) ->
     names = constants["US_STATE_IDX_TO_STATE_NAME"]
     names = [names[str(i)] for i in range(len(names))]
     series = _read_series(source / DATA_FILE, len(names), names)
-    if policy_start_date is None:
+    if policy_start_date is None:  # a previous fit beside the data, else gather_build's key
         previous = source / "fitted_params.json"
-        policy_start_date = DEFAULT_POLICY_START_DATE
+        policy_start_date = constants.get("POLICY_START_DATE", DEFAULT_POLICY_START_DATE)
         if previous.is_file():
             policy_start_date = json.loads(previous.read_text()).get(
                 "POLICY_START_DATE", policy_start_date
