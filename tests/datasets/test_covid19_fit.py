@@ -176,3 +176,54 @@ def test_command_writes_json_and_refuses_the_package(tmp_path, capsys):
     assert written["BETA_DELAY"] == TRUTH["BETA_DELAY"]
     assert written["settings"]["UNEMPLOYMENT_STEPS"] == 30
     assert f"wrote {out}" in capsys.readouterr().out
+
+
+def _original_layout(folder):
+    """The packaged calibration's data written out in the original layout (no ../shared)."""
+    from ai_economist.datasets.covid19 import load_calibration
+
+    cal = load_calibration("")
+    folder.mkdir()
+    np.savez(folder / "real_world_data.npz", **cal.real_world_data)
+    constants = {
+        k: v.tolist() if hasattr(v, "tolist") else v for k, v in cal.model_constants.items()
+    }
+    (folder / "model_constants.json").write_text(json.dumps(constants))
+    return folder
+
+
+def test_build_packages_a_fit_and_an_env_runs_on_it(tmp_path):
+    from ai_economist import foundation
+    from ai_economist.datasets.covid19 import load_calibration
+    from ai_economist.datasets.covid19.build import build
+    from ai_economist.datasets.covid19.loader import CalibrationError
+    from ai_economist.foundation.scenarios.covid19.configs import TUTORIAL_ENV_CONFIG, env_config
+
+    source = _original_layout(tmp_path / "data")
+    refit = FIXTURE / "refit_of_original.json"
+    with pytest.raises(CalibrationError, match="is the packaged calibration"):
+        build(source, default_calibration_path(), fitted_params=refit)
+    out = build(source, tmp_path / "my_calibration.npz", fitted_params=refit)
+    cal = load_calibration(out)
+    expected = json.loads(refit.read_text())
+    np.testing.assert_array_equal(cal.fitted_params["CONV_LAMBDAS"], expected["CONV_LAMBDAS"])
+    assert cal.provenance["fitted_params"] == str(refit)
+    config = env_config(
+        TUTORIAL_ENV_CONFIG, path_to_data_and_fitted_params=str(out), episode_length=5
+    )
+    env = foundation.make_env_instance("CovidAndEconomySimulation", **config)
+    env.reset()
+    _, rew, _, _ = env.step({"a": np.full(51, 3), "p": 0})
+    assert np.isfinite(rew["a"]).all()
+    np.testing.assert_array_equal(env.params.unemployment_bias, expected["UNEMPLOYMENT_BIAS"])
+
+
+@pytest.mark.skipif(
+    __import__("torch").cuda.is_available(),
+    reason="a GPU is visible: test_covid19_fit_gpu.py runs the fit there",
+)
+def test_asking_for_a_gpu_without_one_is_an_error(inputs):
+    with pytest.raises(FitError, match="device='cuda' was asked for, but PyTorch sees no CUDA GPU"):
+        fit_unemployment(
+            inputs.series["policy"], inputs.series["unemployment"], 139, 169, device="cuda", steps=1
+        )
