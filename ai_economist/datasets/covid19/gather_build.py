@@ -48,7 +48,7 @@ def _interpolated_vaccinations(
     return out
 
 
-def build_real_world_data(oxcgrt, jhu, owid, bls) -> tuple[dict, dict]:
+def build_real_world_data(oxcgrt: Path, jhu: Path, owid: Path, bls: Path) -> tuple[dict, dict]:
     """(real_world_data arrays, model_constants) from the four local files."""
     stringency = gather_sources.read_oxcgrt(oxcgrt)
     deaths, population = gather_sources.read_jhu_deaths(jhu)
