@@ -153,6 +153,20 @@ def test_full_fit_reproduces_the_original(request, shared_data_dir, original, tm
         np.array(original["CONV_LAMBDAS"]), np.array(original["UNEMPLOYMENT_BIAS"]), 600,
     )  # fmt: skip
     assert fitted["fit_report"]["unemployment"]["train_mse"] <= 1.05 * reference["train_mse"]
+    previous = fitted["fit_report"]["previous_fit"]  # the source's fitted_params.json, same days
+    assert previous["unemployment"]["train_mse"] == pytest.approx(reference["train_mse"])
+    assert previous["beta_regression"]["train_r2"] == pytest.approx(
+        fitted["fit_report"]["beta_regression"]["train_r2"], abs=1e-3
+    )
     # seeded: the same numbers as the committed re-fit (up to FFT rounding across machines)
     for key in ("CONV_LAMBDAS", "UNEMPLOYMENT_BIAS", "BETA_SLOPES"):
         np.testing.assert_allclose(fitted[key], committed[key], rtol=1e-6, atol=1e-9, err_msg=key)
+
+
+def test_report_compares_with_the_fit_beside_the_data(inputs):
+    from ai_economist.datasets.covid19.fit import _previous_fit_errors
+    from ai_economist.datasets.covid19.fit_data import FitWindow
+
+    previous = _previous_fit_errors(inputs, FitWindow(TRAIN_END, VAL_END))
+    assert previous["unemployment"]["train_mse"] == pytest.approx(2.768, abs=0.001)
+    assert previous["beta_regression"]["train_r2"] == pytest.approx(0.337, abs=0.001)

@@ -26,7 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ai_economist.datasets.covid19.fit_beta import DELAYS, fit_beta_delay, fit_beta_regression
+from ai_economist.datasets.covid19.fit_beta import (
+    DELAYS,
+    fit_beta_delay,
+    fit_beta_regression,
+    regression_errors,
+)
 from ai_economist.datasets.covid19.fit_data import (
     FitError,
     FitInputs,
@@ -34,7 +39,7 @@ from ai_economist.datasets.covid19.fit_data import (
     check_series_window,
     load_fit_inputs,
 )
-from ai_economist.datasets.covid19.fit_unemployment import fit_unemployment
+from ai_economist.datasets.covid19.fit_unemployment import fit_unemployment, unemployment_errors
 from ai_economist.datasets.covid19.fit_weightages import (
     DEFAULT_ENV_SETTINGS,
     fit_weightages,
@@ -140,7 +145,41 @@ def fit_calibration(inputs: FitInputs, settings: FitSettings) -> dict:
         "beta_regression": regression.errors,
         "unemployment": unemployment.errors,
     }
+    previous = _previous_fit_errors(inputs, window)
+    if previous:
+        fitted["fit_report"]["previous_fit"] = previous
     return fitted
+
+
+def _previous_fit_errors(inputs: FitInputs, window: FitWindow) -> dict:
+    """The errors of a ``fitted_params.json`` beside the data on the same days ({} if none)."""
+    path = inputs.source / "fitted_params.json"
+    if not path.is_file():
+        return {}
+    previous = json.loads(path.read_text(encoding="utf-8"))
+    num_states = len(inputs.state_names)
+    try:
+        weights = np.reshape(previous["GROUPED_CONVOLUTIONAL_FILTER_WEIGHTS"], (num_states, -1))
+        policy, beta = inputs.series["policy"], inputs.series["beta"]
+        x = policy[: window.train_end + 1].T
+        delay = int(previous["BETA_DELAY"])
+        padded = np.vstack([beta, np.full((delay, num_states), np.nan)])
+        y = padded[delay : window.train_end + 1 + delay].T
+        slopes, intercepts = (
+            np.asarray(previous["BETA_SLOPES"]),
+            np.asarray(previous["BETA_INTERCEPTS"]),
+        )
+        return {
+            "file": str(path),
+            "beta_regression": {f"train_{k}": v for k, v in regression_errors(x, y, slopes, intercepts).items()},
+            "unemployment": unemployment_errors(
+                policy, inputs.series["unemployment"], window.train_end, window.val_end, weights,
+                np.asarray(previous["CONV_LAMBDAS"]), np.asarray(previous["UNEMPLOYMENT_BIAS"]),
+                int(previous["FILTER_LEN"]),
+            ),
+        }  # fmt: skip
+    except (KeyError, ValueError, TypeError):  # another layout or state count: no comparison
+        return {}
 
 
 def _as_arrays(fitted: dict) -> dict:
