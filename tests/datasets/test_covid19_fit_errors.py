@@ -123,3 +123,25 @@ def test_policy_with_gaps_names_the_state(source):
     edit_series(source, gap)
     with pytest.raises(FitError, match="series 'policy' has NaN days for Erewhon"):
         load_fit_inputs(source)
+
+
+def test_a_broken_previous_fit_beside_the_data_is_named(source):
+    (source / "fitted_params.json").write_text("{not json")
+    with pytest.raises(FitError, match=r"fitted_params.json: not valid JSON"):
+        load_fit_inputs(source)
+
+
+def test_command_reports_an_alpha_start_without_data(source, tmp_path, capsys):
+    from ai_economist.datasets.covid19.fit import main
+
+    def blank(arrays):
+        arrays["infected"][50:70] = np.nan
+
+    edit_series(source, blank)
+    args = ["--source", str(source), "--out", str(tmp_path / "fit.json"), "--last_train_date",
+            "2020-05-19", "--last_val_date", "2020-06-18", "--start_date", "2020-03-01",
+            "--unemployment_steps", "20"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "infected" in err and "2020-03-01" in err
+    assert not (tmp_path / "fit.json").exists()

@@ -38,6 +38,7 @@ from ai_economist.datasets.covid19.fit_data import (
     FitWindow,
     check_series_window,
     load_fit_inputs,
+    read_json,
 )
 from ai_economist.datasets.covid19.fit_unemployment import fit_unemployment, unemployment_errors
 from ai_economist.datasets.covid19.fit_weightages import (
@@ -45,7 +46,11 @@ from ai_economist.datasets.covid19.fit_weightages import (
     fit_weightages,
     with_placeholders,
 )
-from ai_economist.datasets.covid19.loader import CovidCalibration, default_calibration_path
+from ai_economist.datasets.covid19.loader import (
+    CalibrationError,
+    CovidCalibration,
+    default_calibration_path,
+)
 
 
 @dataclass
@@ -156,7 +161,7 @@ def _previous_fit_errors(inputs: FitInputs, window: FitWindow) -> dict:
     path = inputs.source / "fitted_params.json"
     if not path.is_file():
         return {}
-    previous = json.loads(path.read_text(encoding="utf-8"))
+    previous = read_json(path)
     num_states = len(inputs.state_names)
     try:
         weights = np.reshape(previous["GROUPED_CONVOLUTIONAL_FILTER_WEIGHTS"], (num_states, -1))
@@ -254,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         settings.env["start_date"] = args.start_date
         fitted = fit_calibration(inputs, settings)
-    except FitError as err:
+    except (CalibrationError, ValueError) as err:  # FitError included; each names its source
         print(f"error: {err}", file=sys.stderr)
         return 2
     write_fitted_params(fitted, out)

@@ -102,13 +102,21 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def read_json(path: Path) -> dict:
+    """A JSON object from ``path`` (FitError naming the file if it is not one)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise FitError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(value, dict):
+        raise FitError(f"{path}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
 def _read_constants(path: Path) -> dict:
     if not path.is_file():
         raise FitError(f"{path}: file not found; expected the model constants ({CONSTANT_KEYS})")
-    try:
-        constants = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise FitError(f"{path}: not valid JSON ({err})") from None
+    constants = read_json(path)
     missing = [key for key in CONSTANT_KEYS if key not in constants]
     if missing:
         raise FitError(f"{path}: missing key(s) {missing}; expected all of {list(CONSTANT_KEYS)}")
@@ -180,9 +188,7 @@ def load_fit_inputs(source: str | Path, policy_start_date: str | None = None) ->
         previous = source / "fitted_params.json"
         policy_start_date = constants.get("POLICY_START_DATE", DEFAULT_POLICY_START_DATE)
         if previous.is_file():
-            policy_start_date = json.loads(previous.read_text()).get(
-                "POLICY_START_DATE", policy_start_date
-            )
+            policy_start_date = read_json(previous).get("POLICY_START_DATE", policy_start_date)
     try:
         start = datetime.strptime(policy_start_date, constants["DATE_FORMAT"])
     except (TypeError, ValueError):
