@@ -16,6 +16,7 @@ from ai_economist.tutorial_scale import SCALE_VARIABLE
 TUTORIALS = sorted((Path(__file__).resolve().parents[2] / "tutorials").glob("*.ipynb"))
 EXPECTED = {
     "covid19_and_economic_simulation.ipynb",
+    "covid19_recalibration.ipynb",
     "economic_simulation_advanced.ipynb",
     "economic_simulation_basics.ipynb",
     "optimal_taxation.ipynb",
@@ -74,6 +75,11 @@ def test_notebook_runs_with_its_install_line(path, monkeypatch, tmp_path):
     if path.name == "covid19_and_economic_simulation.ipynb":
         assert "torch" in hidden  # `.[plot]` installs matplotlib only
         assert results["real-world policies"] == pytest.approx(349.06, rel=0.005)
+    if path.name == "covid19_recalibration.ipynb":
+        assert results["beta delay"] == 29
+        assert results["original calibration deaths"] == pytest.approx(325025, rel=0.005)
+        # fitted to 2020-09-30, beta misses the autumn wave: fewer deaths by 2020-12-31
+        assert results["re-fit to 2020-09-30 deaths"] < 0.8 * results["original calibration deaths"]
     if path.name == "your_own_environment_cuda_c.ipynb":
         assert {"numba", "pycuda"} <= set(hidden)  # the CPU path needs neither
     if path.name == "multi_agent_gpu_training.ipynb":

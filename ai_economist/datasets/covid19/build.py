@@ -23,6 +23,7 @@ import numpy as np
 
 from ai_economist.datasets.covid19.loader import (
     ORIGINAL_FILES,
+    CalibrationError,
     CovidCalibration,
     default_calibration_path,
     load_calibration,
@@ -100,14 +101,56 @@ def write_deterministic_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     tmp.replace(path)
 
 
-def build(source: Path, output: Path) -> Path:
-    """Validate ``source`` (original layout) and write the packaged calibration to ``output``."""
-    cal = load_calibration(source)
+def _with_fitted_params(source: Path, fitted_params: Path) -> tuple[Path, Path]:
+    """A temporary original-layout folder: ``source``'s data with another fitted_params.json."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="covid19_build_"))
+    for name in ORIGINAL_FILES:
+        origin = fitted_params if name == "fitted_params.json" else source / name
+        if not origin.is_file():
+            shutil.rmtree(folder)
+            raise CalibrationError(f"calibration file not found: {origin}")
+        shutil.copyfile(origin, folder / name)
+    return folder, fitted_params
+
+
+def build(source: Path, output: Path, fitted_params: Path | None = None) -> Path:
+    """Validate ``source`` (original layout) and write the packaged calibration to ``output``.
+
+    With ``fitted_params`` (a file written by ``python -m ai_economist.datasets.covid19.fit``)
+    that file replaces ``source/fitted_params.json``; the packaged default is then refused
+    as ``output``.
+    """
+    source = Path(source)
+    if fitted_params is None:
+        return _build(source, source, output)
+    if Path(output).resolve() == default_calibration_path().resolve():
+        raise CalibrationError(
+            f"--output {output} is the packaged calibration; a re-fitted calibration is written "
+            "elsewhere (e.g. --output my_calibration.npz) and named in the run config's "
+            "path_to_data_and_fitted_params"
+        )
+    import shutil
+
+    folder, _ = _with_fitted_params(source, Path(fitted_params))
+    try:
+        return _build(folder, source, output, Path(fitted_params))
+    finally:
+        shutil.rmtree(folder)
+
+
+def _build(folder: Path, source: Path, output: Path, fitted_params: Path | None = None) -> Path:
+    cal = load_calibration(folder)
     provenance = {
         "built_by": "python -m ai_economist.datasets.covid19.build",
-        "inputs_sha256": {name: _sha256(source / name) for name in ORIGINAL_FILES},
+        "inputs_sha256": {name: _sha256(folder / name) for name in ORIGINAL_FILES},
         "sources": SOURCES,
     }
+    if fitted_params is not None:
+        provenance["fitted_params"] = str(fitted_params)
+        provenance["data_source"] = str(source)
     write_deterministic_npz(output, calibration_to_arrays(cal, provenance))
     load_calibration(output)  # round-trip check
     return output
@@ -119,8 +162,15 @@ def main(argv: list[str] | None = None) -> int:
         "--source", required=True, type=Path, help="directory in the original layout"
     )
     parser.add_argument("--output", type=Path, default=default_calibration_path())
+    parser.add_argument(
+        "--fitted_params", type=Path, default=None, help="a fit's output replacing the source's"
+    )
     args = parser.parse_args(argv)
-    out = build(args.source, args.output)
+    try:
+        out = build(args.source, args.output, args.fitted_params)
+    except CalibrationError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
     return 0
 
