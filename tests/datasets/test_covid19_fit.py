@@ -77,7 +77,7 @@ def test_beta_regression_holds_the_sign_bounds():
 
 def test_unemployment_prediction_equals_the_simulator():
     """The fit's model and the simulator's unemployment step give the same rates."""
-    from ai_economist.foundation.scenarios.covid19 import dynamics
+    from ai_economist.foundation.scenarios.covid19.model import dynamics
     from ai_economist.foundation.scenarios.covid19.model.params import exact_filter_state
 
     rng = np.random.default_rng(0)
