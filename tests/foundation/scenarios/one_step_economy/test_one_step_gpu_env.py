@@ -1,0 +1,217 @@
+"""The one-step economy on the generic GPU path, on the CPU: the numpy reference against the
+batched array model, the Numba kernel (CUDA simulator) against the reference, nvcc compiling
+the CUDA C kernel, and the errors before the first step."""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from ai_economist.foundation.scenarios.one_step_economy import array_model as am  # noqa: E402
+from ai_economist.foundation.scenarios.one_step_economy import (  # noqa: E402
+    one_step_economy_numba as numba_twin,
+)
+from ai_economist.foundation.scenarios.one_step_economy.batched_env import (  # noqa: E402
+    OneStepEconomyBatchedEnv,
+)
+from ai_economist.foundation.scenarios.one_step_economy.gpu_declaration import (  # noqa: E402
+    DEFAULT_ENV_CONFIG,
+    UnsupportedOnGpuError,
+)
+from ai_economist.foundation.scenarios.one_step_economy.gpu_env import (  # noqa: E402
+    OneStepEconomyGpu,
+)
+from ai_economist.warp_drive import codegen  # noqa: E402
+from ai_economist.warp_drive.backends.gpu import header_for  # noqa: E402
+from ai_economist.warp_drive.checks.declaration import check_cuda_kernels  # noqa: E402
+from ai_economist.warp_drive.checks.parity import check_parity, random_actions  # noqa: E402
+from ai_economist.warp_drive.env_wrapper import EnvWrapper  # noqa: E402
+from ai_economist.warp_drive.errors import cudasim_enabled  # noqa: E402
+
+needs_sim = pytest.mark.skipif(not cudasim_enabled(), reason="needs NUMBA_ENABLE_CUDASIM=1")
+
+
+def config(**changes) -> dict:
+    """The packaged env block with top-level ``changes`` and ``tax`` / ``labor`` kwargs."""
+    block = copy.deepcopy(DEFAULT_ENV_CONFIG)
+    tax = changes.pop("tax", {})
+    block["components"][1]["PeriodicBracketTax"].update(tax)
+    block.update(changes)
+    return block
+
+
+US_FEDERAL = {"tax_model": "us-federal-single-filer-2018-scaled"}
+FIXED = {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.9]}  # fmt: skip
+COIN_EQ = {"planner_reward_type": "coin_eq_times_productivity", "mixing_weight_gini_vs_coin": 0.3}
+LINEAR = {"agent_reward_type": "coin_minus_labor_cost", "labor_cost": 0.01}
+
+
+def test_numpy_reference_equals_the_batched_model_step_for_step():
+    """The GPU env's numpy reference and ``OneStepEconomyBatchedEnv`` give bit-equal
+    observations, masks, rewards and done flags over three episodes with resets."""
+    block = config(**COIN_EQ)
+    gpu = EnvWrapper(OneStepEconomyGpu(**block), 5, "numpy")
+    batched = OneStepEconomyBatchedEnv(num_envs=5, **block)
+    gpu.reset_all_envs()
+    batched.reset_all_envs()
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        for tag in ("a", "p"):
+            np.testing.assert_array_equal(gpu.observations(tag).numpy(), batched.observations(tag).numpy())  # fmt: skip
+            np.testing.assert_array_equal(gpu.action_masks(tag).numpy(), batched.action_masks(tag).numpy())  # fmt: skip
+        chosen = random_actions(rng, {t: gpu.action_masks(t).numpy() for t in ("a", "p")})
+        for tag, value in chosen.items():
+            batched.actions(tag).copy_(__import__("torch").from_numpy(value))
+        gpu.step_all_envs(chosen)
+        batched.step_all_envs()
+        for tag in ("a", "p"):
+            np.testing.assert_array_equal(gpu.rewards(tag).numpy(), batched.rewards(tag).numpy())
+        np.testing.assert_array_equal(gpu.done().numpy(), batched.done().numpy())
+        gpu.reset_only_done_envs()
+        batched.reset_only_done_envs()
+
+
+def test_episode_metrics_hand_computed():
+    """Every bracket at 20 % and 30 hours each: taxes are 20 % of production, coin after the
+    lump sum is 0.8 x own income + 0.2 x the mean income."""
+    env = OneStepEconomyGpu()
+    wrapper = EnvWrapper(env, 2, "numpy")
+    wrapper.reset_all_envs()
+    wrapper.step_all_envs({"a": np.zeros((2, 10), np.int32), "p": np.full((2, 7), 5, np.int32)})
+    wrapper.step_all_envs({"a": np.full((2, 10), 30, np.int32), "p": np.zeros((2, 7), np.int32)})
+    income = 30 * env.params.skills
+    coin = 0.8 * income + 0.2 * income.mean()
+    metrics = wrapper.episode_metrics()
+    assert metrics["social/productivity"] == pytest.approx(income.sum())
+    assert metrics["total_collected_taxes"] == pytest.approx(0.2 * income.sum())
+    assert metrics["endow/3/Coin"] == pytest.approx(coin[3])
+    assert metrics["endogenous/9/Labor"] == 30.0
+    gini = np.abs(coin[:, None] - coin[None, :]).sum() / (2 * 10 * coin.sum()) / 0.9
+    assert metrics["social/equality"] == pytest.approx(1 - gini)
+    assert metrics["social_welfare/coin_eq_times_productivity"] == pytest.approx(
+        (1 - gini) * income.sum() / 10
+    )
+    assert wrapper.done().tolist() == [1, 1]
+
+
+def test_fixed_tax_models_use_their_rates():
+    """US federal and fixed rates: the planner's actions change nothing; taxes follow the
+    brackets (hours 100 for the top worker reaches the top brackets)."""
+    for tax in (US_FEDERAL, FIXED):
+        env = OneStepEconomyGpu(**config(tax=tax))
+        wrapper = EnvWrapper(env, 1, "numpy")
+        wrapper.reset_all_envs()
+        wrapper.step_all_envs({"a": np.zeros((1, 10), np.int32), "p": np.zeros((1, 7), np.int32)})
+        wrapper.step_all_envs({"a": np.full((1, 10), 100, np.int32), "p": np.zeros((1, 7), np.int32)})  # fmt: skip
+        income = 100 * env.params.skills
+        from ai_economist.foundation.components.tax_brackets import taxes_due
+
+        due = taxes_due(income, env.params.cutoffs, env.params.fixed_rates).sum()
+        assert wrapper.pull("total_collected_taxes")[0] == pytest.approx(due)
+        np.testing.assert_allclose(wrapper.pull("rates_obs")[0], env.params.fixed_rates)
+
+
+@needs_sim
+@pytest.mark.parametrize(
+    "block",
+    [config(), config(tax=US_FEDERAL, **LINEAR), config(tax=FIXED, **COIN_EQ)],
+    ids=["planner-isoelastic", "us-federal-linear", "fixed-coin-eq"],
+)
+def test_numba_kernel_matches_the_reference_in_the_simulator(block):
+    env = OneStepEconomyGpu(**block)
+    result = check_parity(env, "numba", num_envs=2, num_steps=4, seed=1)
+    assert result, result.message
+
+
+def test_cuda_kernel_compiles_with_nvcc(nvcc, tmp_path):
+    env = OneStepEconomyGpu()
+    spec = env.state_spec()
+    include = codegen.write_header(env.name, header_for(env, spec), tmp_path / "include")
+    source = env.kernels().cuda_source
+    check_cuda_kernels(env, spec, source, include)
+    cubin = tmp_path / "one_step.cubin"
+    cmd = [str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(source), "-I", str(include),
+           "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert b"one_step_economy_step" in cubin.read_bytes()
+    spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
+    assert spills and all(int(s) == 0 for s in spills), proc.stderr
+
+
+def test_kernels_mirror_the_numpy_functions_by_name():
+    source = OneStepEconomyGpu().kernels().cuda_source.read_text()
+    from ai_economist.foundation.components import simple_labor
+    from ai_economist.foundation.components import tax_brackets as tb
+    from ai_economist.foundation.scenarios.one_step_economy import rules
+
+    numpy_homes = {
+        "bracket_index": tb, "taxes_due": tb, "marginal_rate": tb, "labor_step": simple_labor,
+        "set_rates_from_actions": am, "current_rates": am, "agent_observations": am,
+        "planner_observations": am, "action_masks": am, "agent_utilities": rules,
+        "planner_welfare": rules,
+    }  # fmt: skip
+    for name, module in numpy_homes.items():
+        assert callable(getattr(module, name)), name
+        assert re.search(rf"__device__ \w+ {name}\(", source), name
+        assert hasattr(numba_twin, name), name
+
+
+# ------------------------------------------------------------------ errors before the first step
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [
+        (config(tax={"tax_model": "saez"}), ["tax_model 'saez'", "model_wrapper"]),
+        (
+            {**config(), "components": [DEFAULT_ENV_CONFIG["components"][1], DEFAULT_ENV_CONFIG["components"][0]]},  # fmt: skip
+            ["components ['SimpleLabor', 'PeriodicBracketTax']", "got ['PeriodicBracketTax'"],
+        ),
+        (config(n_agents=30), ["n_agents=30", "1..29 workers"]),
+    ],
+    ids=["saez", "component-order", "too-many-agents"],
+)
+def test_unsupported_options_name_the_option_and_what_is_supported(block, words):
+    with pytest.raises(UnsupportedOnGpuError) as err:
+        OneStepEconomyGpu(**block)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_planner_action_outside_its_mask_stops_the_reference_step():
+    wrapper = EnvWrapper(OneStepEconomyGpu(), 2, "numpy")
+    wrapper.reset_all_envs()
+    wrapper.step_all_envs({"a": np.zeros((2, 10), np.int32), "p": np.zeros((2, 7), np.int32)})
+    before = wrapper.pull("coin").copy()
+    planner = np.zeros((2, 7), np.int32)
+    planner[1, 4] = 3  # the rates are masked on the labour step
+    with pytest.raises(ValueError, match=r"policy 'p' env 1 agent 4 chose action 3, outside"):
+        wrapper.step_all_envs({"a": np.full((2, 10), 5, np.int32), "p": planner})
+    np.testing.assert_array_equal(wrapper.pull("coin"), before)  # nothing stepped
+
+
+@needs_sim
+def test_kernel_counts_masked_actions_and_applies_no_op():
+    env = OneStepEconomyGpu()
+    wrapper = EnvWrapper(env, 2, "numba")
+    wrapper.reset_all_envs()
+    hours = np.full((2, 10), 40, np.int32)  # labour is masked on the first step
+    wrapper.step_all_envs({"a": hours, "p": np.zeros((2, 7), np.int32)})
+    assert wrapper.pull("invalid_actions").tolist() == [10, 10]
+    assert wrapper.pull("coin").sum() == 0.0
+    with pytest.raises(ValueError, match=r"20 action\(s\) outside their masks on the device"):
+        env.check_device_actions(wrapper.pull)
+
+
+def test_more_envs_than_memory_fails_before_allocating(monkeypatch):
+    from ai_economist.warp_drive.data_manager import CUDADataManager
+    from ai_economist.warp_drive.errors import DeviceMemoryError
+
+    monkeypatch.setattr(CUDADataManager, "_available_device_memory", lambda self: 10**6)
+    with pytest.raises(DeviceMemoryError, match=r"per env x 100000 envs.*At most \d+ envs"):
+        EnvWrapper(OneStepEconomyGpu(), 100_000, "numpy")
