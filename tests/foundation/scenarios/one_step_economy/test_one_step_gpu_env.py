@@ -215,3 +215,20 @@ def test_more_envs_than_memory_fails_before_allocating(monkeypatch):
     monkeypatch.setattr(CUDADataManager, "_available_device_memory", lambda self: 10**6)
     with pytest.raises(DeviceMemoryError, match=r"per env x 100000 envs.*At most \d+ envs"):
         EnvWrapper(OneStepEconomyGpu(), 100_000, "numpy")
+
+
+@needs_sim
+def test_training_builder_picks_the_gpu_env_for_kernel_backends():
+    from ai_economist.foundation.scenarios.one_step_economy.registration import (
+        build_one_step_economy,
+    )
+    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.warp_drive.registrar import default_registrar
+
+    run_config = load_run_config(RUN_CONFIG_DIR / "one_step_economy.yaml")
+    run_config["trainer"]["num_envs"] = 3
+    env = build_one_step_economy(run_config, "cpu", "numba")
+    assert isinstance(env, EnvWrapper) and isinstance(env.env, OneStepEconomyGpu)
+    assert env.policy_specs["p"].obs_dim == 60 and env.policy_specs["a"].num_actions == 101
+    assert isinstance(build_one_step_economy(run_config, "cpu", "auto"), OneStepEconomyBatchedEnv)
+    assert default_registrar.get("one_step_economy", env_backend="pycuda") is OneStepEconomyGpu
