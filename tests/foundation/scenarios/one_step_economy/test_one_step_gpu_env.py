@@ -169,7 +169,13 @@ def test_kernels_mirror_the_numpy_functions_by_name():
     [
         (config(tax={"tax_model": "saez"}), ["tax_model 'saez'", "model_wrapper"]),
         (
-            {**config(), "components": [DEFAULT_ENV_CONFIG["components"][1], DEFAULT_ENV_CONFIG["components"][0]]},  # fmt: skip
+            {
+                **config(),
+                "components": [
+                    DEFAULT_ENV_CONFIG["components"][1],
+                    DEFAULT_ENV_CONFIG["components"][0],
+                ],
+            },  # fmt: skip
             ["components ['SimpleLabor', 'PeriodicBracketTax']", "got ['PeriodicBracketTax'"],
         ),
         (config(n_agents=30), ["n_agents=30", "1..29 workers"]),
