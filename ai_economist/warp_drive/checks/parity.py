@@ -183,3 +183,9 @@ def check_parity(
         f"x {num_envs} envs"
     )
     return ParityResult(True, backend.value, num_steps, message)
+
+
+if __name__ == "__main__":  # python -m ai_economist.warp_drive.checks.parity --env NAME ...
+    from ai_economist.warp_drive.checks.parity_command import main
+
+    raise SystemExit(main())
