@@ -8,12 +8,14 @@ observations, masks and rewards float32 (as the trainer reads them).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from ai_economist.foundation.components.simple_labor import NUM_LABOR_HOURS
 from ai_economist.foundation.scenarios.one_step_economy import array_model as am
+from ai_economist.foundation.scenarios.one_step_economy import gpu_saez
 from ai_economist.foundation.scenarios.utils.social_metrics import EXACT_GINI_MAX_AGENTS
 from ai_economist.warp_drive.state import StateField
 
@@ -26,6 +28,7 @@ KERNEL_TAX_MODELS = {
     "model_wrapper": 0,
     "us-federal-single-filer-2018-scaled": 1,
     "fixed-bracket-rates": 1,
+    "saez": 2,
 }
 AGENT_REWARD_CODES = {"coin_minus_labor_cost": 0, "isoelastic_coin_minus_labor": 1}
 PLANNER_REWARD_CODES = {"inv_income_weighted_utility": 0, "coin_eq_times_productivity": 1}
@@ -76,14 +79,13 @@ def check_kernel_support(env: Any) -> am.OneStepParams:
     if tax.tax_model not in KERNEL_TAX_MODELS:
         raise UnsupportedOnGpuError(
             f"PeriodicBracketTax tax_model {tax.tax_model!r} has no GPU kernel; the GPU one-step "
-            f"economy supports {sorted(KERNEL_TAX_MODELS)} ('saez', with its income buffer and "
-            "elasticity estimate, runs on the dict API)"
+            f"economy supports {sorted(KERNEL_TAX_MODELS)}"
         )
     if tax.tax_annealing_schedule is not None:
         raise UnsupportedOnGpuError(
             "PeriodicBracketTax tax_annealing_schedule has no GPU kernel; set it to None"
         )
-    params = am.OneStepParams.from_env(env)
+    params = _batched_params(env, tax)
     if not 1 <= params.n_agents <= MAX_WORKERS:
         raise UnsupportedOnGpuError(
             f"n_agents={params.n_agents}: the GPU one-step economy supports 1..{MAX_WORKERS} "
@@ -101,6 +103,19 @@ def check_kernel_support(env: Any) -> am.OneStepParams:
     return params
 
 
+def _batched_params(env: Any, tax: Any) -> am.OneStepParams:
+    """``OneStepParams.from_env``; for the Saez model (which the batched CPU model lacks) read
+    as a fixed-rate model, the per-env Saez rates replacing ``fixed_rates`` at every step."""
+    if tax.tax_model != "saez":
+        return am.OneStepParams.from_env(env)
+    tax.tax_model = "us-federal-single-filer-2018-scaled"  # read the rest as a fixed model
+    try:
+        params = am.OneStepParams.from_env(env)
+    finally:
+        tax.tax_model = "saez"
+    return dataclasses.replace(params, tax_model="saez", fixed_rates=np.zeros(tax.n_brackets))
+
+
 def dims_of(params: am.OneStepParams) -> dict[str, int]:
     """Named sizes of the declaration (``num_agents`` = threads = workers + brackets)."""
     n, b, k = params.n_agents, params.n_brackets, len(params.disc_rates)
@@ -113,6 +128,7 @@ def dims_of(params: am.OneStepParams) -> dict[str, int]:
         "planner_obs_dim": (b + n + 6) + 3 * n + b,
         "agent_actions": NUM_LABOR_HOURS + 1,
         "planner_actions": k + 1,
+        **gpu_saez.saez_dims(params.tax_model == "saez"),
     }
 
 
@@ -174,6 +190,7 @@ def state_fields() -> list[StateField]:
         const("equality_weight", f64, doc="1 - mixing_weight_gini_vs_coin"),
         const("skill_scale", f64, doc="payment_max_skill_multiplier"),
         const("time_scale", f64, doc="episode_length with observation scaling, else 1"),
+        *gpu_saez.saez_fields(),
     ]
 
 

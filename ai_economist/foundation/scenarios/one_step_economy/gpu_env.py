@@ -5,8 +5,9 @@ and its observation and mask functions) run on the declared arrays; the CUDA C k
 (``kernels/one_step_economy_step.cu``) and its Numba twin (``one_step_economy_numba.py``)
 mirror those functions name for name: one block per environment, one thread per worker and
 per tax bracket. Components: ``SimpleLabor`` then ``PeriodicBracketTax`` with the tax models
-``model_wrapper`` (planner-set rates), ``us-federal-single-filer-2018-scaled`` and
-``fixed-bracket-rates``; ``saez`` runs on the dict API only (see ``gpu_declaration``).
+``model_wrapper`` (planner-set rates), ``us-federal-single-filer-2018-scaled``,
+``fixed-bracket-rates`` and ``saez`` (per-env income buffer and elasticity estimate,
+:mod:`gpu_saez`).
 
 Observations, masks and actions are laid out as in ``OneStepEconomyBatchedEnv`` (policies
 ``"a"``: workers, 101 actions; ``"p"``: one agent per bracket, NO-OP or one of the rates),
@@ -26,6 +27,7 @@ import numpy as np
 
 from ai_economist.foundation.scenarios.one_step_economy import array_model as am
 from ai_economist.foundation.scenarios.one_step_economy import gpu_declaration as decl
+from ai_economist.foundation.scenarios.one_step_economy import gpu_saez
 from ai_economist.foundation.scenarios.utils import social_metrics
 from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
 from ai_economist.warp_drive.state import StateField
@@ -85,6 +87,11 @@ class OneStepEconomyGpu(GpuEnvironment):
         self._config = dict(env_config) if env_config else dict(decl.DEFAULT_ENV_CONFIG)
         self.dict_env = OneStepEconomy(**self._config)
         self.params = decl.check_kernel_support(self.dict_env)
+        tax = self.dict_env.get_component("PeriodicBracketTax")
+        self.saez = (
+            gpu_saez.SaezParams.from_component(tax) if self.params.tax_model == "saez" else None
+        )
+        self._seed = 0
         self.episode_length = self.params.episode_length
         self.num_agents = self.params.n_agents + self.params.n_brackets
 
@@ -119,7 +126,12 @@ class OneStepEconomyGpu(GpuEnvironment):
         names = ["coin", "last_coin", "last_income", "utility", "welfare", "rates_obs"]
         names += ["total_collected_taxes", "episode_equality", "episode_productivity"]
         names += ["episode_welfare", "episode_taxes", "episode_coin"]
-        tight = {name: (1e-12, 1e-12) for name in names}
+        if self.saez is None:
+            tight = {name: (1e-12, 1e-12) for name in names}
+        else:  # the elasticity fit solves its normal equations another way
+            names += ["production", "labor", "last_marginal_rate", "saez_buffer", "saez_elas"]
+            names += ["saez_log_z0", "saez_rates", "saez_running_avg"]
+            tight = {name: (1e-7, 1e-9) for name in names}
         tight["rewards_a"] = tight["rewards_p"] = (1e-5, 1e-5)
         return tight
 
@@ -138,7 +150,8 @@ class OneStepEconomyGpu(GpuEnvironment):
         arrays["observations_a"] = am.agent_observations(model, p)[0].astype(np.float32)
         arrays["observations_p"] = planner_policy_observations(model, p)[0].astype(np.float32)
         arrays["action_mask_a"], arrays["action_mask_p"] = agent_masks[0], planner_masks[0]
-        return {**arrays, **decl.constants_of(p)}
+        saez = gpu_saez.saez_initial(self.saez, p.n_brackets, self._seed)
+        return {**arrays, **decl.constants_of(p), **saez}
 
     def _model_state(self, state: dict[str, np.ndarray]) -> am.OneStepState:
         return am.OneStepState(**{k: state[FIELD_OF.get(k, k)] for k in MODEL_FIELDS})
@@ -150,6 +163,10 @@ class OneStepEconomyGpu(GpuEnvironment):
         p = self.params
         for tag in ("a", "p"):
             check_masked_actions(tag, state[f"sampled_actions_{tag}"], state[f"action_mask_{tag}"])
+        tax_day = state["tax_cycle_pos"] >= p.period
+        if self.saez is not None:  # this period's rates, then the array model reads them
+            gpu_saez.saez_first_day(state, self.saez, state["tax_cycle_pos"] == 1, self._seed)
+            p = dataclasses.replace(p, fixed_rates=np.array(state["saez_rates"]))
         model = self._model_state(state)
         hours = state["sampled_actions_a"].astype(np.int64)
         rates = state["sampled_actions_p"].astype(np.int64)
@@ -157,6 +174,8 @@ class OneStepEconomyGpu(GpuEnvironment):
         for k in MODEL_FIELDS:
             target = state[FIELD_OF.get(k, k)]
             np.copyto(target, getattr(model, k), casting="unsafe")
+        if self.saez is not None:
+            gpu_saez.saez_record(state, tax_day)
         model = self._model_state(state)
         state["rewards_a"][:] = agent_rew
         state["rewards_p"][:] = planner_rew[:, None]
@@ -200,6 +219,8 @@ class OneStepEconomyGpu(GpuEnvironment):
         }
         coin = pull("episode_coin")[completed].mean(0)
         labor = pull("episode_labor")[completed].mean(0)
+        if self.saez is not None:
+            out["saez/estimated_elasticity"] = float(pull("saez_elas").mean())
         for i in range(self.params.n_agents):
             out[f"endow/{i}/Coin"] = float(coin[i])
             out[f"endogenous/{i}/Labor"] = float(labor[i])

@@ -13,8 +13,14 @@ import math
 
 from numba import cuda, float64
 
+from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
+from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
+    saez_first_day,
+)
+
 MAX_WORKERS = 32
 MAX_BRACKETS = 64
+SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
 
 
 @cuda.jit(device=True)
@@ -28,9 +34,11 @@ def bracket_index(income, cutoffs):
 
 
 @cuda.jit(device=True)
-def current_rates(b, rate_index, disc_rates, fixed_rates, tax_model_code):
-    """Bracket ``b``'s rate: the planner-set index, or the fixed rates."""
-    return disc_rates[rate_index[b]] if tax_model_code == 0 else fixed_rates[b]
+def current_rates(b, rate_index, disc_rates, saez_rates, fixed_rates, tax_model_code):
+    """Bracket ``b``'s rate: the planner-set index, the Saez rates or the fixed rates."""
+    if tax_model_code == 0:
+        return disc_rates[rate_index[b]]
+    return saez_rates[b] if tax_model_code == 2 else fixed_rates[b]
 
 
 @cuda.jit(device=True)
@@ -195,7 +203,10 @@ def one_step_economy_step(
     episode_equality, episode_productivity, episode_welfare, episode_taxes, episode_coin,
     episode_labor, skills, cutoffs, disc_rates, fixed_rates, period, episode_length,
     tax_model_code, mask_first_step, agent_reward_code, planner_reward_code, isoelastic_eta,
-    labor_exponent, labor_cost, equality_weight, skill_scale, time_scale,
+    labor_exponent, labor_cost, equality_weight, skill_scale, time_scale, saez_buffer,
+    saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
+    saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes, rate_min, rate_max,
+    pareto_weight_code, saez_fixed_elas, rng_seed,
 ):  # fmt: skip
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
     s_paid = cuda.shared.array(MAX_WORKERS, float64)
@@ -203,6 +214,13 @@ def one_step_economy_step(
     s_sorted = cuda.shared.array(MAX_WORKERS, float64)
     s_marginal = cuda.shared.array(MAX_WORKERS, float64)
     s_env = cuda.shared.array(4, float64)  # lump sum, equality, welfare, total coin
+    # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
+    s_counts = cuda.shared.array(SAEZ_BINS, float64)
+    s_stats = cuda.shared.array(4, float64)
+    s_gz = cuda.shared.array(SAEZ_BINS + 1, float64)
+    s_pz = cuda.shared.array(SAEZ_BINS + 1, float64)
+    s_az = cuda.shared.array(SAEZ_BINS + 1, float64)
+    s_taus = cuda.shared.array(SAEZ_BINS + 1, float64)
     env = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     n = coin.shape[1]
@@ -218,6 +236,18 @@ def one_step_economy_step(
     welfare_before = welfare[env]
     e_coin, e_labor, e_production = coin[env], labor[env], production[env]
     e_last_coin, e_last_income = last_coin[env], last_income[env]
+    saez = tax_model_code == 2
+
+    # 0. the Saez model sets this period's rates on its first day
+    if saez and first_day:
+        if tid == 0:
+            saez_first_day(
+                env, saez_buffer, saez_count, saez_reached, saez_draws, saez_elas, saez_log_z0,
+                saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, cutoffs,
+                bracket_sizes, rate_min, rate_max, pareto_weight_code, saez_fixed_elas, rng_seed,
+                s_counts, s_stats, s_gz, s_pz, s_az, s_taus,
+            )  # fmt: skip
+        cuda.syncthreads()
 
     # 1. actions (checked against the masks): labor_step; on a first day the planner's rates
     if is_worker:
@@ -229,7 +259,8 @@ def one_step_economy_step(
                                 invalid_actions, env)  # fmt: skip
         if first_day and tax_model_code == 0:
             rate_index[env, b] = set_rates_from_actions(rate_index[env, b], action)
-        rate = current_rates(b, rate_index[env], disc_rates, fixed_rates, tax_model_code)
+        rate = current_rates(b, rate_index[env], disc_rates, saez_rates[env], fixed_rates,
+                             tax_model_code)  # fmt: skip
         s_rates[b] = rate
         if first_day:
             rates_obs[env, b] = rate
@@ -254,6 +285,10 @@ def one_step_economy_step(
             e_last_coin[tid] = e_coin[tid]
             e_last_income[tid] = income
             last_marginal_rate[env, tid] = marginal_rate(income, cutoffs, s_rates)
+            if saez:  # gpu_saez.saez_record: this tax day's samples into the ring
+                slot = (saez_next[env] + tid) % saez_buffer.shape[1]
+                saez_buffer[env, slot, 0] = income
+                saez_buffer[env, slot, 1] = last_marginal_rate[env, tid]
     cuda.syncthreads()
 
     # 3. optimization_metrics: utilities, the planner's welfare; sorted incomes, marginal rates
@@ -296,6 +331,9 @@ def one_step_economy_step(
         welfare[env] = s_env[2]
         tax_cycle_pos[env] = new_pos
         _timestep_[env] = t
+        if saez and tax_day:
+            saez_next[env] = (saez_next[env] + n) % saez_buffer.shape[1]
+            saez_count[env] = min(saez_count[env] + n, saez_buffer.shape[1])
         if done:
             _done_[env] = 1
             episode_equality[env] = s_env[1]

@@ -48,6 +48,7 @@ def config(**changes) -> dict:
 
 US_FEDERAL = {"tax_model": "us-federal-single-filer-2018-scaled"}
 FIXED = {"tax_model": "fixed-bracket-rates", "fixed_bracket_rates": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.9]}  # fmt: skip
+SAEZ = {"tax_model": "saez"}
 COIN_EQ = {"planner_reward_type": "coin_eq_times_productivity", "mixing_weight_gini_vs_coin": 0.3}
 LINEAR = {"agent_reward_type": "coin_minus_labor_cost", "labor_cost": 0.01}
 
@@ -120,8 +121,8 @@ def test_fixed_tax_models_use_their_rates():
 @needs_sim
 @pytest.mark.parametrize(
     "block",
-    [config(), config(tax=US_FEDERAL, **LINEAR), config(tax=FIXED, **COIN_EQ)],
-    ids=["planner-isoelastic", "us-federal-linear", "fixed-coin-eq"],
+    [config(), config(tax=US_FEDERAL, **LINEAR), config(tax=FIXED, **COIN_EQ), config(tax=SAEZ)],
+    ids=["planner-isoelastic", "us-federal-linear", "fixed-coin-eq", "saez-draws"],
 )
 def test_numba_kernel_matches_the_reference_in_the_simulator(block):
     env = OneStepEconomyGpu(**block)
@@ -167,7 +168,10 @@ def test_kernels_mirror_the_numpy_functions_by_name():
 @pytest.mark.parametrize(
     ("block", "words"),
     [
-        (config(tax={"tax_model": "saez"}), ["tax_model 'saez'", "model_wrapper"]),
+        (
+            config(tax={"tax_annealing_schedule": [-100, 0.001]}),
+            ["tax_annealing_schedule has no GPU kernel"],
+        ),
         (
             {
                 **config(),
@@ -180,7 +184,7 @@ def test_kernels_mirror_the_numpy_functions_by_name():
         ),
         (config(n_agents=30), ["n_agents=30", "1..29 workers"]),
     ],
-    ids=["saez", "component-order", "too-many-agents"],
+    ids=["annealing", "component-order", "too-many-agents"],
 )
 def test_unsupported_options_name_the_option_and_what_is_supported(block, words):
     with pytest.raises(UnsupportedOnGpuError) as err:
@@ -238,3 +242,69 @@ def test_training_builder_picks_the_gpu_env_for_kernel_backends():
     assert env.policy_specs["p"].obs_dim == 60 and env.policy_specs["a"].num_actions == 101
     assert isinstance(build_one_step_economy(run_config, "cpu", "auto"), OneStepEconomyBatchedEnv)
     assert default_registrar.get("one_step_economy", env_backend="pycuda") is OneStepEconomyGpu
+
+
+# ------------------------------------------------------------------ the Saez model
+def filled_saez_wrapper(num_envs: int = 2, **tax) -> EnvWrapper:
+    """Numpy Saez envs stepped (random allowed actions) until their buffers have filled."""
+    wrapper = EnvWrapper(
+        OneStepEconomyGpu(**config(tax={**SAEZ, **tax})), num_envs, "numpy", seed=1
+    )
+    wrapper.reset_all_envs()
+    rng = np.random.default_rng(0)
+    for _ in range(100):  # 50 tax days x 10 workers = the 500 samples
+        masks = {t: wrapper.action_masks(t).numpy() for t in ("a", "p")}
+        wrapper.step_all_envs(random_actions(rng, masks))
+        wrapper.reset_only_done_envs()
+    assert wrapper.pull("saez_count").tolist() == [500] * num_envs
+    return wrapper
+
+
+@pytest.mark.parametrize("tax", [{}, {"pareto_weight_type": "uniform", "saez_fixed_elas": 0.3}])
+def test_saez_formula_is_the_dict_components(tax):
+    """On the same buffer, estimate and running average, the reference sets the rates the
+    dict-API component's ``compute_and_set_new_period_rates_from_saez_formula`` sets."""
+    from ai_economist.foundation.scenarios.one_step_economy import gpu_saez
+
+    wrapper = filled_saez_wrapper(**tax)
+    env = wrapper.env
+    state = {name: wrapper.pull(name) for name in ("saez_buffer", "saez_count", "saez_next",
+             "saez_elas", "saez_log_z0", "saez_running_avg")}  # fmt: skip
+    component = env.dict_env.get_component("PeriodicBracketTax")
+    buffer = gpu_saez.chronological_buffer(state["saez_buffer"][1], 500, int(state["saez_next"][1]))
+    component._local_saez_buffer = buffer.tolist()
+    component._reached_min_samples = True
+    component.elas_t, component.log_z0_t = (
+        float(state["saez_elas"][1]),
+        float(state["saez_log_z0"][1]),
+    )
+    component.running_avg_tax_rates = state["saez_running_avg"][1].copy()
+    component.compute_and_set_new_period_rates_from_saez_formula()
+    rates = gpu_saez.saez_formula_rates(state, env.saez, 1)
+    np.testing.assert_array_equal(rates, component.curr_bracket_tax_rates)
+    assert state["saez_elas"][1] == component.elas_t
+    np.testing.assert_array_equal(state["saez_running_avg"][1], component.running_avg_tax_rates)
+    assert 0 < rates[0] <= 1 and rates[-1] > 0.5  # a progressive schedule, high top rate
+
+
+@needs_sim
+def test_saez_formula_kernel_matches_the_reference_in_the_simulator():
+    """From filled buffers (the numpy state loaded into the Numba backend): rates, estimates,
+    buffers and everything else agree for an episode and a half."""
+    from ai_economist.warp_drive.checks.parity import compare_fields
+
+    ref = filled_saez_wrapper()
+    env = ref.env
+    other = EnvWrapper(env, 2, "numba", seed=1)
+    other.backend.load_state_dict(ref.backend.state_dict())
+    names = [f.name for f in ref.backend.spec if f.per_env]
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        chosen = random_actions(rng, {t: ref.action_masks(t).numpy() for t in ("a", "p")})
+        for wrapper in (ref, other):
+            wrapper.step_all_envs(chosen)
+        assert compare_fields(names, ref, other, 1e-5, 1e-6, env.parity_tolerances()) is None
+        ref.reset_only_done_envs()
+        other.reset_only_done_envs()
+    assert ref.pull("saez_reached").tolist() == [1, 1]
+    assert ref.episode_metrics()["saez/estimated_elasticity"] > 0

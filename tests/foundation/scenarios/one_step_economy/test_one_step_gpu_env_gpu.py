@@ -19,7 +19,7 @@ from ai_economist.warp_drive.env_wrapper import EnvWrapper
 pytestmark = pytest.mark.gpu
 torch = require_gpu()
 
-from test_one_step_gpu_env import COIN_EQ, FIXED, LINEAR, US_FEDERAL, config  # noqa: E402
+from test_one_step_gpu_env import COIN_EQ, FIXED, LINEAR, SAEZ, US_FEDERAL, config  # noqa: E402
 
 BLOCKS = {
     "planner-isoelastic": config(),
@@ -35,6 +35,21 @@ def test_kernels_match_the_reference_on_the_device(backend, name):
     env = OneStepEconomyGpu(**BLOCKS[name])
     result = check_parity(env, backend, num_envs=1000, num_steps=12, seed=7)
     assert result.ok, result.message
+
+
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
+@pytest.mark.parametrize(
+    "tax", [SAEZ, {**SAEZ, "pareto_weight_type": "uniform"}], ids=["inverse", "uniform"]
+)
+def test_saez_kernels_match_the_reference_through_the_buffer_filling(backend, tax):
+    """120 steps: 50 tax days of random rates fill the 500-sample buffers, then 10 periods
+    of the Saez formula with the elasticity estimate."""
+    env = OneStepEconomyGpu(**config(tax=tax))
+    result = check_parity(env, backend, num_envs=256, num_steps=120, seed=3)
+    assert result.ok, result.message
+    w = EnvWrapper(env, num_envs=4, env_backend=backend)
+    w.reset_all_envs()
+    assert w.pull("saez_reached").tolist() == [0] * 4
 
 
 @pytest.mark.parametrize("backend", GPU_BACKENDS)

@@ -7,6 +7,7 @@
 // N_RATES, AGENT_OBS_DIM, PLANNER_OBS_DIM, AGENT_ACTIONS, PLANNER_ACTIONS and
 // ONE_STEP_ECONOMY_STATE_PARAMS (the declared fields in order, scalar constants by value).
 #include "one_step_economy_state.h"
+#include "saez_tax.cuh"
 
 #define MAX_WORKERS 32
 
@@ -17,10 +18,55 @@ __device__ int bracket_index(double income, const double* cutoffs) {
   return count > 0 ? count - 1 : 0;
 }
 
-// array_model.current_rates: bracket b's rate (planner-set index, or the fixed rates).
+// array_model.current_rates: bracket b's rate (planner-set index, Saez rates or fixed rates).
 __device__ double current_rates(int b, const int* rate_index, const double* disc_rates,
-                                const double* fixed_rates, int tax_model_code) {
-  return tax_model_code == 0 ? disc_rates[rate_index[b]] : fixed_rates[b];
+                                const double* saez_rates, const double* fixed_rates,
+                                int tax_model_code) {
+  if (tax_model_code == 0) return disc_rates[rate_index[b]];
+  return tax_model_code == 2 ? saez_rates[b] : fixed_rates[b];
+}
+
+// Scratch of the Saez formula (shared memory of the block).
+struct SaezScratch {
+  double counts[SAEZ_BINS];
+  double gz[SAEZ_EDGES];
+  double pz[SAEZ_EDGES];
+  double az[SAEZ_EDGES];
+  double taus[SAEZ_EDGES];
+};
+
+// gpu_saez.saez_first_day (one env, thread 0): this period's rates into rates[]: uniform
+// draws until the buffer has filled, then gpu_saez.saez_formula_rates.
+__device__ void saez_first_day(int env, const double* buffer, const int* count, int* reached,
+                               int* draws, double* elas, double* log_z0, double* rates,
+                               double* running_avg, const double* edges, const double* sizes,
+                               const double* cutoffs, const double* bracket_sizes,
+                               double rate_min, double rate_max, int pareto_weight_code,
+                               double fixed_elas, int seed, SaezScratch* s) {
+  if (!*reached && *count >= SAEZ_BUFFER_SIZE) *reached = 1;
+  if (!*reached) {
+    for (int b = 0; b < N_BRACKETS; b++) {
+      rates[b] = rate_min + (rate_max - rate_min) * uniform_draws(seed, env, *draws + b);
+    }
+    *draws += N_BRACKETS;
+    return;
+  }
+  estimate_uniform_income_elasticity(buffer, *count, elas, log_z0);
+  const double e = fixed_elas >= 0.0 ? fixed_elas : *elas;
+  int n_below, n_above;
+  double weight_above, sum_above;
+  histogram(buffer, *count, edges, s->counts, &n_below, &n_above, &weight_above, &sum_above,
+            pareto_weight_code);
+  binned_welfare_weights(s->counts, n_below, n_above, weight_above, edges, pareto_weight_code,
+                         s->gz, s->pz);
+  binned_pareto_params(s->pz, n_below, (double)(*count), n_above, sum_above, edges, s->az);
+  saez_marginal_rates(s->gz, s->az, e, s->taus);
+  bracketize_schedule(s->taus, edges, sizes, cutoffs, bracket_sizes, rates);
+  for (int b = 0; b < N_BRACKETS; b++) {
+    const double r = rates[b];
+    rates[b] = r < rate_min ? rate_min : (r > rate_max ? rate_max : r);  // np.clip keeps NaN
+    running_avg[b] = 0.99 * running_avg[b] + 0.01 * rates[b];
+  }
 }
 
 // tax_brackets.taxes_due: sum_b rate_b * min(size_b, max(0, income - cutoff_b)).
@@ -163,6 +209,7 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   __shared__ double s_sorted[MAX_WORKERS];
   __shared__ double s_marginal[MAX_WORKERS];
   __shared__ double s_lump, s_equality, s_welfare, s_coin_total;
+  __shared__ SaezScratch s_saez;
   const int env = blockIdx.x;
   const int tid = threadIdx.x;
   const bool is_worker = tid < N_WORKERS;
@@ -181,6 +228,20 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   double* e_last_income = last_income + env * N_WORKERS;
   double* e_last_marginal = last_marginal_rate + env * N_WORKERS;
   int* e_rate_index = rate_index + env * N_BRACKETS;
+  double* e_saez_rates = saez_rates + env * N_BRACKETS;
+  const bool saez = tax_model_code == 2;
+
+  // 0. the Saez model sets this period's rates on its first day
+  if (saez && first_day) {
+    if (tid == 0) {
+      saez_first_day(env, saez_buffer + env * SAEZ_BUFFER_SIZE * 2, saez_count + env,
+                     saez_reached + env, saez_draws + env, saez_elas + env, saez_log_z0 + env,
+                     e_saez_rates, saez_running_avg + env * N_BRACKETS, saez_bin_edges,
+                     saez_bin_sizes, cutoffs, bracket_sizes, rate_min, rate_max,
+                     pareto_weight_code, saez_fixed_elas, rng_seed, &s_saez);
+    }
+    __syncthreads();
+  }
 
   // 1. actions (checked against the masks): labor_step; on a first day the planner's rates
   if (is_worker) {
@@ -195,7 +256,8 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
     if (first_day && tax_model_code == 0) {
       e_rate_index[b] = set_rates_from_actions(e_rate_index[b], action);
     }
-    const double rate = current_rates(b, e_rate_index, disc_rates, fixed_rates, tax_model_code);
+    const double rate = current_rates(b, e_rate_index, disc_rates, e_saez_rates, fixed_rates,
+                                      tax_model_code);
     s_rates[b] = rate;
     if (first_day) rates_obs[env * N_BRACKETS + b] = rate;
   }
@@ -221,6 +283,11 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
       e_last_coin[tid] = e_coin[tid];
       e_last_income[tid] = income;
       e_last_marginal[tid] = marginal_rate(income, cutoffs, s_rates);
+      if (saez) {  // gpu_saez.saez_record: this tax day's samples into the ring
+        double* sample = saez_buffer + (env * SAEZ_BUFFER_SIZE + (saez_next[env] + tid) % SAEZ_BUFFER_SIZE) * 2;
+        sample[0] = income;
+        sample[1] = e_last_marginal[tid];
+      }
     }
   }
   __syncthreads();
@@ -271,6 +338,10 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
     welfare[env] = s_welfare;
     tax_cycle_pos[env] = new_pos;
     _timestep_[env] = t;
+    if (saez && tax_day) {
+      saez_next[env] = (saez_next[env] + N_WORKERS) % SAEZ_BUFFER_SIZE;
+      saez_count[env] = min(saez_count[env] + N_WORKERS, SAEZ_BUFFER_SIZE);
+    }
     if (done) {
       _done_[env] = 1;
       episode_equality[env] = s_equality;
