@@ -314,13 +314,16 @@ def one_step_economy_step(
         utility[env, tid] = s_util[tid]
         agent_observations(observations_a[env, tid], rates_obs[env], new_pos, period, s_sorted,
                            n, s_marginal[tid], skills[tid], skill_scale, t, time_scale)  # fmt: skip
-        action_masks(action_mask_a[env, tid], mask_first_step != 0 and t == 0)
+        # the masks before this step were those of step t - 1: rewrite only what changes
+        if mask_first_step != 0 and t == 1:
+            action_masks(action_mask_a[env, tid], False)
     elif is_bracket:
         rewards_p[env, b] = s_env[2] - welfare_before
         planner_observations(observations_p[env, b], b, rates_obs[env], new_pos, period,
                              s_sorted, n, t, time_scale, s_env[1], s_env[3], s_marginal,
                              e_last_income, last_marginal_rate[env])  # fmt: skip
-        action_masks(action_mask_p[env, b], new_pos != 1)
+        if (pos != 1) != (new_pos != 1):
+            action_masks(action_mask_p[env, b], new_pos != 1)
 
     # 5. per-env bookkeeping and the metrics of an episode that ends here
     done = t >= episode_length

@@ -40,8 +40,8 @@ needs_sim = pytest.mark.skipif(not cudasim_enabled(), reason="needs NUMBA_ENABLE
 def config(**changes) -> dict:
     """The packaged env block with top-level ``changes`` and ``tax`` / ``labor`` kwargs."""
     block = copy.deepcopy(DEFAULT_ENV_CONFIG)
-    tax = changes.pop("tax", {})
-    block["components"][1]["PeriodicBracketTax"].update(tax)
+    block["components"][1]["PeriodicBracketTax"].update(changes.pop("tax", {}))
+    block["components"][0]["SimpleLabor"].update(changes.pop("labor", {}))
     block.update(changes)
     return block
 
@@ -121,12 +121,13 @@ def test_fixed_tax_models_use_their_rates():
 @needs_sim
 @pytest.mark.parametrize(
     "block",
-    [config(), config(tax=US_FEDERAL, **LINEAR), config(tax=FIXED, **COIN_EQ), config(tax=SAEZ)],
-    ids=["planner-isoelastic", "us-federal-linear", "fixed-coin-eq", "saez-draws"],
-)
+    [config(), config(tax=US_FEDERAL, **LINEAR), config(tax=FIXED, **COIN_EQ), config(tax=SAEZ),
+     config(episode_length=6, tax={"period": 3}, labor={"mask_first_step": False})],
+    ids=["planner-isoelastic", "us-federal-linear", "fixed-coin-eq", "saez-draws", "period-3-of-6"],
+)  # fmt: skip
 def test_numba_kernel_matches_the_reference_in_the_simulator(block):
     env = OneStepEconomyGpu(**block)
-    result = check_parity(env, "numba", num_envs=2, num_steps=4, seed=1)
+    result = check_parity(env, "numba", num_envs=2, num_steps=7, seed=1)
     assert result, result.message
 
 

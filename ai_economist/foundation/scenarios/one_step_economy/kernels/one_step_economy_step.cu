@@ -318,14 +318,17 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
     agent_observations(observations_a + row * AGENT_OBS_DIM, rates_obs + env * N_BRACKETS,
                        new_pos, period, s_sorted, s_marginal[tid], skills[tid], skill_scale, t,
                        time_scale);
-    action_masks(action_mask_a + row * AGENT_ACTIONS, AGENT_ACTIONS, mask_first_step && t == 0);
+    // the masks before this step were those of step t - 1: rewrite only what changes
+    if (mask_first_step && t == 1) action_masks(action_mask_a + row * AGENT_ACTIONS, AGENT_ACTIONS, false);
   } else if (is_bracket) {
     const int row = env * N_BRACKETS + b;
     rewards_p[row] = (float)(s_welfare - welfare_before);
     planner_observations(observations_p + row * PLANNER_OBS_DIM, b, rates_obs + env * N_BRACKETS,
                          new_pos, period, s_sorted, t, time_scale, s_equality, s_coin_total,
                          s_marginal, e_last_income, e_last_marginal);
-    action_masks(action_mask_p + row * PLANNER_ACTIONS, PLANNER_ACTIONS, new_pos != 1);
+    if ((pos != 1) != (new_pos != 1)) {
+      action_masks(action_mask_p + row * PLANNER_ACTIONS, PLANNER_ACTIONS, new_pos != 1);
+    }
   }
 
   // 5. per-env bookkeeping and the metrics of an episode that ends here
