@@ -309,3 +309,30 @@ def test_saez_formula_kernel_matches_the_reference_in_the_simulator():
         other.reset_only_done_envs()
     assert ref.pull("saez_reached").tolist() == [1, 1]
     assert ref.episode_metrics()["saez/estimated_elasticity"] > 0
+
+
+def test_the_trainer_trains_on_the_gpu_env_on_the_cpu(tmp_path, monkeypatch):
+    """The generic env through the trainer (numpy backend: the path the GPU takes, minus the
+    kernels); its policies sample only allowed actions (the reference would raise)."""
+    import json
+
+    import yaml
+
+    from ai_economist.training import training_script
+    from ai_economist.training.config import RUN_CONFIG_DIR
+    from ai_economist.training.environments import ENVIRONMENTS, register_gpu_training_env
+
+    monkeypatch.setattr(ENVIRONMENTS, "_entries", dict(ENVIRONMENTS._entries))
+    register_gpu_training_env(OneStepEconomyGpu, name="one_step_generic")
+    run_config = yaml.safe_load((RUN_CONFIG_DIR / "one_step_economy.yaml").read_text())
+    run_config["name"] = "one_step_generic"
+    path = tmp_path / "one_step_generic.yaml"
+    path.write_text(yaml.safe_dump(run_config))
+    args = ["--env", "one_step_generic", "--config", str(path), "--device", "cpu",
+            "--results_dir", str(tmp_path / "run"), "--quiet", "trainer.num_envs=16",
+            "trainer.train_batch_size=64", "trainer.num_episodes=64", "saving.tensorboard=false",
+            "trainer.progress_bar=false", "saving.metrics_log_freq=1"]  # fmt: skip
+    assert training_script.main(args) == 0
+    rows = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    last = json.loads(rows[-1])
+    assert len(rows) == 2 and last["env/social/productivity"] > 0 and "env/endow/9/Coin" in last
