@@ -77,3 +77,12 @@ def test_training_on_cuda_picks_the_gpu_environment(tmp_path):
     assert len(rows) == 10
     assert "env/endow/0/Coin" in rows[-1]  # only the GPU environment reports per-agent coin
     assert rows[-1]["env/social/productivity"] > 0
+
+
+def test_more_envs_than_the_gpu_holds_fail_before_allocating():
+    from ai_economist.warp_drive.errors import DeviceMemoryError
+
+    free_before = torch.cuda.mem_get_info()[0]
+    with pytest.raises(DeviceMemoryError, match=r"per env x 100000000 envs.*At most \d+ envs"):
+        EnvWrapper(OneStepEconomyGpu(), num_envs=10**8, env_backend="pycuda")
+    assert torch.cuda.mem_get_info()[0] >= free_before - 2**30  # nothing big was allocated
