@@ -21,6 +21,7 @@ from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_s
 MAX_WORKERS = 32
 MAX_BRACKETS = 64
 SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
+SAEZ_EDGES = SAEZ_BINS + 1  # a constant: shared-array sizes must be literals for Numba
 
 
 @cuda.jit(device=True)
@@ -217,10 +218,10 @@ def one_step_economy_step(
     # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
     s_counts = cuda.shared.array(SAEZ_BINS, float64)
     s_stats = cuda.shared.array(4, float64)
-    s_gz = cuda.shared.array(SAEZ_BINS + 1, float64)
-    s_pz = cuda.shared.array(SAEZ_BINS + 1, float64)
-    s_az = cuda.shared.array(SAEZ_BINS + 1, float64)
-    s_taus = cuda.shared.array(SAEZ_BINS + 1, float64)
+    s_gz = cuda.shared.array(SAEZ_EDGES, float64)
+    s_pz = cuda.shared.array(SAEZ_EDGES, float64)
+    s_az = cuda.shared.array(SAEZ_EDGES, float64)
+    s_taus = cuda.shared.array(SAEZ_EDGES, float64)
     env = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     n = coin.shape[1]
