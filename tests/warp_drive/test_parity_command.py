@@ -41,7 +41,7 @@ def test_runs_as_a_module():
 def test_unknown_environment_lists_close_matches(capsys):
     assert parity_command.main(["--env", "ring_chas", *SMALL]) == 2
     err = capsys.readouterr().err
-    assert "no environment 'ring_chas' with numba kernels" in err
+    assert "no GpuEnvironment 'ring_chas' with numba kernels" in err
     assert "Did you mean 'ring_chase'?" in err and "tag_continuous" in err
 
 

@@ -38,21 +38,31 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def gpu_environment_names(backend: str) -> list[str]:
-    """Every environment registered with kernels for ``backend`` (the registration modules
-    of the training registry are imported first, so scenarios that register there count)."""
+def gpu_environment_classes(backend: str) -> dict[str, type]:
+    """Every ``GpuEnvironment`` class registered with kernels for ``backend`` (the training
+    registry's registration modules are imported first, so scenarios registered there count;
+    kernel sources registered without a ``GpuEnvironment`` class are left out)."""
     from ai_economist.training.environments import training_env_names
     from ai_economist.warp_drive.registrar import default_registrar
+    from ai_economist.warp_drive.scenario import GpuEnvironment
 
     training_env_names()  # imports every registration module
-    return default_registrar.env_names(backend)
+    classes = {}
+    for name in default_registrar.env_names(backend):
+        try:
+            cls = default_registrar.get(name, env_backend=backend)
+        except KeyError:  # a kernel source without a class
+            continue
+        if isinstance(cls, type) and issubclass(cls, GpuEnvironment):
+            classes[name] = cls
+    return classes
 
 
 def _unknown(name: str, backend: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return (
-        f"error: no environment {name!r} with {backend} kernels is registered.{hint} "
+        f"error: no GpuEnvironment {name!r} with {backend} kernels is registered.{hint} "
         f"Registered for {backend}: {', '.join(known) or 'none'}"
     )
 
@@ -64,14 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, key) < 1:
             print(f"error: --{key} must be >= 1, got {getattr(args, key)}", file=sys.stderr)
             return 2
-    known = gpu_environment_names(args.backend)
+    known = gpu_environment_classes(args.backend)
     if args.env not in known:
-        print(_unknown(args.env, args.backend, known), file=sys.stderr)
+        print(_unknown(args.env, args.backend, sorted(known)), file=sys.stderr)
         return 2
     from ai_economist.warp_drive.checks.parity import check_parity
-    from ai_economist.warp_drive.registrar import default_registrar
 
-    env = default_registrar.get(args.env, env_backend=args.backend)()
+    env = known[args.env]()
     result = check_parity(env, args.backend, args.num_envs, args.num_steps, seed=args.seed)
     if result.ok:
         print(
