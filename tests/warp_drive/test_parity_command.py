@@ -66,6 +66,7 @@ def test_a_broken_kernel_exits_1_naming_field_env_agent_step(tmp_path, monkeypat
         def kernels(self) -> KernelSpec:
             return KernelSpec(("ring_chase_step",), numba_module=module)
 
+    parity_command.gpu_environment_classes("numba")  # registration modules imported first
     custom = EnvironmentRegistrar(use_defaults=False)
     register_gpu_environment(BrokenChase, custom, training=False)
     monkeypatch.setattr(registrar_module, "default_registrar", custom)

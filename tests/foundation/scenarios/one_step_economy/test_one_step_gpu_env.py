@@ -327,8 +327,13 @@ def test_the_trainer_trains_on_the_gpu_env_on_the_cpu(tmp_path, monkeypatch):
 
     from ai_economist.training import training_script
     from ai_economist.training.config import RUN_CONFIG_DIR
-    from ai_economist.training.environments import ENVIRONMENTS, register_gpu_training_env
+    from ai_economist.training.environments import (
+        ENVIRONMENTS,
+        register_gpu_training_env,
+        training_env_names,
+    )
 
+    training_env_names()  # every registration module imported before the registry is copied
     monkeypatch.setattr(ENVIRONMENTS, "_entries", dict(ENVIRONMENTS._entries))
     register_gpu_training_env(OneStepEconomyGpu, name="one_step_generic")
     run_config = yaml.safe_load((RUN_CONFIG_DIR / "one_step_economy.yaml").read_text())
