@@ -8,16 +8,16 @@ import yaml
 
 from ai_economist.training import preflight, training_script
 from ai_economist.training.config import (
-    RUN_CONFIG_DIR,
     ConfigError,
     find_run_config,
     load_run_config,
     load_yaml,
+    packaged_config_path,
     parse_override,
 )
 
-DEMO = str(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml")
-TOY = str(RUN_CONFIG_DIR / "toy.yaml")
+DEMO = str(packaged_config_path("covid_and_economy_cpu_demo"))
+TOY = str(packaged_config_path("toy"))
 
 
 def run_cli(tmp_path, capsys, args):
@@ -145,7 +145,7 @@ def test_a_directory_as_config(tmp_path):
 
 
 def write_toy(tmp_path, edit) -> str:
-    config = yaml.safe_load((RUN_CONFIG_DIR / "toy.yaml").read_text())
+    config = yaml.safe_load((packaged_config_path("toy")).read_text())
     edit(config["policy"]["a"])
     path = tmp_path / "x.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -190,7 +190,7 @@ def test_edges_of_the_ranges_are_accepted(tmp_path):
 
 
 def test_config_by_packaged_name(tmp_path, capsys):
-    demo = RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"
+    demo = packaged_config_path("covid_and_economy_cpu_demo")
     assert find_run_config("covid_and_economy_cpu_demo") == demo
     assert find_run_config("covid_and_economy_cpu_demo.yaml") == demo
     with pytest.raises(ConfigError) as err:
@@ -204,7 +204,7 @@ def test_config_by_packaged_name(tmp_path, capsys):
     )
     # the command line resolves the name (the typo below then stops it before any work)
     code, err_text, _ = run_cli(tmp_path, capsys, ["--config", "toy", "trainer.num_env=4"])
-    assert code == 2 and f"run config {RUN_CONFIG_DIR / 'toy.yaml'}" in err_text
+    assert code == 2 and f"run config {packaged_config_path('toy')}" in err_text
 
 
 def test_dates_in_overrides_stay_strings():
