@@ -1,0 +1,89 @@
+"""The one registry's bad input: a package that fails to import, two packages registering one
+name; discovery through the ``ai_economist.environments`` entry points."""
+
+from __future__ import annotations
+
+import warnings
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from ai_economist.warp_drive import registry
+from ai_economist.warp_drive.errors import UnknownNameError
+
+GOOD = """
+from ai_economist.warp_drive.registry import EnvEntry, register_env
+register_env("{name}", EnvEntry(lambda c, d, b: "{name}"))
+"""
+
+
+@pytest.fixture
+def packages(tmp_path, monkeypatch):
+    """``install({entry point: (distribution, module source)})``: a fresh registry whose
+    entry points are those modules, written to ``tmp_path``."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def install(spec: dict[str, tuple[str, str]]) -> registry.Registry:
+        found = []
+        for ep_name, (dist, source) in spec.items():
+            module = f"seam_test_{ep_name}"
+            (tmp_path / f"{module}.py").write_text(source)
+            monkeypatch.delitem(__import__("sys").modules, module, raising=False)
+            ep = EntryPoint(ep_name, module, registry.ENTRY_POINT_GROUP)
+            found.append((ep, dist))
+        monkeypatch.setattr(registry, "_entry_points", lambda group: found)
+        fresh = registry.Registry(group=registry.ENTRY_POINT_GROUP)
+        monkeypatch.setattr(registry, "ENVIRONMENTS", fresh)
+        return fresh
+
+    return install
+
+
+def test_entry_points_register_lazily(packages):
+    reg = packages({"alpha": ("pkg-alpha", GOOD.format(name="alpha"))})
+    assert reg._entries == {}  # nothing imported before the first lookup
+    assert reg["alpha"].build(None, None, None) == "alpha"
+    assert reg["alpha"].origin == "package 'pkg-alpha' (seam_test_alpha)"
+
+
+def test_a_package_that_fails_to_import_names_itself_and_the_rest_still_work(packages):
+    reg = packages(
+        {
+            "alpha": ("pkg-alpha", GOOD.format(name="alpha")),
+            "broken": ("pkg-broken", "raise RuntimeError('no kernels here')\n"),
+        }
+    )
+    assert reg["alpha"].build(None, None, None) == "alpha"  # no error, no warning
+    with pytest.raises(registry.EnvironmentImportError) as err:
+        reg["broken"]
+    text = str(err.value)
+    assert "'pkg-broken'" in text and "RuntimeError: no kernels here" in text
+    with pytest.raises(UnknownNameError, match="'alph'.*Did you mean 'alpha'.*pkg-broken"):
+        reg["alph"]
+    with pytest.warns(registry.EnvironmentImportWarning, match="pkg-broken.*no kernels here"):
+        assert list(reg) == ["alpha"]
+
+
+def test_two_packages_registering_one_name_is_an_error_naming_both(packages):
+    reg = packages(
+        {
+            "a_first": ("pkg-one", GOOD.format(name="shared")),
+            "b_second": ("pkg-two", GOOD.format(name="shared")),
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        names = list(reg)
+    assert names == ["shared"] and reg["shared"].origin.startswith("package 'pkg-one'")
+    (message,) = [str(w.message) for w in caught]
+    assert "'shared' is registered twice: by package 'pkg-one'" in message
+    assert "and by package 'pkg-two'" in message
+
+
+def test_the_installed_checkout_declares_its_own_environments():
+    """This project's environments come through the same entry points as anyone's."""
+    points = {ep.name: ep.module for ep, _ in registry._entry_points(registry.ENTRY_POINT_GROUP)}
+    if not points:
+        pytest.fail("no ai_economist.environments entry points: run `pip install -e .`")
+    assert points["toy"] == "ai_economist.warp_drive.training.toy_registration"
+    assert {"toy", "ring_chase", "covid_and_economy_environment"} <= set(registry.ENVIRONMENTS)
