@@ -89,7 +89,7 @@ def summary(run_dir: Path) -> list[str]:
     out += [
         f"the trained planner is {abs(planner - best):.2f} {verdict} the best fixed policy "
         f"({best_name}); a one-minute CPU run is not expected to beat it; the GPU learning "
-        "config (run_configs/covid_and_economy_gpu_learning.yaml) does in about 2 minutes on "
+        "config (covid_and_economy_gpu_learning) does in about 2 minutes on "
         "an H200 for 2 of the 3 seeds measured.",
         "next:",
         f"  python -m ai_economist.training.evaluate --run_dir {run_dir} --greedy"

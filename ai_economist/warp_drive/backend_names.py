@@ -14,7 +14,11 @@ class EnvBackend(str, Enum):
 
     * ``CPU``: Python copies of the environment, one per env (the original CPU path);
     * ``NUMPY``: every env batched in host arrays, stepped by the numpy reference;
-    * ``PYCUDA``: CUDA C kernels compiled with nvcc, launched through pycuda;
+    * ``PYCUDA``: CUDA C kernels compiled with nvcc; pycuda loads the module into torch's
+      context and looks the kernels up (WarpDrive's name and path for this backend), and the
+      launches go through the CUDA driver API on torch's current stream
+      (:mod:`~ai_economist.warp_drive.driver_launch`), because pycuda launches on the legacy
+      default stream, which a CUDA graph cannot capture;
     * ``NUMBA``: Numba ``@cuda.jit`` kernels (or Numba's CUDA simulator on the CPU).
     """
 

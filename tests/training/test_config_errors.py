@@ -3,6 +3,8 @@ naming the key, the value and what was expected (issue 11)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -243,3 +245,20 @@ def test_accepted_kwargs_follow_kwargs_to_the_parents():
 def test_backend_and_model_file_mistakes(tmp_path, capsys, override, expected):
     code, err, made = run_cli(tmp_path, capsys, ["--config", TOY, "--device", "cpu", override])
     assert code == 2 and expected in err and not made
+
+
+def test_old_run_config_paths_still_load_with_a_deprecation_warning(monkeypatch):
+    """1.7.1's ai_economist/training/run_configs/<name>.yaml names the packaged config that
+    now lives beside its environment."""
+    from ai_economist.training import config as config_module
+
+    monkeypatch.chdir(Path(config_module.__file__).parents[2])  # the checkout
+    old = "ai_economist/training/run_configs/covid_and_economy_cpu_demo.yaml"
+    new = packaged_config_path("covid_and_economy_cpu_demo")
+    assert new.parent.name == "run_configs" and new.parent.parent.name == "covid19"
+    with pytest.warns(DeprecationWarning, match=f"beside its environment: {new}"):
+        assert find_run_config(old) == new
+    with pytest.warns(DeprecationWarning):
+        assert load_run_config(old)["name"] == "covid_and_economy_environment"
+    with pytest.warns(DeprecationWarning, match="RUN_CONFIG_DIR is deprecated"):
+        assert config_module.RUN_CONFIG_DIR.name == "run_configs"

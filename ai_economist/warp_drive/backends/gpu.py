@@ -1,4 +1,5 @@
-"""The kernel backends: CUDA C through pycuda, or Numba ``@cuda.jit`` kernels.
+"""The kernel backends: CUDA C (``pycuda``: loaded by pycuda, launched through the CUDA
+driver on torch's stream, see ``function_manager``), or Numba ``@cuda.jit`` kernels.
 
 Before anything is allocated the kernels are checked against the declaration (names exist,
 parameters are the ``kernel_arg`` fields in declaration order, or one pointer to the
