@@ -5,3 +5,23 @@ Numba step, its ``registration.py`` (named by an ``ai_economist.environments`` e
 ``pyproject.toml``) and its ``run_configs/``; nothing is imported here, so
 ``import ai_economist.example_envs`` stays light.
 """
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "REGISTRATION_MODULES":
+        import warnings
+
+        warnings.warn(
+            "ai_economist.example_envs.REGISTRATION_MODULES is deprecated: the examples register "
+            "through the entry-point group 'ai_economist.environments' "
+            "(ai_economist.warp_drive.registry)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return tuple(
+            f"{__name__}.{env}.registration"
+            for env in ("ring_chase", "tag_gridworld", "tag_continuous")
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -268,7 +268,12 @@ def _gpu_backends_of(cls: type) -> dict[str, str]:
 
 
 def _config_dir_of(cls: type) -> Path | None:
-    folder = Path(inspect.getfile(cls)).resolve().parent / "run_configs"
+    """``run_configs/`` beside the module of ``cls``; ``None`` without one (or for a class
+    defined in ``__main__`` or a notebook, which has no file)."""
+    try:
+        folder = Path(inspect.getfile(cls)).resolve().parent / "run_configs"
+    except (TypeError, OSError):
+        return None
     return folder if folder.is_dir() else None
 
 

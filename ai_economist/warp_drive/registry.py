@@ -189,6 +189,7 @@ class Registry(Mapping):
         self._discovered = group is None
         self._loading: str | None = None
         self._failures: list[_Failure] = []
+        self._entry_point_count = 0
 
     # ------------------------------------------------------------------ discovery
     def _load(self) -> None:
@@ -199,7 +200,9 @@ class Registry(Mapping):
             self._import(module, f"module {module!r}", module, module)
         if not self._discovered:
             self._discovered = True
-            for ep, package in _entry_points(self._group):
+            found = _entry_points(self._group)
+            self._entry_point_count = len(found)
+            for ep, package in found:
                 self._import(ep.module, f"package {package!r} ({ep.module})", ep.name, package)
 
     def _import(self, module: str, origin: str, ep_name: str, package: str) -> None:
@@ -252,6 +255,12 @@ class Registry(Mapping):
         message = close_matches_message(name, self._entries, "training environment")
         if self._failures:
             message += "; not loaded: " + "; ".join(f.message() for f in self._failures)
+        if self._group is not None and self._entry_point_count == 0:
+            message += (
+                f" No package declares entry points of the group {self._group!r}: install "
+                "ai-economist (`pip install -e .` in a checkout) so that its environments "
+                "register; a source tree on PYTHONPATH alone has no entry points"
+            )
         raise UnknownNameError(message)
 
     def find(self, name: str) -> tuple[str, EnvEntry] | None:

@@ -87,3 +87,10 @@ def test_the_installed_checkout_declares_its_own_environments():
         pytest.fail("no ai_economist.environments entry points: run `pip install -e .`")
     assert points["toy"] == "ai_economist.warp_drive.training.toy_registration"
     assert {"toy", "ring_chase", "covid_and_economy_environment"} <= set(registry.ENVIRONMENTS)
+
+
+def test_no_entry_points_at_all_says_to_install_the_package(monkeypatch):
+    monkeypatch.setattr(registry, "_entry_points", lambda group: [])
+    reg = registry.Registry(group=registry.ENTRY_POINT_GROUP)
+    with pytest.raises(UnknownNameError, match="Known: \\[\\].*install ai-economist"):
+        reg["toy"]
