@@ -236,7 +236,19 @@ class EnvironmentRegistrar:
         )
 
     def add_provider(self, module_name: str) -> None:
-        """Import ``module_name`` (which registers environments) on the first lookup that misses."""
+        """Import ``module_name`` (which registers environments) on the first lookup that misses.
+
+        Deprecated: name the module in the entry-point group ``ai_economist.environments``
+        instead (:mod:`ai_economist.warp_drive.registry`), so that it registers once.
+        """
+        import warnings
+
+        warnings.warn(
+            "EnvironmentRegistrar.add_provider is deprecated: declare the module in the "
+            "entry-point group 'ai_economist.environments' (ai_economist.warp_drive.registry)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         if module_name not in self._providers:
             self._providers.append(module_name)
 

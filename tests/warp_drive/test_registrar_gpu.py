@@ -97,7 +97,8 @@ def test_providers_are_imported_lazily(clean_defaults, tmp_path, monkeypatch):
         "registrar.default_registrar.add_cuda_env_src_path('Lazy', 'lazy.kernels', 'numba')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    clean_defaults.add_provider("wd_tiny_provider_mod")
+    with pytest.warns(DeprecationWarning, match="entry-point group 'ai_economist.environments'"):
+        clean_defaults.add_provider("wd_tiny_provider_mod")
     assert EnvironmentRegistrar().get_cuda_env_src_path("Lazy", "numba") == "lazy.kernels"
 
 

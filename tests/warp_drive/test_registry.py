@@ -94,3 +94,13 @@ def test_no_entry_points_at_all_says_to_install_the_package(monkeypatch):
     reg = registry.Registry(group=registry.ENTRY_POINT_GROUP)
     with pytest.raises(UnknownNameError, match="Known: \\[\\].*install ai-economist"):
         reg["toy"]
+
+
+def test_the_layers_below_the_edge_take_the_parsed_enum_only():
+    from ai_economist.example_envs.ring_chase.env import RingChase
+    from ai_economist.warp_drive.backend_names import EnvBackend
+    from ai_economist.warp_drive.backends import make_backend
+
+    with pytest.raises(TypeError, match="make_backend takes an EnvBackend, got 'numpy'"):
+        make_backend(RingChase(), 2, "numpy")
+    assert make_backend(RingChase(), 2, EnvBackend.NUMPY).num_envs == 2
