@@ -145,13 +145,14 @@ def check_before_work(
         check_output_dir(config["saving"]["basedir"], "saving.basedir")
 
 
-def check_env_name(name: str) -> None:
+def check_env_name(name: str, where: str | None = None) -> None:
     """``ConfigError`` for a name that is not registered: the registered names, with close
-    matches (or the package whose registration failed to import)."""
+    matches (or the package whose registration failed to import); ``where`` names the source
+    (default ``--env NAME``)."""
     try:
         ENVIRONMENTS[name]
     except (UnknownNameError, EnvironmentImportError) as exc:
-        raise ConfigError(f"--env {name}: {exc}") from exc
+        raise ConfigError(f"{where or f'--env {name}'}: {exc}") from exc
 
 
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
@@ -177,7 +178,7 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     env_name = args.env or config["name"]
     if env_name != config["name"]:
         raise ConfigError(f"--env {env_name} but the run config's 'name' is {config['name']!r}")
-    check_env_name(env_name)
+    check_env_name(env_name, f"run config {source}: 'name' = {env_name!r}")
     if saved is not None:
         from ai_economist.warp_drive.training.checkpoint_state import check_checkpoint_fits
 

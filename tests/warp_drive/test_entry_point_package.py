@@ -1,7 +1,8 @@
 """``pip install my-env-package`` then ``training_script --env my_env``: a package of its own
 registers an environment through the ``ai_economist.environments`` entry point, with no edit to
 this project. The fixture package (tests/fixtures/my_env_package) is installed offline into a
-fresh venv and trained there for two iterations in a subprocess (about 20 s)."""
+fresh venv and trained there for two iterations in a subprocess (about 20 s on an idle machine).
+Building it without network needs setuptools in this interpreter (the ``dev`` extra has it)."""
 
 from __future__ import annotations
 

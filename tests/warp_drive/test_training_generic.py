@@ -175,3 +175,15 @@ def test_an_unknown_env_lists_close_matches_and_exits_2(capsys):
         "'gather_trade_build_phase2'",
     ]
     assert "ring_chase" in err and "file not found" not in err
+
+
+def test_an_unknown_name_in_a_run_config_names_the_file(tmp_path, capsys):
+    from ai_economist.training.config import packaged_config_path
+
+    config = tmp_path / "mine.yaml"
+    text = packaged_config_path("ring_chase").read_text()
+    config.write_text(text.replace('name: "ring_chase"', 'name: "ring_chace"', 1))
+    assert training_script.main(["--config", str(config), "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert f"run config {config}: 'name' = 'ring_chace': Unknown training environment" in err
+    assert "Did you mean 'ring_chase'?" in err
