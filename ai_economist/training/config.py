@@ -47,14 +47,18 @@ def _packaged() -> dict[str, Path]:
 
 def default_config_path(env_name: str) -> Path:
     """The packaged run config ``<env_name>.yaml`` in the registered environment's
-    ``config_dir``; the path there even when the file is missing (reading it then says
-    "file not found"), ``ConfigError`` (close matches) for an unregistered name."""
+    ``config_dir`` (the path there even when the file is missing: reading it then says "file
+    not found"); for a name that is no environment, the packaged config of that name (e.g.
+    ``covid_and_economy_gpu_learning``); else ``ConfigError`` with the close matches."""
     from ai_economist.warp_drive.errors import UnknownNameError
     from ai_economist.warp_drive.registry import ENVIRONMENTS
 
     try:
         entry = ENVIRONMENTS[env_name]
     except (UnknownNameError, ImportError) as exc:
+        packaged = packaged_config_path(env_name)
+        if packaged is not None:
+            return packaged
         raise ConfigError(f"--env {env_name}: {exc}") from exc
     if entry.config_dir is None:
         raise ConfigError(

@@ -33,7 +33,7 @@ def backends(run_config: dict) -> tuple[EnvBackend, ...]:
 
     try:
         economy_params(run_config["env"])
-    except ValueError:
+    except (ValueError, TypeError, KeyError):  # not covered, or a block the env rejects itself
         return (EnvBackend.CPU,)
     return (EnvBackend.NUMPY, EnvBackend.CPU)
 
