@@ -93,7 +93,6 @@ def __getattr__(name: str) -> Any:
             DeprecationWarning,
             stacklevel=2,
         )
-        from importlib.metadata import entry_points
-
-        return tuple(ep.module for ep in entry_points(group=registry.ENTRY_POINT_GROUP))
+        points = registry.entry_points_of(registry.ENTRY_POINT_GROUP)
+        return tuple(ep.module for ep, _ in points)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

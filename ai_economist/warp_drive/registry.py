@@ -142,7 +142,7 @@ class _Failure:
         )
 
 
-def _entry_points(group: str) -> list[tuple[Any, str]]:
+def entry_points_of(group: str) -> list[tuple[Any, str]]:
     """``(entry point, distribution name)`` of ``group`` from every distribution on the path.
 
     ``importlib.metadata.entry_points`` keeps one distribution per name, the first on
@@ -200,7 +200,7 @@ class Registry(Mapping):
             self._import(module, f"module {module!r}", module, module)
         if not self._discovered:
             self._discovered = True
-            found = _entry_points(self._group)
+            found = entry_points_of(self._group)
             self._entry_point_count = len(found)
             for ep, package in found:
                 self._import(ep.module, f"package {package!r} ({ep.module})", ep.name, package)

@@ -31,7 +31,7 @@ def packages(tmp_path, monkeypatch):
             monkeypatch.delitem(__import__("sys").modules, module, raising=False)
             ep = EntryPoint(ep_name, module, registry.ENTRY_POINT_GROUP)
             found.append((ep, dist))
-        monkeypatch.setattr(registry, "_entry_points", lambda group: found)
+        monkeypatch.setattr(registry, "entry_points_of", lambda group: found)
         fresh = registry.Registry(group=registry.ENTRY_POINT_GROUP)
         monkeypatch.setattr(registry, "ENVIRONMENTS", fresh)
         return fresh
@@ -82,7 +82,7 @@ def test_two_packages_registering_one_name_is_an_error_naming_both(packages):
 
 def test_the_installed_checkout_declares_its_own_environments():
     """This project's environments come through the same entry points as anyone's."""
-    points = {ep.name: ep.module for ep, _ in registry._entry_points(registry.ENTRY_POINT_GROUP)}
+    points = {ep.name: ep.module for ep, _ in registry.entry_points_of(registry.ENTRY_POINT_GROUP)}
     if not points:
         pytest.fail("no ai_economist.environments entry points: run `pip install -e .`")
     assert points["toy"] == "ai_economist.warp_drive.training.toy_registration"
@@ -90,7 +90,7 @@ def test_the_installed_checkout_declares_its_own_environments():
 
 
 def test_no_entry_points_at_all_says_to_install_the_package(monkeypatch):
-    monkeypatch.setattr(registry, "_entry_points", lambda group: [])
+    monkeypatch.setattr(registry, "entry_points_of", lambda group: [])
     reg = registry.Registry(group=registry.ENTRY_POINT_GROUP)
     with pytest.raises(UnknownNameError, match="Known: \\[\\].*install ai-economist"):
         reg["toy"]
@@ -104,3 +104,15 @@ def test_the_layers_below_the_edge_take_the_parsed_enum_only():
     with pytest.raises(TypeError, match="make_backend takes an EnvBackend, got 'numpy'"):
         make_backend(RingChase(), 2, "numpy")
     assert make_backend(RingChase(), 2, EnvBackend.NUMPY).num_envs == 2
+
+
+def test_the_old_module_lists_still_answer_with_a_deprecation_warning():
+    from ai_economist import example_envs
+    from ai_economist.training import environments
+
+    with pytest.warns(DeprecationWarning, match="entry-point group 'ai_economist.environments'"):
+        modules = environments.SCENARIO_REGISTRATION_MODULES
+    assert "ai_economist.foundation.scenarios.covid19.registration" in modules
+    with pytest.warns(DeprecationWarning, match="entry-point group 'ai_economist.environments'"):
+        examples = example_envs.REGISTRATION_MODULES
+    assert "ai_economist.example_envs.ring_chase.registration" in examples
