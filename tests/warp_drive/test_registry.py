@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,17 @@ def test_the_old_module_lists_still_answer_with_a_deprecation_warning():
     with pytest.warns(DeprecationWarning, match="entry-point group 'ai_economist.environments'"):
         examples = example_envs.REGISTRATION_MODULES
     assert "ai_economist.example_envs.ring_chase.registration" in examples
+
+
+def test_every_registered_env_ships_its_default_run_config_beside_it():
+    from ai_economist.training.config import default_config_path, load_run_config
+
+    for name in sorted(registry.ENVIRONMENTS):
+        entry = registry.ENVIRONMENTS[name]
+        path = default_config_path(name)
+        assert path.parent == entry.config_dir and path.parent.name == "run_configs", name
+        module_dir = Path(
+            __import__(entry.origin.split("(")[1].rstrip(")"), fromlist=["_"]).__file__
+        )
+        assert path.parent.parent == module_dir.parent, name  # beside its registration module
+        assert load_run_config(path)["name"] == name
