@@ -131,3 +131,16 @@ def test_every_registered_env_ships_its_default_run_config_beside_it():
         )
         assert path.parent.parent == module_dir.parent, name  # beside its registration module
         assert load_run_config(path)["name"] == name
+
+
+def test_the_policy_mapping_is_the_entrys_own_or_the_specs():
+    from types import SimpleNamespace
+
+    from ai_economist.warp_drive.env_protocol import PolicySpec
+
+    env = SimpleNamespace(policy_specs={"a": PolicySpec(3, 4, 2), "p": PolicySpec(1, 4, 2)})
+    assert registry.default_policy_mapping(env) == {"a": ["0", "1", "2"], "p": ["p"]}
+    env.policy_tag_to_agent_id_map = {"runner": ["4", "5"]}
+    assert registry.default_policy_mapping(env) == {"runner": ["4", "5"]}
+    entry = registry.EnvEntry(lambda c, d, b: None, policy_mapping=lambda e: {"x": ["0"]})
+    assert entry.policy_mapping(env) == {"x": ["0"]}
