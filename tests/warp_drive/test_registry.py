@@ -3,6 +3,7 @@ name; discovery through the ``ai_economist.environments`` entry points."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -126,10 +127,11 @@ def test_every_registered_env_ships_its_default_run_config_beside_it():
         entry = registry.ENVIRONMENTS[name]
         path = default_config_path(name)
         assert path.parent == entry.config_dir and path.parent.name == "run_configs", name
-        module_dir = Path(
-            __import__(entry.origin.split("(")[1].rstrip(")"), fromlist=["_"]).__file__
-        )
-        assert path.parent.parent == module_dir.parent, name  # beside its registration module
+        # "package 'dist' (module)" from an entry point, "module 'name'" if imported directly
+        origin = entry.origin
+        module = origin.split("(")[1].rstrip(")") if "(" in origin else origin.split("'")[1]
+        here = Path(importlib.import_module(module).__file__).parent
+        assert path.parent.parent == here, name  # beside its registration module
         assert load_run_config(path)["name"] == name
 
 
