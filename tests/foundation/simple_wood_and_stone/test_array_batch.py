@@ -73,6 +73,7 @@ def test_backend_selection():
     run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 2, "seed": 0}}
     assert registration.backends(run) == (EnvBackend.NUMPY, EnvBackend.CPU)
     assert isinstance(entry.make(run, "cpu"), ArrayGatherTradeBuildBatch)  # auto: the arrays
+    assert isinstance(registration.build(run, "cpu"), ArrayGatherTradeBuildBatch)  # the same rule
     assert isinstance(registration.build(run, "cpu", EnvBackend.NUMPY), ArrayGatherTradeBuildBatch)
     assert isinstance(registration.build(run, "cpu", EnvBackend.CPU), GatherTradeBuildBatch)
     run["env"]["planner_reward_type"] = "inv_income_weighted_utility"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backend_names import EnvBackend, resolve_backend
 from ai_economist.warp_drive.registry import EnvEntry, register_env
 
 NAME = "covid_and_economy_environment"
@@ -21,13 +21,17 @@ resolved by the registry's one rule (``pycuda`` on a GPU, ``numpy`` on the CPU).
 
 
 def build_env_wrapper(
-    run_config: dict, device: Any, env_backend: EnvBackend = EnvBackend.NUMPY
+    run_config: dict, device: Any, env_backend: EnvBackend | str | None = None
 ) -> Any:
-    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper`` on the
-    resolved ``env_backend`` (one of :data:`BACKENDS`)."""
+    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper`` on
+    ``env_backend`` (one of :data:`BACKENDS`; ``None``: ``trainer.env_backend`` resolved by the
+    registry's one rule, as ``training_script`` does)."""
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
 
+    if env_backend is None:
+        requested = run_config["trainer"].get("env_backend", "auto")
+        env_backend = resolve_backend(requested, BACKENDS, device)
     on_gpu = str(device).startswith("cuda")
     env = CovidAndEconomyEnvironment(**run_config["env"])
     kwargs = {"device": device} if on_gpu else {}

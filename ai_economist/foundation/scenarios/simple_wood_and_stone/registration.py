@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ai_economist.warp_drive.backend_names import EnvBackend, require
+from ai_economist.warp_drive.backend_names import EnvBackend, require, resolve_backend
 from ai_economist.warp_drive.registry import EnvEntry, register_env
 
 PHASES = ("gather_trade_build_phase1", "gather_trade_build_phase2")
@@ -38,13 +38,14 @@ def backends(run_config: dict) -> tuple[EnvBackend, ...]:
     return (EnvBackend.NUMPY, EnvBackend.CPU)
 
 
-def build(run_config: dict, device: Any, env_backend: EnvBackend = EnvBackend.NUMPY) -> Any:
+def build(run_config: dict, device: Any, env_backend: EnvBackend | None = None) -> Any:
     """The batch of ``trainer.num_envs`` envs on the resolved ``env_backend``, stepped on the
     host; its tensors live on ``device``, where the trainer keeps the models.
 
     ``"numpy"`` steps all envs at once as arrays (an error naming the setting if the array
     economy does not cover the config), ``"cpu"`` one dict-API env after the other. Both give
-    the same observations, masks and rewards."""
+    the same observations, masks and rewards. ``None``: ``trainer.env_backend`` resolved by
+    the registry's one rule among :func:`backends`."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
@@ -52,6 +53,9 @@ def build(run_config: dict, device: Any, env_backend: EnvBackend = EnvBackend.NU
         GatherTradeBuildBatch,
     )
 
+    if env_backend is None:
+        requested = run_config["trainer"].get("env_backend", "auto")
+        env_backend = resolve_backend(requested, backends(run_config), device)
     backend = require(env_backend, (EnvBackend.CPU, EnvBackend.NUMPY), "gather-trade-build")
     trainer = run_config["trainer"]
     args = (run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)))
