@@ -13,26 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = "ai_economist"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
-
-#: Circles known and owned by another piece of work; each entry is the sorted tuple of the
-#: circle's modules.  Delete an entry when its circle is gone.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    # issue 24 (registry part, helper "seam"): the two env registries import each other
-    # through warp_drive/env_wrapper.py.  The coordinator deletes this entry at merge.
-    tuple(
-        sorted(
-            (
-                "ai_economist.training.environments",
-                "ai_economist.warp_drive.env_wrapper",
-                "ai_economist.warp_drive.registrar",
-            )
-        )
-    ): "issue 24 / seam: one registry",
-}
 
 
 def module_name(path: Path) -> str:
@@ -177,12 +159,4 @@ def test_the_graph_sees_lazy_relative_and_submodule_imports(tmp_path, monkeypatc
 
 def test_no_import_cycles():
     cycles = find_cycles(import_graph())
-    unexpected = [c for c in cycles if tuple(sorted(set(c))) not in ALLOWED_CYCLES]
-    assert not unexpected, "import circles:\n" + "\n".join(" -> ".join(c) for c in unexpected)
-
-
-@pytest.mark.parametrize("allowed", sorted(ALLOWED_CYCLES))
-def test_each_allowed_cycle_still_exists(allowed):
-    """An allow-list entry whose circle is gone must be deleted."""
-    found = {tuple(sorted(set(c))) for c in find_cycles(import_graph())}
-    assert allowed in found, f"{allowed} is no longer a circle: delete its ALLOWED_CYCLES entry"
+    assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)

@@ -1,35 +1,53 @@
-"""Where the GPU runtime finds environment classes and their kernel sources.
+"""WarpDrive's registrar API on top of the one registry (:mod:`ai_economist.warp_drive.registry`).
 
 * ``add_cuda_env_src_path(env_name, path, env_backend)`` records the kernel source of an
   environment: a ``.cu`` build file for ``"pycuda"``, or a dotted Python module of ``@cuda.jit``
-  kernels for ``"numba"`` (e.g. ``"ai_economist.foundation.scenarios.covid19.kernels.covid19_numba"``).
+  kernels for ``"numba"``.
 * ``add`` / ``add_env`` register (dual-mode) environment classes per backend (``"cpu"``,
   ``"numpy"``, ``"pycuda"``, ``"numba"``: ``EnvBackend``); ``get(name, use_cuda)`` returns the
-  class; ``register_gpu_environment(cls)`` registers a ``GpuEnvironment`` for every backend
-  its kernels support and for training.
+  class; ``register_gpu_environment(cls)`` registers a ``GpuEnvironment`` in the one registry
+  (training, ``--env NAME``), with the backends its kernels support.
 
-``default_registrar`` (module level) is where built-in environments register. A new
-``EnvironmentRegistrar()`` looks up its own (custom) registrations first and falls back to the
-defaults. Modules that register defaults lazily can be named with ``add_provider``; they are
-imported on the first lookup that misses. Names are case-insensitive.
+A registrar holds WarpDrive-style overrides: a new ``EnvironmentRegistrar()`` looks up its own
+registrations first, then ``default_registrar``'s, then the one registry (classes and kernel
+sources of every registered environment, found through the ``ai_economist.environments``
+entry points). Names are case-insensitive.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ai_economist.warp_drive import registry
 from ai_economist.warp_drive.backend_names import GPU_BACKENDS as _GPU_BACKENDS
-from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backend_names import EnvBackend, resolve_backend
 from ai_economist.warp_drive.data_manager import close_matches_message
 from ai_economist.warp_drive.errors import UnknownNameError
+from ai_economist.warp_drive.registry import EnvEntry
 
 GPU_BACKENDS = tuple(b.value for b in _GPU_BACKENDS)
 ENV_BACKENDS = tuple(b.value for b in EnvBackend)  # cpu, numpy, pycuda, numba
+
+
+def _registry_items() -> list[tuple[str, EnvEntry]]:
+    registry.ENVIRONMENTS._load()
+    return list(registry.ENVIRONMENTS._entries.items())
+
+
+def _from_entry(entry: EnvEntry, table: str, backend: str) -> Any:
+    """The class (``table == "_envs"``) or kernel source (``"_src"``) ``entry`` registers for
+    ``backend``, or ``None``."""
+    if table == "_src":
+        return entry.kernel_sources.get(backend)
+    if entry.env_class is None or callable(entry.backends):
+        return None
+    return entry.env_class() if backend in entry.backends else None
 
 
 def _check_backend(env_backend: str | EnvBackend, allowed: tuple[str, ...]) -> str:
@@ -67,6 +85,9 @@ class EnvironmentRegistrar:
             loaded = True
         return loaded
 
+    def _uses_registry(self) -> bool:
+        return self is default_registrar or self._use_defaults
+
     def _lookup(self, table: str, backend: str, name: str):
         key = name.lower()
         for registrar in (self, self._fallback()):
@@ -77,6 +98,10 @@ class EnvironmentRegistrar:
                 entries = getattr(registrar, table)[backend]
             if key in entries:
                 return entries[key][1]
+        if self._uses_registry():
+            found = registry.ENVIRONMENTS.find(name)
+            if found is not None:
+                return _from_entry(found[1], table, backend)
         return None
 
     def _known(self, table: str, backend: str) -> list[str]:
@@ -84,6 +109,10 @@ class EnvironmentRegistrar:
         fallback = self._fallback()
         if fallback is not None:
             names |= {v[0] for v in getattr(fallback, table)[backend].values()}
+        if self._uses_registry():
+            for name, entry in _registry_items():
+                if _from_entry(entry, table, backend) is not None:
+                    names.add(name)
         return sorted(names)
 
     # ------------------------------------------------------------------ kernel sources
@@ -207,7 +236,19 @@ class EnvironmentRegistrar:
         )
 
     def add_provider(self, module_name: str) -> None:
-        """Import ``module_name`` (which registers environments) on the first lookup that misses."""
+        """Import ``module_name`` (which registers environments) on the first lookup that misses.
+
+        Deprecated: name the module in the entry-point group ``ai_economist.environments``
+        instead (:mod:`ai_economist.warp_drive.registry`), so that it registers once.
+        """
+        import warnings
+
+        warnings.warn(
+            "EnvironmentRegistrar.add_provider is deprecated: declare the module in the "
+            "entry-point group 'ai_economist.environments' (ai_economist.warp_drive.registry)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         if module_name not in self._providers:
             self._providers.append(module_name)
 
@@ -225,38 +266,95 @@ class EnvironmentRegistrar:
 
 
 default_registrar = EnvironmentRegistrar(use_defaults=False)
-"""Built-in environments register here; custom registrars fall back to it."""
+"""WarpDrive-style registrations made in this process; lookups that miss fall back to the
+one registry (:data:`~ai_economist.warp_drive.registry.ENVIRONMENTS`)."""
 
 
-def register_gpu_environment(
-    cls: type, registrar: EnvironmentRegistrar | None = None, training: bool = True
-) -> type:
-    """Register the ``GpuEnvironment`` class ``cls`` under its ``name``: with ``registrar``
-    (default ``default_registrar``) for ``"numpy"`` and for each GPU backend its
-    ``kernels()`` name a source for (``cuda_source``: ``"pycuda"``, ``numba_module``:
-    ``"numba"``), and, with ``training``, for ``--env NAME`` training
-    (``register_gpu_training_env``). ``cls()`` must build with its default arguments.
-    """
-    registrar = default_registrar if registrar is None else registrar
+def _gpu_backends_of(cls: type) -> dict[str, str]:
     kernels = cls().kernels()
     kernel_sources = (
         (EnvBackend.PYCUDA, kernels.cuda_source),
         (EnvBackend.NUMBA, kernels.numba_module),
     )
-    sources = {backend.value: src for backend, src in kernel_sources if src is not None}
-    registrar.add_env(cls, (EnvBackend.NUMPY.value, *sources), cuda_env_src_path=sources)
-    if training:
-        from ai_economist.training.environments import register_gpu_training_env
+    return {backend.value: str(src) for backend, src in kernel_sources if src is not None}
 
+
+def _config_dir_of(cls: type) -> Path | None:
+    """``run_configs/`` beside the module of ``cls``; ``None`` without one (or for a class
+    defined in ``__main__`` or a notebook, which has no file)."""
+    try:
+        folder = Path(inspect.getfile(cls)).resolve().parent / "run_configs"
+    except (TypeError, OSError):
+        return None
+    return folder if folder.is_dir() else None
+
+
+def build_gpu_env(
+    env_class: type, run_config: dict, device: Any, env_backend: EnvBackend | None = None
+) -> Any:
+    """``env_class(**run_config["env"])`` behind ``EnvWrapper``, ``trainer.num_envs`` copies
+    on ``env_backend`` (resolved by the registry; ``None``: resolved here by the same rule).
+
+    The initial state is seeded with ``trainer.seed`` plus the GPU index.
+    """
+    import torch
+
+    from ai_economist.warp_drive.env_wrapper import EnvWrapper
+
+    device = torch.device(device)
+    if env_backend is None:
+        available = (EnvBackend.NUMPY, *map(EnvBackend, _gpu_backends_of(env_class)))
+        requested = run_config["trainer"].get("env_backend", "auto")
+        env_backend = resolve_backend(requested, available, device)
+    env = env_class(**run_config["env"])
+    return EnvWrapper(
+        env,
+        num_envs=run_config["trainer"]["num_envs"],
+        env_backend=env_backend,
+        device=device if env_backend is not EnvBackend.NUMPY else None,
+        seed=int(run_config["trainer"].get("seed", 0)) + (device.index or 0),
+    )
+
+
+def register_gpu_training_env(env_class: type, name: str | None = None) -> None:
+    """Make the ``GpuEnvironment`` class ``env_class`` trainable under ``name`` (default
+    ``env_class.name``) behind ``EnvWrapper``: backends ``numpy`` plus each GPU backend its
+    ``kernels()`` name a source for; run configs from a ``run_configs/`` folder beside the
+    class's module."""
+    name = name or getattr(env_class, "name", None)
+    if not name:
+        raise ValueError(f"{env_class.__name__} has no name; set the class attribute 'name'")
+    sources = _gpu_backends_of(env_class)
+
+    def build(run_config: dict, device: Any, env_backend: EnvBackend | None = None) -> Any:
+        return build_gpu_env(env_class, run_config, device, env_backend)
+
+    entry = EnvEntry(
+        build,
+        "first",
+        lambda: env_class,
+        lambda block: env_class(**block),
+        backends=(EnvBackend.NUMPY, *map(EnvBackend, sources)),
+        config_dir=_config_dir_of(env_class),
+        kernel_sources=sources,
+    )
+    registry.ENVIRONMENTS.register(name, entry)
+
+
+def register_gpu_environment(
+    cls: type, registrar: EnvironmentRegistrar | None = None, training: bool = True
+) -> type:
+    """Register the ``GpuEnvironment`` class ``cls`` under its ``name`` for ``"numpy"`` and
+    for each GPU backend its ``kernels()`` name a source for (``cuda_source``: ``"pycuda"``,
+    ``numba_module``: ``"numba"``): with ``training``, in the one registry
+    (``register_gpu_training_env``: ``--env NAME``, and ``default_registrar``'s lookups);
+    with a ``registrar`` of your own, also there; with neither, in ``default_registrar``.
+    ``cls()`` must build with its default arguments.
+    """
+    if registrar is not None or not training:
+        sources = _gpu_backends_of(cls)
+        target = default_registrar if registrar is None else registrar
+        target.add_env(cls, (EnvBackend.NUMPY.value, *sources), cuda_env_src_path=sources)
+    if training:
         register_gpu_training_env(cls)
     return cls
-
-
-def _add_example_providers() -> None:
-    from ai_economist import example_envs  # light: names only
-
-    for module in example_envs.REGISTRATION_MODULES:
-        default_registrar.add_provider(module)
-
-
-_add_example_providers()

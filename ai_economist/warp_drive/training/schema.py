@@ -149,7 +149,9 @@ TRAINER_SCHEMA: dict[str, Any] = {
     "env_backend": Field(
         "str",
         "auto",
-        "simulator backend of FoundationEnvWrapper; auto: pycuda on cuda, numpy on cpu",
+        "where the env steps; auto: the fastest backend the env has that the device allows "
+        "(on cuda its GPU backend, pycuda before numba; else numpy, then cpu); the run's "
+        "config.yaml records the resolved value",
         choices=("auto", "cpu", "numpy", "pycuda", "numba"),
     ),
     "num_threads": Field(

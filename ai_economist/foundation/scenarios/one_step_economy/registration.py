@@ -6,33 +6,32 @@ a CUDA device; and the GPU environment with the kernel registry (for the parity 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from ai_economist.training.environments import register_training_env
+from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.registry import EnvEntry, register_env
 
 
-def build_one_step_economy(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
+def build_one_step_economy(
+    run_config: dict, device: Any, env_backend: EnvBackend = EnvBackend.NUMPY
+) -> Any:
     """The one-step economy: the batched numpy array model behind ``BatchedPolicyEnv``
-    (tensors on ``device``; GPU ``i`` adds ``i`` to ``env.seed``), or the GPU environment
-    for ``env_backend`` pycuda / numba, and auto on a CUDA device."""
+    (tensors on ``device``; GPU ``i`` adds ``i`` to ``env.seed``) for ``numpy``, or the GPU
+    environment (``gpu_env.OneStepEconomyGpu``, CUDA C or Numba) for ``pycuda`` / ``numba``,
+    which ``auto`` picks on a CUDA device (a config its kernels do not cover is an error, not a
+    silent fallback to the CPU)."""
     import torch
 
     from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
         OneStepEconomyBatchedEnv,
     )
 
-    backend = env_backend or run_config["trainer"].get("env_backend", "auto")
-    on_gpu = torch.device(device).type == "cuda"
-    if backend in ("pycuda", "numba") or (backend == "auto" and on_gpu):
+    if env_backend.is_gpu:
         from ai_economist.foundation.scenarios.one_step_economy.gpu_env import OneStepEconomyGpu
-        from ai_economist.training.environments import build_gpu_env
+        from ai_economist.warp_drive.registrar import build_gpu_env
 
-        return build_gpu_env(OneStepEconomyGpu, run_config, device, backend)
-    if backend not in ("auto", "numpy", "cpu"):
-        raise ValueError(
-            f"trainer.env_backend={backend!r}: the one-step economy runs on the batched numpy "
-            "model ('auto' on the CPU, 'numpy', 'cpu') or on the GPU ('pycuda', 'numba')"
-        )
+        return build_gpu_env(OneStepEconomyGpu, run_config, device, env_backend)
     env_block = dict(run_config["env"])
     env_block["seed"] = env_block.get("seed", 0) + (torch.device(device).index or 0)
     return OneStepEconomyBatchedEnv(
@@ -54,8 +53,16 @@ def _one_one_step(env_block: dict) -> Any:
     return OneStepEconomyBatchedEnv(num_envs=1, device="cpu", **env_block)
 
 
-register_training_env(
-    "one_step_economy", build_one_step_economy, _one_step_class, "first", _one_one_step
+register_env(
+    "one_step_economy",
+    EnvEntry(
+        build_one_step_economy,
+        "first",
+        _one_step_class,
+        _one_one_step,
+        backends=(EnvBackend.PYCUDA, EnvBackend.NUMBA, EnvBackend.NUMPY),
+        config_dir=Path(__file__).resolve().parent / "run_configs",
+    ),
 )
 
 
