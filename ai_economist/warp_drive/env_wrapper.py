@@ -166,7 +166,7 @@ class EnvWrapper(PolicyArrays):
     ) -> EnvWrapper:
         """WarpDrive style: build the environment registered as ``env_name`` for
         ``env_backend`` (custom registrar first, then the defaults) from ``env_config``."""
-        from ai_economist.warp_drive.registrar import default_registrar
+        from ai_economist.warp_drive.env_registrar import default_registrar
 
         backend = EnvBackend.parse(env_backend)
         registrar = env_registrar or default_registrar

@@ -42,11 +42,11 @@ def gpu_environment_classes(backend: str) -> dict[str, type]:
     """Every ``GpuEnvironment`` class registered with kernels for ``backend`` (the training
     registry's registration modules are imported first, so scenarios registered there count;
     kernel sources registered without a ``GpuEnvironment`` class are left out)."""
-    from ai_economist.training.environments import training_env_names
     from ai_economist.warp_drive.registrar import default_registrar
+    from ai_economist.warp_drive.registry import env_names
     from ai_economist.warp_drive.scenario import GpuEnvironment
 
-    training_env_names()  # imports every registration module
+    env_names()  # imports every registration module
     classes = {}
     for name in default_registrar.env_names(backend):
         try:

@@ -240,10 +240,10 @@ def test_training_builder_picks_the_gpu_env_for_kernel_backends():
     from ai_economist.foundation.scenarios.one_step_economy.registration import (
         build_one_step_economy,
     )
-    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.training.config import load_run_config, packaged_config_path
     from ai_economist.warp_drive.registrar import default_registrar
 
-    run_config = load_run_config(RUN_CONFIG_DIR / "one_step_economy.yaml")
+    run_config = load_run_config(packaged_config_path("one_step_economy"))
     run_config["trainer"]["num_envs"] = 3
     env = build_one_step_economy(run_config, "cpu", "numba")
     assert isinstance(env, EnvWrapper) and isinstance(env.env, OneStepEconomyGpu)
@@ -326,7 +326,7 @@ def test_the_trainer_trains_on_the_gpu_env_on_the_cpu(tmp_path, monkeypatch):
     import yaml
 
     from ai_economist.training import training_script
-    from ai_economist.training.config import RUN_CONFIG_DIR
+    from ai_economist.training.config import packaged_config_path
     from ai_economist.training.environments import (
         ENVIRONMENTS,
         register_gpu_training_env,
@@ -336,7 +336,7 @@ def test_the_trainer_trains_on_the_gpu_env_on_the_cpu(tmp_path, monkeypatch):
     training_env_names()  # every registration module imported before the registry is copied
     monkeypatch.setattr(ENVIRONMENTS, "_entries", dict(ENVIRONMENTS._entries))
     register_gpu_training_env(OneStepEconomyGpu, name="one_step_generic")
-    run_config = yaml.safe_load((RUN_CONFIG_DIR / "one_step_economy.yaml").read_text())
+    run_config = yaml.safe_load(packaged_config_path("one_step_economy").read_text())
     run_config["name"] = "one_step_generic"
     path = tmp_path / "one_step_generic.yaml"
     path.write_text(yaml.safe_dump(run_config))
