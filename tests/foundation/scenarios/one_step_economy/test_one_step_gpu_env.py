@@ -241,14 +241,22 @@ def test_training_builder_picks_the_gpu_env_for_kernel_backends():
         build_one_step_economy,
     )
     from ai_economist.training.config import load_run_config, packaged_config_path
+    from ai_economist.warp_drive.backend_names import EnvBackend
     from ai_economist.warp_drive.registrar import default_registrar
+    from ai_economist.warp_drive.registry import get_env
 
     run_config = load_run_config(packaged_config_path("one_step_economy"))
     run_config["trainer"]["num_envs"] = 3
-    env = build_one_step_economy(run_config, "cpu", "numba")
+    env = build_one_step_economy(run_config, "cpu", EnvBackend.NUMBA)
     assert isinstance(env, EnvWrapper) and isinstance(env.env, OneStepEconomyGpu)
     assert env.policy_specs["p"].obs_dim == 60 and env.policy_specs["a"].num_actions == 101
-    assert isinstance(build_one_step_economy(run_config, "cpu", "auto"), OneStepEconomyBatchedEnv)
+    entry = get_env("one_step_economy")
+    assert entry.resolve_backend(run_config, "cuda") is EnvBackend.PYCUDA  # auto on a GPU
+    assert entry.resolve_backend(run_config, "cpu") is EnvBackend.NUMPY  # auto on the CPU
+    auto_on_cpu = build_one_step_economy(
+        run_config, "cpu", entry.resolve_backend(run_config, "cpu")
+    )
+    assert isinstance(auto_on_cpu, OneStepEconomyBatchedEnv)
     assert default_registrar.get("one_step_economy", env_backend="pycuda") is OneStepEconomyGpu
 
 
