@@ -128,6 +128,7 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
             f("rewards_a", f32, ("n_agents",), reset="zeros"),
             f("rewards_p", f32, (1,), reset="zeros"),
             f("start_goods", f64, goods, per_env=False),
+            f("episode_length", i32, per_env=False),
             *ms.constant_fields(),
         ]
 
@@ -145,13 +146,14 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
             cuda_source=HERE / "kernels" / "gtb_market_step.cu",
             numba_module=NUMBA_MODULE,
             threads_per_env=self.threads_per_env,
-            defines={**ms.kernel_defines(), "EPISODE_LENGTH": self.episode_length},
+            defines=ms.kernel_defines(),
         )
 
     # ------------------------------------------------------------ the truth
     def constants(self) -> dict[str, np.ndarray]:
         """Host values of the constant fields."""
         return {"start_goods": self.start_goods,
+                "episode_length": np.int32(self.episode_length),
                 **ms.constant_values(self.params, action_offset=1, obs_offset_a=0,
                                      obs_offset_p=0)}  # fmt: skip
 

@@ -50,8 +50,9 @@ def market_state_of(state: State, params: cb.MarketParams) -> cb.MarketState:
     )
 
 
-def store_market_state(state: State, market: cb.MarketState) -> None:
-    """Write ``market`` back into the declared arrays (exact: integers and the same doubles)."""
+def store_market_state(state: State, market: cb.MarketState, trades: bool = True) -> None:
+    """Write ``market`` back into the declared arrays (exact: integers and the same doubles);
+    ``trades``: also its step's trade counts as ``n_trades``."""
     state["market_clock"][:] = market.step
     for name in SLOT_FIELDS:
         state[name][:] = getattr(market, name)
@@ -59,7 +60,8 @@ def store_market_state(state: State, market: cb.MarketState) -> None:
     state["price_history"][:] = market.history
     state["trade_count"][:] = market.trade_count
     state["trade_value"][:] = market.trade_value
-    state["n_trades"][:] = market.trades.count
+    if trades:
+        state["n_trades"][:] = market.trades.count
 
 
 def reset_market(state: State, params: cb.MarketParams, which: np.ndarray) -> None:
@@ -67,7 +69,7 @@ def reset_market(state: State, params: cb.MarketParams, which: np.ndarray) -> No
     their goods: escrow must be zero then)."""
     market = market_state_of(state, params)
     cb.reset_envs(market, params, which)
-    store_market_state(state, market)
+    store_market_state(state, market, trades=False)
     state["n_trades"][which] = 0
     state["market_bids"][which] = 0
     state["market_asks"][which] = 0
