@@ -134,11 +134,10 @@ def state_fields() -> list[StateField]:
 
 def constant_fields() -> list[StateField]:
     """The market's settings (``per_env=False``), declared after the host env's own."""
+    f64, i32 = np.float64, np.int32
     return [
-        _f("market_params", np.float64, ("n_market_float_params",), per_env=False,
-           doc="FLOAT_PARAMS of the market"),  # fmt: skip
-        _f("market_iparams", np.int32, ("n_market_int_params",), per_env=False,
-           doc="INT_PARAMS of the market"),  # fmt: skip
+        _f("market_params", f64, ("n_market_float_params",), per_env=False, doc="FLOAT_PARAMS"),
+        _f("market_iparams", i32, ("n_market_int_params",), per_env=False, doc="INT_PARAMS"),
     ]
 
 
