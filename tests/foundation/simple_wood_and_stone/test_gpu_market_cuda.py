@@ -11,6 +11,7 @@ import pytest
 
 from ai_economist.foundation.components.continuous_double_auction import PRICE_DECAY
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.market_env import (
+    ORDERS_KERNEL,
     RESET_KERNEL,
     STEP_KERNEL,
     GatherTradeBuildMarketGpu,
@@ -36,7 +37,8 @@ def test_market_compiles_for_sm90_without_spills(env, nvcc, tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
     binary = cubin.read_bytes()
-    assert STEP_KERNEL.encode() in binary and RESET_KERNEL.encode() in binary
+    for kernel in (STEP_KERNEL, RESET_KERNEL, ORDERS_KERNEL):
+        assert kernel.encode() in binary, kernel
     spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
     assert spills and all(int(s) == 0 for s in spills), proc.stderr
 

@@ -13,7 +13,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.market_env impo
     PAPER_MARKET,
     GatherTradeBuildMarketGpu,
 )
-from ai_economist.warp_drive.checks.parity import check_parity
+from ai_economist.warp_drive.checks.parity import check_parity, compare_fields
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
 
 require_gpu()
@@ -53,3 +53,26 @@ def test_the_device_market_trades_and_conserves_goods(backend):
     np.testing.assert_allclose(total.sum(axis=1), np.broadcast_to(env.start_goods.sum(axis=0),
                                (1024, 3)), rtol=0, atol=1e-9)  # fmt: skip
     assert traded > 1024
+
+
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
+def test_bids_and_asks_on_every_commodity_at_once_match_the_reference(backend):
+    torch = require_gpu()
+    params = dataclasses.replace(PAPER_MARKET, order_duration=6)
+    env = GatherTradeBuildMarketGpu(params, episode_length=1000)
+    ref, dev = (EnvWrapper(env, 256, b, seed=4) for b in ("numpy", backend))
+    names = [f.name for f in env.state_spec() if f.per_env]
+    rng, shape = np.random.default_rng(3), (256, params.n_agents, params.n_commodities)
+    for w in (ref, dev):
+        w.reset_all_envs()
+    for step in range(40):
+        orders = [np.where(rng.random(shape) < 0.5, rng.integers(1, params.n_prices + 1, shape), 0)
+                  .astype(np.int32) for _ in range(2)]  # fmt: skip
+        for w in (ref, dev):
+            for name, value in zip(("market_bids", "market_asks"), orders):
+                tensor = w.backend.tensor(name)
+                tensor[:] = torch.from_numpy(value).to(tensor.device)
+        ref.backend.env.reference_orders_step(ref.backend.arrays)
+        dev.backend.launch("gtb_market_orders_step")
+        diff = compare_fields(names, ref, dev, 0.0, 0.0, env.parity_tolerances())
+        assert diff is None, f"step {step + 1}: {diff}"

@@ -45,3 +45,24 @@ def test_numba_market_trades_like_the_reference_at_the_paper_size():
         assert diff is None, f"step {step + 1}: {diff}"
         traded += int(ref.pull("n_trades").sum())
     assert traded > 0
+
+
+def test_numba_market_takes_bids_and_asks_on_every_commodity_at_once():
+    torch = pytest.importorskip("torch")
+    # the multi-action mode's orders: a bid and an ask per commodity and agent in one step
+    env = GatherTradeBuildMarketGpu(SMALL, episode_length=50, threads_per_env=4)
+    ref, dev = (EnvWrapper(env, 2, b, seed=0) for b in ("numpy", "numba"))
+    names = [f.name for f in env.state_spec() if f.per_env]
+    rng, shape = np.random.default_rng(2), (2, SMALL.n_agents, SMALL.n_commodities)
+    for w in (ref, dev):
+        w.reset_all_envs()
+    for step in range(3):
+        orders = [rng.integers(0, SMALL.n_prices + 1, shape).astype(np.int32) for _ in range(2)]
+        for w in (ref, dev):
+            w.backend.tensor("market_bids")[:] = torch.from_numpy(orders[0])
+            w.backend.tensor("market_asks")[:] = torch.from_numpy(orders[1])
+        ref.backend.env.reference_orders_step(ref.backend.arrays)
+        dev.backend.launch("gtb_market_orders_step")
+        diff = compare_fields(names, ref, dev, 0.0, 0.0, env.parity_tolerances())
+        assert diff is None, f"step {step + 1}: {diff}"
+    assert ref.pull("trade_count").sum() > 0

@@ -73,18 +73,19 @@ def gtb_market_reset(_timestep_, _done_, market_clock, bid_price, bid_created, a
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@cuda.jit
-def gtb_market_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+@cuda.jit(device=True)
+def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
                     ask_created, n_orders, books, price_history, trade_count, trade_value,
                     n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, action_mask_p,
-                    sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
+                    observations_a, observations_p, action_mask_a, sampled_actions_a,
                     episode_length, market_params, market_iparams):  # fmt: skip
+    """``GatherTradeBuildMarketGpu.reference_step`` of one env (``split``: the orders from
+    the agents' actions; else as ``market_bids`` / ``market_asks`` hold them)."""
     e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = inventory.shape[1]
     t, clock = _timestep_[e] + 1, market_clock[e]
     n_prices = books.shape[4]
-    if tid < n:
+    if split and tid < n:
         split_actions(e, tid, sampled_actions_a[e, tid], market_iparams[MI_ACTION], n_prices,
                       market_bids, market_asks)  # fmt: skip
     decay_history(e, tid, nt, price_history, PRICE_DECAY)
@@ -111,3 +112,34 @@ def gtb_market_step(_timestep_, _done_, market_clock, bid_price, bid_created, as
     cuda.syncthreads()
     observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
+
+
+@cuda.jit
+def gtb_market_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                    ask_created, n_orders, books, price_history, trade_count, trade_value,
+                    n_trades, market_bids, market_asks, inventory, escrow, labor,
+                    observations_a, observations_p, action_mask_a, action_mask_p,
+                    sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
+                    episode_length, market_params, market_iparams):  # fmt: skip
+    """One market step, the orders from the agents' actions (``split_actions``)."""
+    market_env_step(True, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                    ask_created, n_orders, books, price_history, trade_count, trade_value,
+                    n_trades, market_bids, market_asks, inventory, escrow, labor,
+                    observations_a, observations_p, action_mask_a, sampled_actions_a,
+                    episode_length, market_params, market_iparams)  # fmt: skip
+
+
+@cuda.jit
+def gtb_market_orders_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                           ask_created, n_orders, books, price_history, trade_count, trade_value,
+                           n_trades, market_bids, market_asks, inventory, escrow, labor,
+                           observations_a, observations_p, action_mask_a, action_mask_p,
+                           sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
+                           episode_length, market_params, market_iparams):  # fmt: skip
+    """One market step with the orders already in ``market_bids`` / ``market_asks``
+    (bids and asks on every commodity at once, as the multi-action mode places them)."""
+    market_env_step(False, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                    ask_created, n_orders, books, price_history, trade_count, trade_value,
+                    n_trades, market_bids, market_asks, inventory, escrow, labor,
+                    observations_a, observations_p, action_mask_a, sampled_actions_a,
+                    episode_length, market_params, market_iparams)  # fmt: skip

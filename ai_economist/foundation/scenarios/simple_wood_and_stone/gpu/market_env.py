@@ -29,6 +29,7 @@ from ai_economist.warp_drive.state import StateField
 
 HERE = Path(__file__).resolve().parent
 STEP_KERNEL, RESET_KERNEL = "gtb_market_step", "gtb_market_reset"
+ORDERS_KERNEL = "gtb_market_orders_step"  # the orders as market_bids / market_asks hold them
 NUMBA_MODULE = "ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numba"
 # The paper's market (phase 1 and 2 configs): 4 agents, prices 0..10, 5 orders of 50 steps.
 PAPER_MARKET = MarketParams(commodities=rules.COLLECTIBLE, n_agents=4, max_bid_ask=10,
@@ -143,6 +144,7 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
         return KernelSpec(
             step_kernels=(STEP_KERNEL,),
             reset_kernels=(RESET_KERNEL,),
+            other_kernels=(ORDERS_KERNEL,),
             cuda_source=HERE / "kernels" / "gtb_market_step.cu",
             numba_module=NUMBA_MODULE,
             threads_per_env=self.threads_per_env,
@@ -179,6 +181,11 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
         state["market_bids"][:], state["market_asks"][:] = mr.split_actions(
             self.params, state["sampled_actions_a"], offset=1
         )
+        self.reference_orders_step(state)
+
+    def reference_orders_step(self, state: dict[str, np.ndarray]) -> None:
+        """One step with the orders already in ``market_bids`` / ``market_asks`` (the twin of
+        the kernel :data:`ORDERS_KERNEL`)."""
         mr.market_step(state, self.params)
         state["_timestep_"] += 1
         state["_done_"][state["_timestep_"] >= self.episode_length] = 1

@@ -47,11 +47,13 @@ extern "C" __global__ void gtb_market_reset(GATHER_TRADE_BUILD_MARKET_STATE_PARA
                  market_iparams);
 }
 
-extern "C" __global__ void gtb_market_step(GATHER_TRADE_BUILD_MARKET_STATE_PARAMS) {
+// GatherTradeBuildMarketGpu.reference_step of one env (split: the orders from the agents'
+// actions; else as market_bids / market_asks hold them)
+__device__ void market_env_step(bool split, GATHER_TRADE_BUILD_MARKET_STATE_PARAMS) {
   const int env = blockIdx.x, tid = threadIdx.x;
   const MarketEnv m = MARKET_SLICES(env);
   const int t = _timestep_[env] + 1, clock = market_clock[env];
-  if (tid < N_AGENTS) {
+  if (split && tid < N_AGENTS) {
     split_actions(m, tid, sampled_actions_a[env * N_AGENTS + tid],
                   market_iparams[MI_ACTION_OFFSET]);
   }
@@ -71,4 +73,22 @@ extern "C" __global__ void gtb_market_step(GATHER_TRADE_BUILD_MARKET_STATE_PARAM
   __syncthreads();
   observe_market(m, env, tid, observations_a, observations_p, action_mask_a, market_params,
                  market_iparams);
+}
+
+#define MARKET_ARGS                                                                             \
+  _timestep_, _done_, market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,   \
+      books, price_history, trade_count, trade_value, n_trades, market_bids, market_asks,       \
+      inventory, escrow, labor, observations_a, observations_p, action_mask_a, action_mask_p,   \
+      sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods, episode_length,  \
+      market_params, market_iparams
+
+// one market step, the orders from the agents' actions (split_actions)
+extern "C" __global__ void gtb_market_step(GATHER_TRADE_BUILD_MARKET_STATE_PARAMS) {
+  market_env_step(true, MARKET_ARGS);
+}
+
+// one market step with the orders already in market_bids / market_asks (bids and asks on
+// every commodity at once, as the multi-action mode places them)
+extern "C" __global__ void gtb_market_orders_step(GATHER_TRADE_BUILD_MARKET_STATE_PARAMS) {
+  market_env_step(false, MARKET_ARGS);
 }
