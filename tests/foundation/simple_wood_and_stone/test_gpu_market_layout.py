@@ -67,6 +67,7 @@ def test_market_blocks_equal_the_economys_flat_market_keys():
     fields = aeo.agent_fields(state, params)
     market_keys = sorted(k for k in fields if k.startswith(CDA))
     start = sum(fields[k].shape[-1] for k in sorted(fields) if k < market_keys[0])
+    assert start == 2  # after Build-build_payment, Build-build_skill
     flat = aeo.flatten(fields)
     size = ms.agent_obs_size(params.market)
     first = sorted(fields).index(market_keys[0])
@@ -76,6 +77,7 @@ def test_market_blocks_equal_the_economys_flat_market_keys():
     planner = aeo.planner_fields(state, params)
     p_keys = sorted(k for k in planner if k.startswith(CDA))
     p_start = sum(planner[k].shape[-1] for k in sorted(planner) if k < p_keys[0])
+    assert p_start == 0  # the planner's market keys sort first
     p_size = ms.planner_obs_size(params.market)
     np.testing.assert_array_equal(mr.planner_observations(ours, params.market),
                                   aeo.flatten(planner)[..., p_start : p_start + p_size])  # fmt: skip
