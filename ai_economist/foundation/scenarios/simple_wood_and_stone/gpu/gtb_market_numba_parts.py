@@ -54,9 +54,9 @@ def split_actions(e, a, action, offset, n_prices, market_bids, market_asks):
     for c in range(market_bids.shape[2]):
         start = offset + 2 * c * n_prices
         bid, ask = 0, 0
-        if start <= action < start + n_prices:
+        if action >= start and action < start + n_prices:
             bid = action - start + 1
-        if start + n_prices <= action < start + 2 * n_prices:
+        if action >= start + n_prices and action < start + 2 * n_prices:
             ask = action - start - n_prices + 1
         market_bids[e, a, c] = bid
         market_asks[e, a, c] = ask
