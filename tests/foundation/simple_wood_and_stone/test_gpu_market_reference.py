@@ -160,3 +160,10 @@ def test_settings_past_the_kernels_are_refused_by_name(change, named):
 def test_bad_start_goods_are_refused():
     with pytest.raises(ValueError, match=r"start_goods must be >= 0 of shape \(3, 3\)"):
         GatherTradeBuildMarketGpu(SMALL, start_goods=np.ones((2, 3)))
+
+
+def test_the_config_rebuilds_the_same_market():
+    env = GatherTradeBuildMarketGpu(SMALL, episode_length=7)
+    again = GatherTradeBuildMarketGpu(**env.config())
+    assert again.params == SMALL and again.episode_length == 7
+    np.testing.assert_array_equal(again.start_goods, env.start_goods)

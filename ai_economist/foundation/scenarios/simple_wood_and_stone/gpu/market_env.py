@@ -14,6 +14,8 @@ into ``GatherTradeBuildWorldGpu`` next (``docs/gtb-gpu.md``).
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +68,8 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
     """The market alone on the generic GPU path (see the module docstring).
 
     Args:
-        params: the market (default :data:`PAPER_MARKET`).
+        params: the market (default :data:`PAPER_MARKET`), or its fields as a mapping (as
+            :meth:`config` writes them).
         episode_length: steps per episode.
         start_goods: float64 ``(A, 3)`` coin, stone, wood of every agent at reset.
         threads_per_env: threads of an env's block (default the agents and the planner
@@ -75,8 +78,11 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
 
     name = "gather_trade_build_market"
 
-    def __init__(self, params: MarketParams | None = None, episode_length: int = 100,
-                 start_goods: Any = None, threads_per_env: int | None = None) -> None:  # fmt: skip
+    def __init__(self, params: MarketParams | Mapping[str, Any] | None = None,
+                 episode_length: int = 100, start_goods: Any = None,
+                 threads_per_env: int | None = None) -> None:  # fmt: skip
+        if isinstance(params, Mapping):
+            params = MarketParams(**{**params, "commodities": tuple(params["commodities"])})
         self.params = PAPER_MARKET if params is None else params
         ms.check_market_support(self.params, self.name)
         self.episode_length = int(episode_length)
@@ -98,7 +104,7 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
 
     def config(self) -> dict[str, Any]:
         """Constructor arguments that rebuild this environment."""
-        return {"params": self.params, "episode_length": self.episode_length,
+        return {"params": dataclasses.asdict(self.params), "episode_length": self.episode_length,
                 "start_goods": self.start_goods.tolist(), "threads_per_env": self.threads_per_env}  # fmt: skip
 
     def dims(self) -> dict[str, int]:
