@@ -40,13 +40,13 @@ class EnvEntry:
 
 
 def build_toy_env(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The toy target-matching environment (any torch device; GPU ``i`` adds ``i`` to the seed)."""
-    import torch
-
+    """The toy target-matching environment (any torch device; process ``i`` of a
+    data-parallel run adds ``i`` to the seed)."""
+    from ai_economist.warp_drive.training.distributed import seed_offset
     from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
 
     kwargs = dict(run_config["env"])
-    kwargs["seed"] = kwargs.get("seed", 0) + (torch.device(device).index or 0)
+    kwargs["seed"] = kwargs.get("seed", 0) + seed_offset(device)
     return ToyTargetEnv(num_envs=run_config["trainer"]["num_envs"], device=device, **kwargs)
 
 
@@ -65,12 +65,14 @@ def build_gpu_env(
 ) -> Any:
     """``env_class(**run_config["env"])`` behind ``EnvWrapper`` (see the module docstring).
 
-    The initial state is seeded with ``trainer.seed`` plus the GPU index.
+    The initial state is seeded with ``trainer.seed`` plus the process's rank (the GPU index
+    on one host).
     """
     import torch
 
     from ai_economist.warp_drive.env_wrapper import EnvWrapper
     from ai_economist.warp_drive.errors import cudasim_enabled
+    from ai_economist.warp_drive.training.distributed import seed_offset
 
     device = torch.device(device)
     on_gpu = device.type == "cuda"
@@ -92,7 +94,7 @@ def build_gpu_env(
         num_envs=run_config["trainer"]["num_envs"],
         env_backend=backend,
         device=device if backend is not EnvBackend.NUMPY else None,
-        seed=int(run_config["trainer"].get("seed", 0)) + (device.index or 0),
+        seed=int(run_config["trainer"].get("seed", 0)) + seed_offset(device),
     )
 
 

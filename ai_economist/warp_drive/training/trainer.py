@@ -35,7 +35,10 @@ from ai_economist.warp_drive.training import checkpoint as ckpt
 from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
 )
-from ai_economist.warp_drive.training.distributed import DistributedContext
+from ai_economist.warp_drive.training.distributed import (
+    DistributedContext,
+    processes_on_this_host,
+)
 from ai_economist.warp_drive.training.iteration_graph import (
     IterationGraph,
     wanted,
@@ -99,8 +102,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
             the protocol always hands out one tensor per policy.
         obs_dim_corresponding_to_num_agents: ``"first"`` or ``"last"``, accepted for WarpDrive
             compatibility; the protocol's observations are always (envs, agents, obs_dim).
-        num_devices: processes training together (``torch.distributed`` already initialised).
-        device_id: this process's rank.
+        num_devices: processes training together (``torch.distributed`` already initialised),
+            on one host or several (``torchrun``).
+        device_id: this process's global rank.
         results_directory: the run directory; default ``basedir/name/tag/<run_name|timestamp>``.
         verbose: print the metrics table and a progress bar (rank 0 only).
         resume_from: a checkpoint file or a run directory to continue from.
@@ -143,7 +147,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         self.env_steps = 0
 
         if self.device.type == "cpu":
-            torch.set_num_threads(cpu_threads(tcfg["num_threads"], self.dist.world_size))
+            torch.set_num_threads(
+                cpu_threads(tcfg["num_threads"], processes_on_this_host(self.dist.world_size))
+            )
         if self.device.type == "cuda" and tcfg["tf32"]:
             torch.backends.cuda.matmul.allow_tf32 = True  # tensor cores for float32 matmuls
             torch.backends.cudnn.allow_tf32 = True
@@ -180,7 +186,8 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         if resume_path is not None:
             self._restore(ckpt.load_checkpoint(resume_path), resume_path)
             self.last_checkpoint = resume_path
-        self.run_dir = self._make_run_dir(results_directory, resume_path) if write_files else None
+        run_dir = self._make_run_dir(results_directory, resume_path) if write_files else None
+        self.run_dir = self.dist.broadcast_object(run_dir)  # rank 0's folder (its timestamp)
         self.logger = None
         if self.dist.is_main and write_files:
             with (self.run_dir / "config.yaml").open("w") as f:

@@ -11,12 +11,11 @@ from ai_economist.training.environments import register_training_env
 
 def build_one_step_economy(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
     """The one-step economy: the batched numpy array model behind ``BatchedPolicyEnv``
-    (tensors on ``device``; GPU ``i`` adds ``i`` to ``env.seed``)."""
-    import torch
-
+    (tensors on ``device``; process ``i`` of a data-parallel run adds ``i`` to ``env.seed``)."""
     from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
         OneStepEconomyBatchedEnv,
     )
+    from ai_economist.warp_drive.training.distributed import seed_offset
 
     backend = env_backend or run_config["trainer"].get("env_backend", "auto")
     if backend not in ("auto", "numpy", "cpu"):
@@ -25,7 +24,7 @@ def build_one_step_economy(run_config: dict, device: Any, env_backend: str | Non
             "model; use 'auto', 'numpy' or 'cpu'"
         )
     env_block = dict(run_config["env"])
-    env_block["seed"] = env_block.get("seed", 0) + (torch.device(device).index or 0)
+    env_block["seed"] = env_block.get("seed", 0) + seed_offset(device)
     return OneStepEconomyBatchedEnv(
         num_envs=run_config["trainer"]["num_envs"], device=device, **env_block
     )
