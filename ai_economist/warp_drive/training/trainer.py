@@ -51,6 +51,7 @@ from ai_economist.warp_drive.training.rollout import (
     PolicyStreams,
     RolloutBuffer,
     RolloutCollector,
+    resolve_cuda_graphs,
 )
 from ai_economist.warp_drive.training.schedules import Schedule
 from ai_economist.warp_drive.training.schema import validate_config
@@ -159,8 +160,9 @@ class Trainer(TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
         self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
+        self.cuda_graphs = resolve_cuda_graphs(tcfg["cuda_graphs"], self.device, env_wrapper)
         self.rollout = RolloutCollector(
-            env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"],
+            env_wrapper, self.policies, self.num_steps, self.generator, self.cuda_graphs,
             precision=tcfg["acting_precision"] or tcfg["precision"],
             fused_sampling=tcfg["fused_sampling"],
         )  # fmt: skip
