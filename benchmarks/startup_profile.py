@@ -47,19 +47,20 @@ PUBLISHED = [
 
 # ------------------------------------------------------------------- the child's hooks --
 class Timeline:
-    """Self time per phase: the innermost open phase is charged (``checks`` outside any)."""
+    """Self time per phase, wall clock and CPU time: the innermost open phase is charged
+    (``checks`` outside any)."""
 
-    def __init__(self, clock=time.monotonic) -> None:
-        self.clock = clock
+    def __init__(self) -> None:
         self.stack = ["checks"]
-        self.mark = clock()
-        self.totals: dict[str, float] = {}
-        self.finished_at: float | None = None  # when Trainer.train returned
+        self.mark = (time.monotonic(), time.process_time())
+        self.totals: dict[str, list[float]] = {}
+        self.finished_at: tuple[float, float] | None = None  # when Trainer.train returned
 
     def _charge(self) -> None:
-        now = self.clock()
-        top = self.stack[-1]
-        self.totals[top] = self.totals.get(top, 0.0) + now - self.mark
+        now = (time.monotonic(), time.process_time())
+        total = self.totals.setdefault(self.stack[-1], [0.0, 0.0])
+        total[0] += now[0] - self.mark[0]
+        total[1] += now[1] - self.mark[1]
         self.mark = now
 
     def enter(self, phase: str) -> None:
@@ -84,7 +85,7 @@ class Timeline:
             finally:
                 timeline.leave()
                 if finishes and timeline.finished_at is None and len(timeline.stack) == 1:
-                    timeline.finished_at = timeline.clock()
+                    timeline.finished_at = timeline.mark
 
         wrapped.__wrapped__ = fn
         return wrapped
@@ -195,22 +196,23 @@ def install(timeline: Timeline) -> None:
     apply_patches()
 
 
-def run_child(out_file: str, argv: list[str]) -> int:
-    """Run the training script's ``main`` (``argv``: ``-m module args...``) under the hooks;
-    write the phases to ``out_file``; return the script's exit status."""
-    started = time.monotonic()
+def run_child(out_file: str, argv: list[str]) -> None:
+    """Run the training script's ``main`` (``argv``: ``-m module args...``) under the hooks,
+    write the phases to ``out_file`` and exit as its ``__main__`` block does."""
+    started = (time.monotonic(), time.process_time())
     timeline = Timeline()
     install(timeline)
     module, args = argv[1], argv[2:]
     sys.argv = [module, *args]
     import importlib
 
-    code = importlib.import_module(module).main(args)
+    script = importlib.import_module(module)
+    code = script.main(args)
     timeline._charge()
     with open(out_file, "w") as f:
-        json.dump({"started": started, "totals": timeline.totals,
+        json.dump({"started": started, "totals": timeline.totals, "ended": timeline.mark,
                    "finished_at": timeline.finished_at}, f)  # fmt: skip
-    return code
+    getattr(script, "exit_without_teardown", sys.exit)(code)
 
 
 # ------------------------------------------------------------------------ the parent --
@@ -224,35 +226,37 @@ def _environment(cold_root: str | None) -> dict[str, str]:
     return env
 
 
-def one_process(command: list[str], cold: bool, hooked: bool, workdir: str) -> dict[str, float]:
-    """Wall time of one process (and, when ``hooked``, its phases)."""
+def one_process(command: list[str], cold: bool, hooked: bool, workdir: str) -> dict[str, list]:
+    """``{phase: [wall s, CPU s]}`` of one process (``"total"``; with ``hooked``, the phases)."""
+    import resource
     import subprocess
     import tempfile
 
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
         env = _environment(os.path.join(scratch, "caches") if cold else None)
         out_file = os.path.join(scratch, "phases.json")
-        argv = (
-            [sys.executable, os.path.abspath(__file__), "--child", out_file, "--"]
-            if hooked
-            else [sys.executable]
-        )
+        argv = [sys.executable]
+        if hooked:
+            argv += [os.path.abspath(__file__), "--child", out_file, "--"]
         argv += [*command, f"saving.basedir={scratch}/runs"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         spawned = time.monotonic()
-        done = subprocess.run(argv, env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        done = subprocess.run(argv, env=env, cwd=root, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
         ended = time.monotonic()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise SystemExit(f"exit {done.returncode}: {' '.join(argv)}\n{done.stderr[-3000:]}")
-        result = {"wall": ended - spawned}
+        cpu = sum(getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime"))
+        result = {"total": [ended - spawned, cpu]}
         if hooked:
             with open(out_file) as f:
                 child = json.load(f)
             result.update(child["totals"])
-            result["interpreter start"] = child["started"] - spawned
-            finished = child["finished_at"] or ended
-            result["teardown"] = ended - finished
-            result["training"] = result.get("training", 0.0)
+            started, finished = child["started"], child["finished_at"] or child["ended"]
+            result["interpreter start"] = [started[0] - spawned, started[1]]
+            result["teardown"] = [ended - finished[0], cpu - finished[1]]
         return result
 
 
@@ -286,7 +290,7 @@ def main(argv: list[str] | None = None) -> None:
 
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        sys.exit(run_child(argv[1], argv[3:]))
+        run_child(argv[1], argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
     parser.add_argument("--cold", action="store_true", help="every cache in an empty folder")
@@ -300,14 +304,24 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.repeats} repeats, medians)", flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory() as workdir:
         runs = profile(command, args.cold, args.repeats, workdir)
-    plain = statistics.median(p["wall"] for p, _ in runs)
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values) if values else 0.0
+
+    plain = [p["total"] for p, _ in runs]
     hooked = [h for _, h in runs]
-    each = ", ".join(f"{p['wall']:.2f}" for p, _ in runs)
-    print(f"wall time, as published: {plain:.2f} s (each: {each})")
-    print(f"wall time, with the phase hooks: {statistics.median(h['wall'] for h in hooked):.2f} s")
+    each = ", ".join(f"{w:.2f}" for w, _ in plain)
+    print(f"as published: {median([w for w, _ in plain]):.2f} s wall, "
+          f"{median([c for _, c in plain]):.2f} s CPU (each, wall: {each})")  # fmt: skip
+    print(f"with the phase hooks: {median([h['total'][0] for h in hooked]):.2f} s wall, "
+          f"{median([h['total'][1] for h in hooked]):.2f} s CPU; phases (medians):")  # fmt: skip
+    print(f"  {'phase':<18} {'wall s':>7} {'CPU s':>7}")
     for phase in PHASES:
-        values = [h.get(phase, 0.0) for h in hooked]
-        print(f"  {phase:<18} {statistics.median(values):7.2f} s")
+        wall = median([h.get(phase, [0.0, 0.0])[0] for h in hooked])
+        cpu = median([h.get(phase, [0.0, 0.0])[1] for h in hooked])
+        print(f"  {phase:<18} {wall:7.2f} {cpu:7.2f}")
+    if hasattr(os, "getloadavg"):
+        print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
