@@ -16,8 +16,9 @@ Examples::
 
 Data-parallel: ``trainer.num_gpus=N`` (or ``--num_gpus N``) starts N processes on this
 machine's GPUs; under ``torchrun`` (one host or several, e.g. ``torchrun --nnodes 2
---nproc-per-node 8 --rdzv-endpoint HOST:29500 -m ai_economist.training.training_script ...``)
-each process joins torchrun's group instead (NCCL on GPUs, gloo with ``--device cpu``).
+--nproc-per-node 8 --rdzv-backend c10d --rdzv-id RUN --rdzv-endpoint HOST:29500 -m
+ai_economist.training.training_script ...`` on each host) each process joins torchrun's group
+instead (NCCL on GPUs, gloo with ``--device cpu``).
 Rank 0 alone writes the run directory.
 
 Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
