@@ -14,6 +14,13 @@ Examples::
         trainer.num_envs=4 trainer.train_batch_size=40 saving.basedir=/tmp/run
     python -m ai_economist.training.training_script --resume /tmp/run/toy/default/<run>
 
+Data-parallel: ``trainer.num_gpus=N`` (or ``--num_gpus N``) starts N processes on this
+machine's GPUs; under ``torchrun`` (one host or several, e.g. ``torchrun --nnodes 2
+--nproc-per-node 8 --rdzv-backend c10d --rdzv-id RUN --rdzv-endpoint HOST:29500 -m
+ai_economist.training.training_script ...`` on each host) each process joins torchrun's group
+instead (NCCL on GPUs, gloo with ``--device cpu``).
+Rank 0 alone writes the run directory.
+
 ``--dry_run`` makes every check below and trains nothing (also for ``--device cuda`` on a
 machine without a GPU).  Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
 (every one is reported before any work starts, naming the key, the value and what was
@@ -230,6 +237,7 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
         from ai_economist.warp_drive.training.checkpoint_state import check_checkpoint_fits
 
         check_checkpoint_fits(saved, config, resume)
+    torchrun_launch(config)  # trainer.num_gpus and torchrun together: refused before the rest
     check_before_work(
         ENVIRONMENTS[env_name], config, source, args.results_dir, resume, args.dry_run,
         overrides, file_env,
@@ -243,8 +251,9 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
     import torch
 
     rank, world = (ctx.rank, ctx.world_size) if ctx is not None else (0, 1)
+    gpu = ctx.device_index if ctx is not None else 0
     device = (
-        torch.device("cuda", rank) if config["trainer"]["device"] == "cuda" else torch.device("cpu")
+        torch.device("cuda", gpu) if config["trainer"]["device"] == "cuda" else torch.device("cpu")
     )
     trainer = build_trainer(
         config,
@@ -297,6 +306,42 @@ def interrupted_message(exc: Any) -> str:
     return f"{name}: {saved}\nresume with:\n  {resume_hint(run_dir_of(exc.checkpoint))}"
 
 
+def train_under_torchrun(found: dict, env_name: str, config: dict, resume: str | None,
+                         results_dir: str | None, verbose: bool) -> None:  # fmt: skip
+    """Join the process group ``torchrun`` set up (NCCL on GPUs, gloo on the CPU) and train
+    this process's share: the data-parallel path of ``trainer.num_gpus``, across hosts."""
+    from ai_economist.warp_drive.training.distributed import init_from_torchrun, shutdown
+
+    backend = "nccl" if config["trainer"]["device"] == "cuda" else "gloo"
+    ctx = init_from_torchrun(found, backend)
+    try:
+        train_process(ctx, env_name, config, resume, results_dir, verbose)
+        ctx.barrier()  # every rank is done with the group before any rank tears it down
+    finally:
+        shutdown()
+
+
+def torchrun_launch(config: dict) -> dict | None:
+    """The ``torchrun`` rendezvous of this process (None when not started by torchrun).
+
+    Raises:
+        ConfigError: ``trainer.num_gpus`` > 1 as well (torchrun starts the processes), or a
+            malformed torchrun environment.
+    """
+    from ai_economist.warp_drive.training.distributed import torchrun_environment
+
+    try:
+        found = torchrun_environment()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if found is not None and config["trainer"]["num_gpus"] > 1:
+        raise ConfigError(
+            f"trainer.num_gpus={config['trainer']['num_gpus']} under torchrun: torchrun starts "
+            "one process per GPU; give torchrun --nproc-per-node N and leave trainer.num_gpus at 1"
+        )
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.describe_config:
@@ -309,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         require_modules(["torch"], "ai-economist-train")
         env_name, config, resume = prepare(args)
+        torchrun = torchrun_launch(config)
     except (ConfigError, FileNotFoundError, MissingExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -322,22 +368,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ai_economist.warp_drive.training.trainer import TrainingDiverged, TrainingInterrupted
 
     num_gpus = config["trainer"]["num_gpus"]
+    run_args = (env_name, config, resume, args.results_dir, not args.quiet)
     try:
-        if num_gpus > 1:
+        if torchrun is not None:
+            train_under_torchrun(torchrun, *run_args)
+        elif num_gpus > 1:
             from ai_economist.warp_drive.training.distributed import launch
 
             # Ctrl-C reaches every process: the workers stop together and rank 0 reports
             ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
-                launch(
-                    train_process,
-                    num_gpus,
-                    (env_name, config, resume, args.results_dir, not args.quiet),
-                )
+                launch(train_process, num_gpus, run_args)
             finally:
                 signal.signal(signal.SIGINT, ignored)
         else:
-            train_process(None, env_name, config, resume, args.results_dir, not args.quiet)
+            train_process(None, *run_args)
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -370,5 +415,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def exit_without_teardown(code: int) -> None:
+    """End the process with ``code`` after the atexit handlers and a flush of stdout and
+    stderr, skipping the interpreter's teardown of every loaded module (about 1.6 s of CPU
+    time for torch, tensorboard and sympy on a 2-core machine,
+    ``benchmarks/startup_profile.py``); the ordinary ``sys.exit`` while another non-daemon
+    thread still runs (the interpreter would wait for it)."""
+    import atexit
+    import os
+    import threading
+
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.current_thread()
+    ):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more to write
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_teardown(main())

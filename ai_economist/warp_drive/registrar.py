@@ -50,11 +50,13 @@ def build_gpu_env(
     """``env_class(**run_config["env"])`` behind ``EnvWrapper``, ``trainer.num_envs`` copies
     on ``env_backend`` (resolved by the registry; ``None``: resolved here by the same rule).
 
-    The initial state is seeded with ``trainer.seed`` plus the GPU index.
+    The initial state is seeded with ``trainer.seed`` plus the process's rank (the GPU index
+    on one host).
     """
     import torch
 
     from ai_economist.warp_drive.env_wrapper import EnvWrapper
+    from ai_economist.warp_drive.training.distributed import seed_offset
 
     device = torch.device(device)
     if env_backend is None:
@@ -67,7 +69,7 @@ def build_gpu_env(
         num_envs=run_config["trainer"]["num_envs"],
         env_backend=env_backend,
         device=device if env_backend is not EnvBackend.NUMPY else None,
-        seed=int(run_config["trainer"].get("seed", 0)) + (device.index or 0),
+        seed=int(run_config["trainer"].get("seed", 0)) + seed_offset(device),
     )
 
 

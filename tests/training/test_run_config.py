@@ -82,7 +82,7 @@ def test_gpu_learning_config_is_the_published_one_but_documented_changes():
         "trainer.train_batch_size": (648000, 5400),
         "trainer.num_episodes": (216000, 1000),
         "trainer.device": ("cuda", "auto"),
-        "trainer.cuda_graphs": (True, False),
+        "trainer.cuda_graphs": (True, "auto"),
         # far-sighted states; Monte-Carlo advantages (lambda 1) for both; 24 Adam steps an iteration
         "policy.a.gamma": (0.998, 0.98),
         "policy.a.gae_lambda": (1.0, 0.95),

@@ -13,13 +13,13 @@ from ai_economist.warp_drive.registry import EnvEntry, register_env
 
 def build_toy_env(run_config: dict, device: Any, env_backend: EnvBackend | None = None) -> Any:
     """The toy target-matching environment: torch tensors on ``device`` whatever the backend
-    (it has the one backend ``numpy``, the host path); GPU ``i`` adds ``i`` to the seed."""
-    import torch
-
+    (it has the one backend ``numpy``, the host path); process ``i`` of a data-parallel run adds
+    ``i`` to the seed."""
+    from ai_economist.warp_drive.training.distributed import seed_offset
     from ai_economist.warp_drive.training.toy_env import ToyTargetEnv
 
     kwargs = dict(run_config["env"])
-    kwargs["seed"] = kwargs.get("seed", 0) + (torch.device(device).index or 0)
+    kwargs["seed"] = kwargs.get("seed", 0) + seed_offset(device)
     return ToyTargetEnv(num_envs=run_config["trainer"]["num_envs"], device=device, **kwargs)
 
 

@@ -17,15 +17,14 @@ def build_one_step_economy(
     run_config: dict, device: Any, env_backend: EnvBackend = EnvBackend.NUMPY
 ) -> Any:
     """The one-step economy: the batched numpy array model behind ``BatchedPolicyEnv``
-    (tensors on ``device``; GPU ``i`` adds ``i`` to ``env.seed``) for ``numpy``, or the GPU
+    (tensors on ``device``; process ``i`` of a data-parallel run adds ``i`` to ``env.seed``) for ``numpy``, or the GPU
     environment (``gpu_env.OneStepEconomyGpu``, CUDA C or Numba) for ``pycuda`` / ``numba``,
     which ``auto`` picks on a CUDA device (a config its kernels do not cover is an error, not a
     silent fallback to the CPU)."""
-    import torch
-
     from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
         OneStepEconomyBatchedEnv,
     )
+    from ai_economist.warp_drive.training.distributed import seed_offset
 
     if env_backend.is_gpu:
         from ai_economist.foundation.scenarios.one_step_economy.gpu_env import OneStepEconomyGpu
@@ -33,7 +32,7 @@ def build_one_step_economy(
 
         return build_gpu_env(OneStepEconomyGpu, run_config, device, env_backend)
     env_block = dict(run_config["env"])
-    env_block["seed"] = env_block.get("seed", 0) + (torch.device(device).index or 0)
+    env_block["seed"] = env_block.get("seed", 0) + seed_offset(device)
     return OneStepEconomyBatchedEnv(
         num_envs=run_config["trainer"]["num_envs"], device=device, **env_block
     )
