@@ -21,6 +21,7 @@ ASK_NONE = 1 << 62  # above every ask key (cda_batched: int64 max)
 ASKS, BIDS = 0, 1
 MP_LABOR, MP_INV = ms.MP["order_labor"], ms.MP["inv_scale"]
 MI_DURATION, MI_ORDERS = ms.MI["order_duration"], ms.MI["max_num_orders"]
+MI_MAX_BID_ASK = ms.MI["max_bid_ask"]
 MI_ACTION, MI_OBS_A, MI_OBS_P = (ms.MI[k] for k in ("action_offset", "obs_offset_a", "obs_offset_p"))  # fmt: skip
 
 
@@ -350,7 +351,7 @@ def action_masks(e, a, mask, offset, n_orders, inventory, iparams):
     commodity ``Buy`` (prices up to its coin) then ``Sell`` (all prices if it holds a unit),
     while below ``max_num_orders``."""
     n_c, k_max = n_orders.shape[1], iparams[MI_ORDERS]
-    n_p = iparams[ms.MI["max_bid_ask"]] + 1
+    n_p = iparams[MI_MAX_BID_ASK] + 1
     for c in range(n_c):
         below = n_orders[e, c, a] < k_max
         can_ask = below and inventory[e, a, 1 + c] > 0
