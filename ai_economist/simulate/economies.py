@@ -94,11 +94,16 @@ def parse_rates(name: str, text: str, n_brackets: int) -> tuple[float, ...]:
     return tuple(rates * n_brackets if len(rates) == 1 else rates)
 
 
-def resolve_tax_policy(name: str, us_federal: Sequence[float]) -> Choice:
-    """The :class:`Choice` of tax policy ``name`` (``us_federal``: the scenario's rates)."""
+def resolve_tax_policy(
+    name: str, us_federal: Sequence[float], extra: Sequence[str] = ()
+) -> Choice:
+    """The :class:`Choice` of tax policy ``name`` (``us_federal``: the scenario's rates;
+    ``extra``: the scenario's own policy names, resolved to ``Choice(name, name)``)."""
     if not isinstance(name, str):
         raise UnknownPolicyError(f"policy {name!r} is not a string")
     n = len(us_federal)
+    if name in extra:
+        return Choice(name, name)
     if name == "free-market":
         return Choice(name, "rates", rates=(0.0,) * n)
     if name == "us-federal":
@@ -109,7 +114,7 @@ def resolve_tax_policy(name: str, us_federal: Sequence[float]) -> Choice:
         return Choice(name, "rates", rates=parse_rates(name, name[len("fixed:") :], n))
     if name.startswith("checkpoint:"):
         return _checkpoint(name, "policy")
-    known = [*TAX_NAMES, *(p + "..." for p in TAX_PREFIXES)]
+    known = [*TAX_NAMES, *extra, *(p + "..." for p in TAX_PREFIXES)]
     raise UnknownPolicyError(close_matches_message(name, known, "tax policy"))
 
 
@@ -158,6 +163,7 @@ class EconomySpec:
     default_episodes: int
     runner: Callable[[EconomyChunk], dict[str, np.ndarray]]
     checkpoints: bool = True  # whether checkpoint:RUN planners and agents are replayed
+    extra_policies: tuple[str, ...] = ()  # the scenario's own tax policy names
 
 
 def check_episodes(episodes: object) -> int:
@@ -186,7 +192,7 @@ def plan_economy(
     duplicates = sorted({p for p in policies if policies.count(p) > 1})
     if duplicates:
         raise SimulateError(f"policies given more than once: {duplicates}")
-    resolved = {p: resolve_tax_policy(p, spec.us_federal) for p in policies}
+    resolved = {p: resolve_tax_policy(p, spec.us_federal, spec.extra_policies) for p in policies}
     behaviour = resolve_agents(spec.default_agents if agents is None else agents, spec.baselines)
     if not spec.checkpoints:
         for choice in (*resolved.values(), behaviour):

@@ -17,7 +17,12 @@ Agents (``--agents``):
 
 Outcomes with the baselines are those of scripted agents, not of the paper's trained ones.
 The Saez policy learns over ``--episodes`` episodes (default 100; its buffer holds 500
-incomes, 50 episodes of 10 agents); the outcomes are those of the last episode.
+incomes, 50 episodes of 10 agents); the outcomes are those of the last episode, taxed at the
+rates the formula set in it, as the component does. ``saez-average`` (this scenario's own
+policy) plays the last episode at the running average of the formula's rates instead
+(``running_avg_tax_rates``, 0.99 old + 0.01 new each period), the settled schedule that
+``schedules.saez_rates`` and ``benchmarks/one_step_tax_schedules.py`` compare (with 300
+episodes, ``--episodes 300``).
 """
 
 from __future__ import annotations
@@ -224,7 +229,11 @@ def _saez(chunk: EconomyChunk, params: am.OneStepParams) -> tuple[np.ndarray, np
         annealing=None,
     )  # fmt: skip
     trackers = [SaezTracker(tax, np.random.default_rng([int(s), 1])) for s in chunk.seeds]
+    average = chunk.policy.kind == "saez-average"
     for episode in range(chunk.episodes):
+        if average and episode == chunk.episodes - 1:
+            rates = np.stack([t.running_avg_tax_rates for t in trackers])
+            return rates, _agent_hours(chunk, params, rates, episode)
         for tracker in trackers:
             tracker.compute_and_set_new_period_rates_from_saez_formula()
         rates = np.stack([t.curr_bracket_tax_rates for t in trackers])
@@ -239,7 +248,7 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     """The outcomes of a chunk's runs (see the module docstring)."""
     params = model_params(chunk.group)
     e, last = len(chunk.runs), chunk.episodes - 1
-    if chunk.policy.kind == "saez":
+    if chunk.policy.kind in ("saez", "saez-average"):
         rates, hours = _saez(chunk, params)
     else:
         if chunk.policy.kind == "checkpoint":
@@ -263,6 +272,7 @@ SPEC = EconomySpec(
     default_agents="best-response",
     default_episodes=100,
     runner=run_group,
+    extra_policies=("saez-average",),
 )
 
 
@@ -275,7 +285,7 @@ SCENARIO = SimulateScenario(
     name="one-step-economy",
     doc="the one-step economy (planner taxes, then 10 agents choose hours), batched numpy model",
     parameters=PARAMETERS,
-    policies_doc="free-market, us-federal, saez, fixed:RATES, checkpoint:RUN",
+    policies_doc="free-market, us-federal, saez, saez-average, fixed:RATES, checkpoint:RUN",
     summary=SUMMARY,
     run=run,
     plots=write_economy_plots,
