@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--agents",
         help="economies: the agents' behaviour, checkpoint:RUN or a baseline (one-step-economy: "
-        "best-response (default) or random; gather-trade-build: random)",
+        "best-response (default) or random; gather-trade-build: builder (default) or random)",
     )
     parser.add_argument(
         "--episodes",

@@ -8,10 +8,16 @@ the batched numpy array economy (:mod:`.array_economy`); env ``i`` of a chunk is
 its run's ``seed``. The tax-rate annealing of training (``tax_annealing_schedule``) is off:
 a schedule's rates apply from the first step.
 
-Agents (``--agents``): ``random`` (default), each step a uniform draw among the actions its
-mask allows (NO-OP included), from a generator per run (``seed``). These are not trained
-agents: the outcomes are a baseline, not the paper's (which come from agents trained under
-each schedule). Checkpoint planners and agents of this economy are not replayed yet.
+Agents (``--agents``), scripted baselines drawing from a generator per run (``seed``):
+
+* ``builder`` (default): build a house whenever the mask allows, otherwise a uniform draw
+  among the allowed moves (moving onto wood or stone gathers it); never trades;
+* ``random``: a uniform draw among all the actions its mask allows (NO-OP and market orders
+  included).
+
+These are not trained agents, and they do not respond to taxes: the outcomes are a baseline,
+not the paper's (which come from agents trained under each schedule). Checkpoint planners
+and agents of this economy are not replayed yet.
 
 The Saez policy learns over ``--episodes`` episodes (default 1; its buffer holds 500 incomes,
 13 published episodes of 4 agents x 10 tax periods); the outcomes are those of the last.
@@ -99,6 +105,18 @@ def random_actions(masks: np.ndarray, generators: list[np.random.Generator]) -> 
     return np.argmax(np.where(masks > 0, draws, -1.0), axis=-1).astype(np.int64)
 
 
+def builder_actions(
+    masks: np.ndarray, generators: list[np.random.Generator], move_start: int
+) -> np.ndarray:
+    """(E, A): build (action 1) where allowed, else a uniform draw among the allowed moves
+    (NO-OP when none is)."""
+    moves = masks[..., move_start:]
+    draws = np.stack([g.random(moves.shape[1:]) for g in generators])
+    move = move_start + np.argmax(np.where(moves > 0, draws, -1.0), axis=-1)
+    move = np.where((moves > 0).any(axis=-1), move, 0)
+    return np.where(masks[..., 1] > 0, 1, move).astype(np.int64)
+
+
 def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     """The outcomes of a chunk's runs: ``chunk.episodes`` episodes, the last one measured."""
     params = economy_params(chunk.group, chunk.policy)
@@ -113,7 +131,11 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
         done = np.zeros(e, dtype=bool)
         while not done.all():
             tax_day = state.tax.cycle_pos >= params.tax.period
-            actions = random_actions(aeo.agent_masks(state, params), generators)
+            masks = aeo.agent_masks(state, params)
+            if chunk.agents.kind == "builder":
+                actions = builder_actions(masks, generators, params.move_start)
+            else:
+                actions = random_actions(masks, generators)
             _, planner_rew, done = ae.step(state, params, actions)
             welfare += planner_rew
             rate_sum[tax_day] += state.tax.rates_obs[tax_day]
@@ -133,8 +155,8 @@ SPEC = EconomySpec(
     parameters=PARAMETERS,
     us_federal=tuple(tb.US_FEDERAL_2018_RATES),
     rate_columns=RATE_COLUMNS,
-    baselines=("random",),
-    default_agents="random",
+    baselines=("builder", "random"),
+    default_agents="builder",
     default_episodes=1,
     runner=run_group,
     checkpoints=False,
