@@ -166,3 +166,68 @@ def test_frontier_and_welfare_plots(tmp_path):
     paths = write_economy_plots(table, tmp_path)
     assert [p.name for p in paths] == ["frontier.png", "welfare.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+@pytest.fixture(scope="module")
+def one_step_checkpoint(tmp_path_factory):
+    """A checkpoint of the one-step economy whose models are zeros but for the policy heads'
+    bias: the planner's greedy action is 5 in every bracket (rate 0.2), the agents' 40 hours."""
+    torch = pytest.importorskip("torch")
+    import copy
+
+    from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
+        OneStepEconomyBatchedEnv,
+    )
+    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
+    from ai_economist.warp_drive.training.models import build_policy_model
+
+    config = load_run_config(RUN_CONFIG_DIR / "one_step_economy.yaml")
+    env = OneStepEconomyBatchedEnv(num_envs=1, **config["env"])
+    policies = {}
+    for tag, spec in env.policy_specs.items():
+        policy_config = copy.deepcopy(config["policy"][tag])
+        model = build_policy_model(tag, policy_config, spec, torch.device("cpu"))
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.zero_()
+            model.policy_head.bias[5 if tag == "p" else 40] = 1.0
+        policies[tag] = {"model": model.state_dict()}
+    state = {"format_version": FORMAT_VERSION, "iteration": 0, "env_steps": 0,
+             "config": config, "policies": policies, "ranks": 1}  # fmt: skip
+    return save_checkpoint(tmp_path_factory.mktemp("run") / "checkpoints" / "ckpt_0.pt", state)
+
+
+def test_checkpoint_planner_sets_its_greedy_rates(one_step_checkpoint):
+    table = _one_step([f"checkpoint:{one_step_checkpoint}", "fixed:0.2"], greedy=True)
+    learned, fixed = table.rows()
+    assert [learned[c] for c in RATES] == pytest.approx([0.2] * 7, rel=1e-15)
+    for name in ("equality", "productivity", "tax_revenue", "planner_welfare", "mean_labor"):
+        assert learned[name] == pytest.approx(fixed[name], rel=1e-12)
+
+
+def test_checkpoint_agents_work_their_greedy_hours(one_step_checkpoint):
+    table = _one_step(["fixed:0.2"], agents=f"checkpoint:{one_step_checkpoint}", greedy=True)
+    skills = ose.model_params(_defaults()).skills
+    assert table["mean_labor"][0] == 40.0
+    assert table["productivity"][0] == pytest.approx(40 * skills.sum(), rel=1e-12)
+    assert table["tax_revenue"][0] == pytest.approx(0.2 * 40 * skills.sum(), rel=1e-12)
+
+
+def test_sampled_checkpoint_actions_follow_each_runs_seed(one_step_checkpoint):
+    agents = f"checkpoint:{one_step_checkpoint}"
+    both = _one_step(["us-federal"], {"seed": [0, 1]}, agents=agents, episodes=1)
+    again = _one_step(["us-federal"], {"seed": [1]}, agents=agents, episodes=1)
+    assert both["productivity"][1] == again["productivity"][0]
+    assert both["mean_labor"][0] != both["mean_labor"][1]
+
+
+def test_a_checkpoint_of_another_environment_is_named(tmp_path):
+    pytest.importorskip("torch")
+    from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
+
+    state = {"format_version": FORMAT_VERSION, "iteration": 0, "env_steps": 0,
+             "config": {"name": "toy"}, "policies": {}, "ranks": 1}  # fmt: skip
+    path = save_checkpoint(tmp_path / "checkpoints" / "ckpt_0.pt", state)
+    with pytest.raises(SimulateError, match="trained on 'toy'; .* 'one_step_economy'"):
+        _one_step([f"checkpoint:{path}"], episodes=1)
