@@ -70,7 +70,9 @@ class Choice:
 def _checkpoint(name: str, what: str) -> Choice:
     path = name[len("checkpoint:") :]
     if not path or not Path(path).exists():
-        raise UnknownPolicyError(f"{what} {name!r}: checkpoint or run folder {path!r} does not exist")
+        raise UnknownPolicyError(
+            f"{what} {name!r}: checkpoint or run folder {path!r} does not exist"
+        )
     return Choice(name, "checkpoint", path=path)
 
 
@@ -94,9 +96,7 @@ def parse_rates(name: str, text: str, n_brackets: int) -> tuple[float, ...]:
     return tuple(rates * n_brackets if len(rates) == 1 else rates)
 
 
-def resolve_tax_policy(
-    name: str, us_federal: Sequence[float], extra: Sequence[str] = ()
-) -> Choice:
+def resolve_tax_policy(name: str, us_federal: Sequence[float], extra: Sequence[str] = ()) -> Choice:
     """The :class:`Choice` of tax policy ``name`` (``us_federal``: the scenario's rates;
     ``extra``: the scenario's own policy names, resolved to ``Choice(name, name)``)."""
     if not isinstance(name, str):
@@ -268,7 +268,10 @@ def run_economy_sweep(
         advance(len(runs))
     columns: dict[str, np.ndarray] = {
         "run": np.arange(len(rows), dtype=np.int64),
-        **{k: np.array([r[k] for r in rows], dtype=object) for k in ("policy", "agents", "scenario")},
+        **{
+            k: np.array([r[k] for r in rows], dtype=object)
+            for k in ("policy", "agents", "scenario")
+        },
         "episodes": np.array([r["episodes"] for r in rows], dtype=np.int64),
     }
     for n, p in spec.parameters.items():

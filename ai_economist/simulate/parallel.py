@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
 
 from ai_economist.simulate.errors import RayConnectionError, SimulateError
 from ai_economist.simulate.runner import run_chunk

@@ -46,9 +46,7 @@ def frontier_plot(plt: Any, table: SweepTable, path: Path) -> Path:
     return path
 
 
-def welfare_plot(
-    plt: Any, table: SweepTable, path: Path, column: str = "planner_reward"
-) -> Path:
+def welfare_plot(plt: Any, table: SweepTable, path: Path, column: str = "planner_reward") -> Path:
     """The planner's episode reward sum (social welfare) per policy, over the sweep's runs."""
     policies = list(dict.fromkeys(table["policy"]))
     values = [table[column][table["policy"] == p] for p in policies]

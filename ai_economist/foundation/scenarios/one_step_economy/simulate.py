@@ -38,7 +38,6 @@ from ai_economist.foundation.components.simple_labor import NUM_LABOR_HOURS
 from ai_economist.foundation.scenarios.one_step_economy import array_model as am
 from ai_economist.foundation.scenarios.one_step_economy import rules
 from ai_economist.simulate.economies import (
-    OUTCOMES,
     SUMMARY,
     EconomyChunk,
     EconomySpec,
@@ -151,7 +150,9 @@ def _agent_hours(chunk: EconomyChunk, params: am.OneStepParams, rates: np.ndarra
         return best_response_hours(params, rates)
     if chunk.agents.kind == "random":
         draws = [
-            np.random.default_rng([int(s), episode]).integers(0, NUM_LABOR_HOURS + 1, params.n_agents)
+            np.random.default_rng([int(s), episode]).integers(
+                0, NUM_LABOR_HOURS + 1, params.n_agents
+            )
             for s in chunk.seeds
         ]
         return np.stack(draws)

@@ -79,7 +79,9 @@ def env_config(group: dict[str, Any], policy) -> dict[str, Any]:
             if policy.kind == "saez":
                 kwargs["tax_model"] = "saez"
             else:
-                kwargs.update(tax_model="fixed-bracket-rates", fixed_bracket_rates=list(policy.rates))
+                kwargs.update(
+                    tax_model="fixed-bracket-rates", fixed_bracket_rates=list(policy.rates)
+                )
         components.append({name: kwargs})
     config["components"] = components
     return config
