@@ -44,7 +44,7 @@ from ai_economist.simulate.table import SweepTable
 from ai_economist.warp_drive.training.schema import ConfigError
 
 SUMMARY = ("planner_reward", "deaths_thousands", "mean_unemployment_rate_pct")
-OPTIONS = ("days", "agents", "episodes", "chunk_size")  # passed only when given
+OPTIONS = ("days", "agents", "episodes", "backend", "chunk_size")  # passed only when given
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="economies: episodes per run, the last measured (the Saez model learns over "
         "them; default 100 one-step-economy, 1 gather-trade-build)",
+    )
+    parser.add_argument(
+        "--backend",
+        help="economies: the model the runs step on (numpy, the batched numpy model: the default "
+        "and, today, the only one)",
     )
     parser.add_argument(
         "--list_parameters", action="store_true", help="print the scenario's sweep parameters"

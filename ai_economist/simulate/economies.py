@@ -143,6 +143,7 @@ class EconomyChunk:
     per_run: dict[str, np.ndarray] = field(default_factory=dict)  # per-run parameters (E,)
     episodes: int = 1
     greedy: bool = False
+    backend: str = "numpy"
 
 
 def run_economy_chunk(chunk: EconomyChunk) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -164,6 +165,16 @@ class EconomySpec:
     runner: Callable[[EconomyChunk], dict[str, np.ndarray]]
     checkpoints: bool = True  # whether checkpoint:RUN planners and agents are replayed
     extra_policies: tuple[str, ...] = ()  # the scenario's own tax policy names
+    backends: tuple[str, ...] = ("numpy",)  # the models a chunk can run on (chunk.backend)
+
+
+def check_backend(spec: EconomySpec, backend: object) -> str:
+    """``backend`` when ``spec`` runs on it, else :class:`SimulateError` naming the choices."""
+    if backend not in spec.backends:
+        raise SimulateError(
+            f"backend={backend!r}: {spec.name} runs on {', '.join(map(repr, spec.backends))}"
+        )
+    return str(backend)
 
 
 def check_episodes(episodes: object) -> int:
@@ -182,8 +193,10 @@ def plan_economy(
     chunk_size: int,
     greedy: bool,
     max_runs: int,
+    backend: str = "numpy",
 ) -> tuple[list[dict], list[EconomyChunk]]:
     """The rows of a sweep and the chunks that compute them (checked before any run)."""
+    backend = check_backend(spec, backend)
     if isinstance(policies, str):
         policies = [policies]
     policies = list(policies)
@@ -231,6 +244,7 @@ def plan_economy(
                     per_run={n: np.array([r[n] for r in part]) for n in run_names},
                     episodes=episodes,
                     greedy=greedy,
+                    backend=backend,
                 )
             )
     return rows, chunks
@@ -249,15 +263,17 @@ def run_economy_sweep(
     greedy: bool = False,
     progress: bool = False,
     max_runs: int = MAX_RUNS,
+    backend: str = "numpy",
 ) -> SweepTable:
     """Every tax policy under every combination of the swept parameters; one row per run:
     ``run``, ``policy``, ``agents``, ``scenario``, ``episodes``, the parameters, then
     :data:`OUTCOMES` and the rates used (``rate_<bracket>``; the mean over the tax periods
-    of the last episode)."""
+    of the last episode). ``backend``: the model the runs step on (:attr:`EconomySpec.backends`;
+    today the batched numpy model only)."""
     if not ray_address:
         check_workers(workers)
     rows, chunks = plan_economy(
-        spec, policies, sweeps, agents, episodes, chunk_size, greedy, max_runs
+        spec, policies, sweeps, agents, episodes, chunk_size, greedy, max_runs, backend
     )
     names = (*OUTCOMES, *spec.rate_columns)
     outcomes = {n: np.full(len(rows), np.nan) for n in names}

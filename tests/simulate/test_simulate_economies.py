@@ -139,6 +139,7 @@ def test_baseline_actions_respect_the_masks():
         (["--policy", "saez", "--sweep", "energy_cost=1"], "Unknown sweep parameter"),
         (["--policy", "saez", "--episodes", "0"], "episodes=0"),
         (["--policy", "checkpoint:/nonexistent/run"], "does not exist"),
+        (["--policy", "saez", "--backend", "pycuda"], "runs on 'numpy'"),
     ],
 )
 def test_bad_input_exits_2_naming_it(tmp_path, capsys, args, message):

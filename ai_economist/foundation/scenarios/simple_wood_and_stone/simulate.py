@@ -178,5 +178,5 @@ SCENARIO = SimulateScenario(
     summary=SUMMARY,
     run=run,
     plots=write_economy_plots,
-    options=("agents", "episodes"),
+    options=("agents", "episodes", "backend"),
 )
