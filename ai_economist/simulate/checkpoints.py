@@ -9,19 +9,23 @@ from ai_economist.simulate.errors import SimulateError
 COVID_ENV = "covid_and_economy_environment"
 
 
-def load_models(path: str, policy_specs: dict, env_name: str = COVID_ENV) -> dict[str, Any]:
+def load_models(
+    path: str, policy_specs: dict, env_name: str | tuple[str, ...] = COVID_ENV
+) -> dict[str, Any]:
     """``{tag: model}`` (CPU, eval mode) of the newest checkpoint in ``path`` (a checkpoint file
-    or a run folder); a checkpoint of another environment than ``env_name`` is a
-    :class:`SimulateError`."""
+    or a run folder); a checkpoint of another environment than ``env_name`` (one name or a
+    tuple of them) is a :class:`SimulateError`."""
     from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
     from ai_economist.warp_drive.training.models import load_policy_models
 
     state = load_checkpoint(find_checkpoint(path))
     config = state["config"]
-    if config.get("name") != env_name:
+    names = (env_name,) if isinstance(env_name, str) else tuple(env_name)
+    if config.get("name") not in names:
+        expected = " or ".join(repr(n) for n in names)
         raise SimulateError(
             f"checkpoint {path!r} was trained on {config.get('name')!r}; "
-            f"ai-economist-simulate runs {env_name!r} checkpoints here"
+            f"ai-economist-simulate runs {expected} checkpoints here"
         )
     missing = sorted(set(policy_specs) - set(state["policies"]))
     if missing:

@@ -11,7 +11,7 @@ from ai_economist.foundation.components.tax_brackets import US_FEDERAL_2018_RATE
 from ai_economist.foundation.scenarios.one_step_economy import schedules
 from ai_economist.foundation.scenarios.one_step_economy import simulate as ose
 from ai_economist.foundation.scenarios.simple_wood_and_stone import simulate as gtb
-from ai_economist.simulate import SimulateError, SweepTable, UnknownPolicyError
+from ai_economist.simulate import SimulateError, SweepTable
 from ai_economist.simulate.cli import main
 from ai_economist.simulate.economies import parse_rates
 from ai_economist.simulate.scenarios import get_scenario
@@ -148,9 +148,13 @@ def test_bad_input_exits_2_naming_it(tmp_path, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
-def test_gather_trade_build_refuses_checkpoints_before_running(tmp_path):
-    with pytest.raises(UnknownPolicyError, match="replays no checkpoints"):
-        get_scenario("gather-trade-build").run([f"checkpoint:{tmp_path}"], GTB_SHORT)
+def test_a_run_folder_without_checkpoints_exits_2(tmp_path, capsys):
+    pytest.importorskip("torch")
+    args = ["--scenario", "gather-trade-build", "--policy", "free-market", "--agents",
+            f"checkpoint:{tmp_path}", "--sweep", "episode_length=2", "--out", str(tmp_path),
+            "--no_progress"]  # fmt: skip
+    assert main(args) == 2
+    assert "no checkpoint (checkpoints/ckpt_<N>.pt)" in capsys.readouterr().err
 
 
 def test_bad_group_value_is_a_simulate_error():
@@ -232,3 +236,49 @@ def test_a_checkpoint_of_another_environment_is_named(tmp_path):
     path = save_checkpoint(tmp_path / "checkpoints" / "ckpt_0.pt", state)
     with pytest.raises(SimulateError, match="trained on 'toy'; .* 'one_step_economy'"):
         _one_step([f"checkpoint:{path}"], episodes=1)
+
+
+@pytest.fixture(scope="module")
+def gtb_checkpoint(tmp_path_factory):
+    """A phase-2 checkpoint of zeros but for the policy heads' bias: the planner's greedy
+    action is 7 in every bracket (rate 0.3), the agents' NO-OP (action 0)."""
+    torch = pytest.importorskip("torch")
+    import copy
+
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
+        ArrayGatherTradeBuildBatch,
+    )
+    from ai_economist.simulate.economies import Choice
+    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
+    from ai_economist.warp_drive.training.models import build_policy_model
+
+    config = load_run_config(RUN_CONFIG_DIR / "gather_trade_build_phase2.yaml")
+    group = {n: p.default for n, p in gtb.PARAMETERS.items() if not p.per_run}
+    group.update(episode_length=50, tax_period=25)
+    batch = ArrayGatherTradeBuildBatch(gtb.env_config(group, Choice("c", "checkpoint")), 1)
+    policies = {}
+    for tag, spec in batch.policy_specs.items():
+        policy_config = copy.deepcopy(config["policy"][tag])
+        policy_config["model"]["model_ckpt_filepath"] = ""
+        model = build_policy_model(tag, policy_config, spec, torch.device("cpu"))
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.zero_()
+            model.policy_head.bias[7 if tag == "p" else 0] = 1.0
+        policies[tag] = {"model": model.state_dict()}
+    state = {"format_version": FORMAT_VERSION, "iteration": 0, "env_steps": 0,
+             "config": config, "policies": policies, "ranks": 1}  # fmt: skip
+    return save_checkpoint(tmp_path_factory.mktemp("gtb") / "checkpoints" / "ckpt_0.pt", state)
+
+
+def test_gather_trade_build_checkpoint_planner_and_agents(gtb_checkpoint):
+    run = get_scenario("gather-trade-build").run
+    policy = f"checkpoint:{gtb_checkpoint}"
+    table = run([policy, "fixed:0.3"], [*GTB_SHORT, "seed=0,1"], greedy=True)
+    assert [table[c][0] for c in gtb.RATE_COLUMNS] == pytest.approx([0.3] * 7, rel=1e-12)
+    for name in ("productivity", "equality", "tax_revenue", "planner_welfare", "mean_labor"):
+        assert table[name][:2] == pytest.approx(table[name][2:], rel=1e-9), name
+    idle = run(["us-federal"], GTB_SHORT, agents=policy, greedy=True)  # NO-OP agents
+    assert idle["productivity"][0] == 0.0 and idle["tax_revenue"][0] == 0.0
+    assert idle["mean_labor"][0] < table["mean_labor"][2] / 10  # no moves, no builds

@@ -15,9 +15,13 @@ Agents (``--agents``), scripted baselines drawing from a generator per run (``se
 * ``random``: a uniform draw among all the actions its mask allows (NO-OP and market orders
   included).
 
-These are not trained agents, and they do not respond to taxes: the outcomes are a baseline,
-not the paper's (which come from agents trained under each schedule). Checkpoint planners
-and agents of this economy are not replayed yet.
+* ``checkpoint:RUN``: the agents of a ``gather_trade_build_phase1`` or ``_phase2`` run of our
+  trainer (fully-connected models), on the trainer's batch (:mod:`.array_batch`).
+
+The baselines are not trained agents, and they do not respond to taxes: their outcomes are a
+baseline, not the paper's (which come from agents trained under each schedule).
+``checkpoint:RUN`` as the tax policy replays a phase-2 run's planner (it picks each
+bracket's rate on a period's first step, ``model_wrapper``).
 
 The Saez policy learns over ``--episodes`` episodes (default 1; its buffer holds 500 incomes,
 13 published episodes of 4 agents x 10 tax periods); the outcomes are those of the last.
@@ -78,6 +82,8 @@ def env_config(group: dict[str, Any], policy) -> dict[str, Any]:
             kwargs.update(period=int(group["tax_period"]), tax_annealing_schedule=None)
             if policy.kind == "saez":
                 kwargs["tax_model"] = "saez"
+            elif policy.kind == "checkpoint":
+                kwargs["tax_model"] = "model_wrapper"  # the planner sets the rates
             else:
                 kwargs.update(
                     tax_model="fixed-bracket-rates", fixed_bracket_rates=list(policy.rates)
@@ -119,8 +125,22 @@ def builder_actions(
     return np.where(masks[..., 1] > 0, 1, move).astype(np.int64)
 
 
+def baseline_actions(
+    chunk: EconomyChunk, state: ae.EconomyState, params: ae.EconomyParams, generators: list
+) -> np.ndarray:
+    """(E, A) the baseline agents' actions (``builder`` or ``random``) in ``state``."""
+    masks = aeo.agent_masks(state, params)
+    if chunk.agents.kind == "builder":
+        return builder_actions(masks, generators, params.move_start)
+    return random_actions(masks, generators)
+
+
 def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     """The outcomes of a chunk's runs: ``chunk.episodes`` episodes, the last one measured."""
+    if "checkpoint" in (chunk.policy.kind, chunk.agents.kind):
+        from ai_economist.foundation.scenarios.simple_wood_and_stone import simulate_checkpoints
+
+        return simulate_checkpoints.run_group(chunk)
     params = economy_params(chunk.group, chunk.policy)
     state = ae.initial_state(params, chunk.seeds)
     generators = [np.random.default_rng([int(s), 2]) for s in chunk.seeds]
@@ -133,11 +153,7 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
         done = np.zeros(e, dtype=bool)
         while not done.all():
             tax_day = state.tax.cycle_pos >= params.tax.period
-            masks = aeo.agent_masks(state, params)
-            if chunk.agents.kind == "builder":
-                actions = builder_actions(masks, generators, params.move_start)
-            else:
-                actions = random_actions(masks, generators)
+            actions = baseline_actions(chunk, state, params, generators)
             _, planner_rew, done = ae.step(state, params, actions)
             welfare += planner_rew
             rate_sum[tax_day] += state.tax.rates_obs[tax_day]
@@ -161,7 +177,6 @@ SPEC = EconomySpec(
     default_agents="builder",
     default_episodes=1,
     runner=run_group,
-    checkpoints=False,
 )
 
 
@@ -174,7 +189,7 @@ SCENARIO = SimulateScenario(
     name="gather-trade-build",
     doc="gather-trade-build (published phase-2 config, 4 agents), batched numpy array economy",
     parameters=PARAMETERS,
-    policies_doc="free-market, us-federal, saez, fixed:RATES",
+    policies_doc="free-market, us-federal, saez, fixed:RATES, checkpoint:RUN",
     summary=SUMMARY,
     run=run,
     plots=write_economy_plots,
