@@ -163,7 +163,6 @@ class EconomySpec:
     default_agents: str
     default_episodes: int
     runner: Callable[[EconomyChunk], dict[str, np.ndarray]]
-    checkpoints: bool = True  # whether checkpoint:RUN planners and agents are replayed
     extra_policies: tuple[str, ...] = ()  # the scenario's own tax policy names
     backends: tuple[str, ...] = ("numpy",)  # the models a chunk can run on (chunk.backend)
 
@@ -207,13 +206,6 @@ def plan_economy(
         raise SimulateError(f"policies given more than once: {duplicates}")
     resolved = {p: resolve_tax_policy(p, spec.us_federal, spec.extra_policies) for p in policies}
     behaviour = resolve_agents(spec.default_agents if agents is None else agents, spec.baselines)
-    if not spec.checkpoints:
-        for choice in (*resolved.values(), behaviour):
-            if choice.kind == "checkpoint":
-                raise UnknownPolicyError(
-                    f"{choice.name!r}: {spec.name} replays no checkpoints yet (policies: "
-                    f"{', '.join(TAX_NAMES)}, fixed:RATES; agents: {', '.join(spec.baselines)})"
-                )
     episodes = check_episodes(spec.default_episodes if episodes is None else episodes)
     max_runs = check_max_runs(max_runs)
     sweeps = parse_sweeps(sweeps, max_runs, spec.parameters)

@@ -11,6 +11,7 @@ from ai_economist.foundation.components.tax_brackets import US_FEDERAL_2018_RATE
 from ai_economist.foundation.scenarios.one_step_economy import schedules
 from ai_economist.foundation.scenarios.one_step_economy import simulate as ose
 from ai_economist.foundation.scenarios.simple_wood_and_stone import simulate as gtb
+from ai_economist.foundation.scenarios.simple_wood_and_stone import simulate_env as gtb_env
 from ai_economist.simulate import SimulateError, SweepTable
 from ai_economist.simulate.cli import main
 from ai_economist.simulate.economies import parse_rates
@@ -85,6 +86,13 @@ def test_random_agents_follow_the_seed_not_the_batch():
     assert both["productivity"][0] != both["productivity"][1]
 
 
+def test_two_workers_give_the_same_table():
+    sweeps = {"labor_cost": [0.5, 0.7], "seed": [0, 1]}
+    one = _one_step(["saez", "fixed:0.2"], sweeps, episodes=2, agents="random")
+    two = _one_step(["saez", "fixed:0.2"], sweeps, episodes=2, agents="random", workers=2)
+    assert two.equals(one) and len(one) == 8
+
+
 def test_saez_draws_random_rates_until_its_buffer_is_full():
     one = _one_step(["saez", "saez-average"], episodes=1)
     first = np.random.default_rng([0, 1]).uniform(0.0, 1.0, size=7)
@@ -121,8 +129,8 @@ def test_baseline_actions_respect_the_masks():
     masks[1, 0, 6] = 1  # agent 0 of env 1 may also move down
     masks[1, 2, 0], masks[1, 2, 4] = 0, 1  # agent 2 of env 1 may only move right
     gens = [np.random.default_rng(i) for i in range(2)]
-    assert gtb.builder_actions(masks, gens, 3).tolist() == [[0, 1, 0], [6, 0, 4]]
-    draws = np.stack([gtb.random_actions(masks, gens) for _ in range(200)])
+    assert gtb_env.builder_actions(masks, gens, 3).tolist() == [[0, 1, 0], [6, 0, 4]]
+    draws = np.stack([gtb_env.random_actions(masks, gens) for _ in range(200)])
     assert set(draws[:, 0, 1].tolist()) == {0, 1} and set(draws[:, 1, 0].tolist()) == {0, 6}
     assert set(draws[:, 1, 2].tolist()) == {4} and set(draws[:, 0, 0].tolist()) == {0}
 
@@ -256,7 +264,7 @@ def gtb_checkpoint(tmp_path_factory):
     config = load_run_config(RUN_CONFIG_DIR / "gather_trade_build_phase2.yaml")
     group = {n: p.default for n, p in gtb.PARAMETERS.items() if not p.per_run}
     group.update(episode_length=50, tax_period=25)
-    batch = ArrayGatherTradeBuildBatch(gtb.env_config(group, Choice("c", "checkpoint")), 1)
+    batch = ArrayGatherTradeBuildBatch(gtb_env.env_config(group, Choice("c", "checkpoint")), 1)
     policies = {}
     for tag, spec in batch.policy_specs.items():
         policy_config = copy.deepcopy(config["policy"][tag])

@@ -28,7 +28,7 @@ def _batch(chunk: EconomyChunk):
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
-    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate import env_config
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import env_config
 
     batch = ArrayGatherTradeBuildBatch(env_config(chunk.group, chunk.policy), len(chunk.runs))
     batch.state = ae.initial_state(batch.params, chunk.seeds)
@@ -40,7 +40,9 @@ def _batch(chunk: EconomyChunk):
 def _act(batch, models: dict, chunk: EconomyChunk, generators: list, torch_generators) -> None:
     import torch
 
-    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate import baseline_actions
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import (
+        baseline_actions,
+    )
     from ai_economist.simulate.checkpoints import policy_actions
 
     with torch.no_grad():
@@ -60,7 +62,7 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     """The outcomes of a chunk's runs (``chunk.episodes`` episodes, the last measured)."""
     import torch
 
-    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate import RATE_COLUMNS
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import RATE_COLUMNS
 
     batch = _batch(chunk)
     models = _models(chunk, batch.policy_specs)
