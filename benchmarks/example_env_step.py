@@ -4,7 +4,7 @@
         --num_envs 100 2000 --peer 276000 [--steps 500] [--config FILE] [key=value ...]
 
 The environment is built from the ``env`` block of its run config (default
-``ai_economist/training/run_configs/<env>.yaml``) with ``key=value`` overrides of its
+the env's packaged ``run_configs/<env>.yaml``) with ``key=value`` overrides of its
 constructor arguments (e.g. ``num_runners=990``). For each backend and number of envs: builds
 ``EnvWrapper``, draws one random allowed action per agent (kept for the whole run), warms up
 (compilation, caches), then times ``--steps`` consecutive ``step_all_envs`` +

@@ -1,7 +1,7 @@
 """The learning check over several seeds at once: robust, or lucky?
 
     python benchmarks/learning_seeds.py --device cuda --seeds 0 1 2 3 4 --minutes 6 \\
-        --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml \\
+        --config covid_and_economy_gpu_learning \\
         --results_dir runs/seeds [--gpus 0 1] [key.path=value ...]
 
 Starts one ``learning_vs_fixed_policies.py`` process per seed, all at once (on one GPU unless

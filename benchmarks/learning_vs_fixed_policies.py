@@ -1,7 +1,7 @@
 """Does a trained federal planner beat the fixed policies? (issue: learning check)
 
     python benchmarks/learning_vs_fixed_policies.py --device cuda \\
-        --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml --minutes 20
+        --config covid_and_economy_gpu_learning --minutes 20
 
 Trains a COVID-19 run config (default: the published one, 540 days, m_a 0.3, m_p 0.45, PPO,
 [256, 256] models; overrides as ``key.path=value``) until its ``num_episodes`` are done or
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--config",
         default="",
-        help="run config (default: the published run_configs/covid_and_economy_environment.yaml)",
+        help="run config (default: the published covid_and_economy_environment.yaml)",
     )
     parser.add_argument(
         "--results_dir", default="", help="run directory (default runs/learning_vs_fixed/<time>)"

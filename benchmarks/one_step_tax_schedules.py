@@ -25,10 +25,10 @@ from ai_economist.foundation.components.tax_brackets import US_FEDERAL_2018_RATE
 from ai_economist.foundation.scenarios.one_step_economy import array_model as am
 from ai_economist.foundation.scenarios.one_step_economy import schedules
 from ai_economist.training import evaluate, training_script
-from ai_economist.training.config import RUN_CONFIG_DIR
+from ai_economist.training.config import packaged_config_path
 from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
 
-CONFIG = RUN_CONFIG_DIR / "one_step_economy.yaml"
+CONFIG = packaged_config_path("one_step_economy")
 
 
 def trained_policies(run_dir: str) -> tuple[dict, np.ndarray, np.ndarray]:

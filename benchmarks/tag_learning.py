@@ -60,7 +60,7 @@ def tag_rate(
         greedy_tags: policy tags that take their most likely action instead of sampling.
     """
     run = {**config, "trainer": {**config["trainer"], "num_envs": num_envs, "seed": seed + 1}}
-    wrapper = get_training_env(ENV).build(run, device, None)
+    wrapper = get_training_env(ENV).make(run, device)
     wrapper.reset_all_envs()
     gen = torch.Generator(device=wrapper.device).manual_seed(seed)
     length = wrapper.episode_length

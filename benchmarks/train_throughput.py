@@ -165,7 +165,7 @@ def build_trainer(
     if device == "cpu" and isinstance(config["env"].get("seed"), int):
         config["env"]["seed"] += ctx.rank  # as GPU ``i`` does for the toy env
     torch_device = torch.device("cuda", ctx.rank) if device == "cuda" else torch.device("cpu")
-    env = ENVIRONMENTS[args.env].build(config, torch_device, None)
+    env = ENVIRONMENTS[args.env].make(config, torch_device)
     for tag, spec in env.policy_specs.items():  # bound the minibatch size (activation memory)
         samples = num_envs * args.rollout_length * spec.num_agents
         auto = -(-samples // args.max_minibatch)

@@ -24,6 +24,7 @@ MODULES = {
     "lz4": ["lz4"],
     "pytest": ["pytest"],
     "ruff": ["ruff"],
+    "setuptools": ["setuptools"],  # dev: builds the entry-point test's fixture package offline
     "pettingzoo": ["pettingzoo"],
     "ray": ["ray"],
     "lightning": ["lightning", "pytorch_lightning"],  # installs both import names

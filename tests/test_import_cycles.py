@@ -4,6 +4,8 @@ The imports are read statically (``ast``): relative imports are resolved, and
 ``from pkg import name`` counts as an import of ``pkg.name`` when that is a submodule.  A
 package's own ``__init__`` is not counted as imported by its submodules (Python runs it first,
 but a submodule depending on its package's ``__init__`` is not a circle in the code's design).
+Imports under a module-level ``if __name__ == "__main__":`` are not counted either: they run
+only when the file is the program (``python -m``), as module ``__main__``, never on import.
 """
 
 from __future__ import annotations
@@ -11,26 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = "ai_economist"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
-
-#: Circles known and owned by another piece of work; each entry is the sorted tuple of the
-#: circle's modules.  Delete an entry when its circle is gone.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    # issue 24 (registry part, helper "seam"): the two env registries import each other
-    # through warp_drive/env_wrapper.py.  The coordinator deletes this entry at merge.
-    tuple(
-        sorted(
-            (
-                "ai_economist.training.environments",
-                "ai_economist.warp_drive.env_wrapper",
-                "ai_economist.warp_drive.registrar",
-            )
-        )
-    ): "issue 24 / seam: one registry",
-}
 
 
 def module_name(path: Path) -> str:
@@ -55,9 +39,22 @@ def _resolve_from(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _is_main_block(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` at module level."""
+    test = getattr(node, "test", None)
+    return (
+        isinstance(node, ast.If)
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The project modules ``module`` imports (anywhere in the file)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree.body = [node for node in tree.body if not _is_main_block(node)]
     is_package = path.name == "__init__.py"
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -145,12 +142,16 @@ def test_the_graph_sees_lazy_relative_and_submodule_imports(tmp_path, monkeypatc
     (pkg / "sub" / "a.py").write_text("def f():\n    from . import b\n")
     (pkg / "sub" / "b.py").write_text("from ai_economist.sub import c\n")
     (pkg / "sub" / "c.py").write_text("import ai_economist.sub.a\n")
-    (pkg / "d.py").write_text("from .sub.a import f\n")
+    (pkg / "d.py").write_text(
+        "from .sub.a import f\n\nif __name__ == '__main__':\n    from ai_economist import e\n"
+    )
+    (pkg / "e.py").write_text("from ai_economist import d\n")
     monkeypatch.setattr(__import__(__name__), "ROOT", pkg)
     graph = import_graph()
     assert graph["ai_economist.sub.a"] == {"ai_economist.sub.b"}
     assert graph["ai_economist.sub.b"] == {"ai_economist.sub.c"}
-    assert graph["ai_economist.d"] == {"ai_economist.sub.a"}
+    assert graph["ai_economist.d"] == {"ai_economist.sub.a"}  # not e: only as a program
+    assert graph["ai_economist.e"] == {"ai_economist.d"}
     assert find_cycles(graph) == [
         ["ai_economist.sub.a", "ai_economist.sub.b", "ai_economist.sub.c", "ai_economist.sub.a"]
     ]
@@ -158,12 +159,4 @@ def test_the_graph_sees_lazy_relative_and_submodule_imports(tmp_path, monkeypatc
 
 def test_no_import_cycles():
     cycles = find_cycles(import_graph())
-    unexpected = [c for c in cycles if tuple(sorted(set(c))) not in ALLOWED_CYCLES]
-    assert not unexpected, "import circles:\n" + "\n".join(" -> ".join(c) for c in unexpected)
-
-
-@pytest.mark.parametrize("allowed", sorted(ALLOWED_CYCLES))
-def test_each_allowed_cycle_still_exists(allowed):
-    """An allow-list entry whose circle is gone must be deleted."""
-    found = {tuple(sorted(set(c))) for c in find_cycles(import_graph())}
-    assert allowed in found, f"{allowed} is no longer a circle: delete its ALLOWED_CYCLES entry"
+    assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)

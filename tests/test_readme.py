@@ -79,13 +79,13 @@ COMMANDS: dict[str, Run] = {
         expect="dry run: the run config of covid_and_economy_environment is valid",
     ),
     "python -m ai_economist.training.training_script --device cuda --config "
-    "ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml": Run(
+    "covid_and_economy_gpu_learning": Run(
         "GPU only: the whole config checked, nothing trained",
         append="--dry_run",
         expect="is valid (216000 episodes, 1200 envs",
     ),
     "python benchmarks/learning_vs_fixed_policies.py --device cpu --minutes 25 --config "
-    "ai_economist/training/run_configs/covid_and_economy_cpu_learning.yaml": Run(
+    "covid_and_economy_cpu_learning": Run(
         "25 minutes -> two iterations of 10 env-steps on 10-day episodes, no extra evaluations",
         replace=(("--minutes 25", "--minutes 0.01"),),
         append=f"{TINY_COVID} --sampled_episodes 0 --no_real_world --eval_every_minutes 0",

@@ -102,7 +102,7 @@ def foundation_env_factory(
 ) -> Callable[[], Any]:
     """A zero-argument factory of the Foundation env registered for training as ``env_name``
     (``training.environments``), configured by the ``env`` block of its run config (``config``,
-    default ``run_configs/<env_name>.yaml``), with ``episode_length`` overriding that block's.
+    default the env's packaged ``<env_name>.yaml``), with ``episode_length`` overriding that block's.
 
     Raises:
         UnknownNameError: ``env_name`` is not registered (with close matches).

@@ -7,6 +7,7 @@ command-line overrides, so every message names the key and the file it came from
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -17,17 +18,19 @@ from ai_economist.training.overrides import apply_overrides, parse_override
 from ai_economist.training.preflight import accepted_kwargs, unknown_keys
 from ai_economist.warp_drive.training.schema import ConfigError, describe_schema, validate_config
 
-RUN_CONFIG_DIR = Path(__file__).resolve().parent / "run_configs"
+LEGACY_RUN_CONFIG_DIR = Path(__file__).resolve().parent / "run_configs"
+"""Where the run configs lived before they moved beside their environments (1.7.1's
+``ai_economist/training/run_configs/``); a path there still loads, with a DeprecationWarning."""
 
 __all__ = [
     "ConfigError",
-    "RUN_CONFIG_DIR",
     "apply_overrides",
     "check_env_kwargs",
     "default_config_path",
     "describe_schema",
     "find_run_config",
     "packaged_config_names",
+    "packaged_config_path",
     "load_run_config",
     "load_yaml",
     "parse_override",
@@ -35,34 +38,101 @@ __all__ = [
 ]
 
 
+def _packaged() -> dict[str, Path]:
+    from ai_economist.warp_drive.registry import ENVIRONMENTS
+
+    return ENVIRONMENTS.packaged_configs()
+
+
 def default_config_path(env_name: str) -> Path:
-    """``run_configs/<env_name>.yaml`` next to this module."""
-    return RUN_CONFIG_DIR / f"{env_name}.yaml"
+    """The packaged run config ``<env_name>.yaml`` in the registered environment's
+    ``config_dir`` (the path there even when the file is missing: reading it then says "file
+    not found"); for a name that is no environment, the packaged config of that name (e.g.
+    ``covid_and_economy_gpu_learning``); else ``ConfigError`` with the close matches."""
+    from ai_economist.warp_drive.errors import UnknownNameError
+    from ai_economist.warp_drive.registry import ENVIRONMENTS
+
+    try:
+        entry = ENVIRONMENTS[env_name]
+    except (UnknownNameError, ImportError) as exc:
+        packaged = packaged_config_path(env_name)
+        if packaged is not None:
+            return packaged
+        raise ConfigError(f"--env {env_name}: {exc}") from exc
+    if entry.config_dir is None:
+        raise ConfigError(
+            f"--env {env_name}: the environment ships no run configs (registered by "
+            f"{entry.origin}); give --config PATH"
+        )
+    return entry.config_dir / f"{env_name}.yaml"
 
 
 def packaged_config_names() -> list[str]:
-    """Names of the run configs shipped with the package (``run_configs/*.yaml``)."""
-    return sorted(p.stem for p in RUN_CONFIG_DIR.glob("*.yaml"))
+    """Names of the run configs shipped with the registered environments."""
+    return sorted(_packaged())
+
+
+def packaged_config_path(name: str) -> Path | None:
+    """The packaged run config ``name`` (with or without ``.yaml``), or ``None``."""
+    return _packaged().get(name[: -len(".yaml")] if name.endswith(".yaml") else name)
+
+
+def legacy_config_path(path: Path) -> Path | None:
+    """The packaged config a path under the old ``ai_economist/training/run_configs/`` names
+    (which no longer holds files), with a DeprecationWarning naming the new path."""
+    try:
+        under_legacy = path.resolve().parent == LEGACY_RUN_CONFIG_DIR
+    except OSError:
+        return None
+    legacy_suffix = path.parent.as_posix().endswith("ai_economist/training/run_configs")
+    if path.exists() or not (under_legacy or legacy_suffix):
+        return None
+    found = packaged_config_path(path.name)
+    if found is not None:
+        warnings.warn(
+            f"run config {path}: ai_economist/training/run_configs/ is deprecated; the "
+            f"packaged config now lives beside its environment: {found}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    return found
 
 
 def find_run_config(name_or_path: str | Path) -> Path:
     """A run-config file: ``name_or_path`` itself if it exists, else the packaged config of
-    that name (``covid_and_economy_cpu_demo`` or ``covid_and_economy_cpu_demo.yaml``).
+    that name (``covid_and_economy_cpu_demo`` or ``covid_and_economy_cpu_demo.yaml``), else
+    (deprecated) the packaged config an old ``ai_economist/training/run_configs/`` path names.
 
     Raises:
-        ConfigError: neither exists; the message lists the packaged names.
+        ConfigError: none exists; the message lists the packaged names.
     """
     path = Path(name_or_path)
     if path.exists():
         return path
     if path.name == str(name_or_path):  # a bare name, no directory part
-        packaged = RUN_CONFIG_DIR / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
-        if packaged.is_file():
+        packaged = packaged_config_path(path.name)
+        if packaged is not None:
             return packaged
+    legacy = legacy_config_path(path)
+    if legacy is not None:
+        return legacy
     raise ConfigError(
         f"--config {name_or_path}: no such file, and no packaged run config of that name; "
         f"packaged: {', '.join(packaged_config_names())}"
     )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RUN_CONFIG_DIR":
+        warnings.warn(
+            "ai_economist.training.config.RUN_CONFIG_DIR is deprecated: run configs live beside "
+            "their environments; use default_config_path(env_name) or "
+            "packaged_config_path(name)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return LEGACY_RUN_CONFIG_DIR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UniqueKeyLoader(yaml.SafeLoader):
@@ -123,6 +193,7 @@ def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; unreadable files, syntax errors and duplicate keys become
     :class:`ConfigError`."""
     path = Path(path)
+    path = legacy_config_path(path) or path
     text = _read_text(path)
     try:
         data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)

@@ -46,13 +46,13 @@ from ai_economist.warp_drive.training.models import (  # noqa: F401  (load_polic
 def build_eval_env(config: dict) -> tuple[Any, Any]:
     """``(batched env with one replica on the CPU, underlying scenario object or None)``: the
     registered environment's own ``build_eval`` when it has one, else its ``build`` with one
-    env on the ``cpu`` backend."""
+    env on the ``cpu`` backend (``numpy`` for an env without Python objects)."""
     entry = ENVIRONMENTS[config["name"]]
     if entry.build_eval is not None:
         return entry.build_eval(config)
     one = copy.deepcopy(config)
     one["trainer"]["num_envs"] = 1
-    return entry.build(one, torch.device("cpu"), EnvBackend.CPU.value), None
+    return entry.make(one, torch.device("cpu"), EnvBackend.CPU), None
 
 
 def scenario_dense_log(scenario: Any) -> Any:

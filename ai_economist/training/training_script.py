@@ -8,11 +8,18 @@ Examples::
         --config covid_and_economy_cpu_demo
     # a GPU run whose planner beats the fixed policies (docs/differences.md, "Training")
     python -m ai_economist.training.training_script --device cuda \\
-        --config ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml
+        --config covid_and_economy_gpu_learning
     # the toy env, with overrides, then resumed
     python -m ai_economist.training.training_script --env toy --device cpu \\
         trainer.num_envs=4 trainer.train_batch_size=40 saving.basedir=/tmp/run
     python -m ai_economist.training.training_script --resume /tmp/run/toy/default/<run>
+
+Data-parallel: ``trainer.num_gpus=N`` (or ``--num_gpus N``) starts N processes on this
+machine's GPUs; under ``torchrun`` (one host or several, e.g. ``torchrun --nnodes 2
+--nproc-per-node 8 --rdzv-backend c10d --rdzv-id RUN --rdzv-endpoint HOST:29500 -m
+ai_economist.training.training_script ...`` on each host) each process joins torchrun's group
+instead (NCCL on GPUs, gloo with ``--device cpu``).
+Rank 0 alone writes the run directory.
 
 ``--dry_run`` makes every check below and trains nothing (also for ``--device cuda`` on a
 machine without a GPU).  Exit status: 0 on success, 1 if training diverged (NaN loss), 2 for configuration errors
@@ -41,27 +48,16 @@ from ai_economist.training.config import (
     load_run_config,
     load_yaml,
 )
-from ai_economist.training.environments import (  # noqa: F401  (re-exported)
-    ENVIRONMENTS,
-    EnvEntry,
-    build_toy_env,
-)
 from ai_economist.training.preflight import check_env_block, check_model_files, check_output_dir
-from ai_economist.warp_drive.backend_names import GPU_BACKENDS
+from ai_economist.warp_drive.backend_names import BackendUnavailableError
+from ai_economist.warp_drive.errors import UnknownNameError
+from ai_economist.warp_drive.registry import ENVIRONMENTS, EnvEntry, EnvironmentImportError
+from ai_economist.warp_drive.registry import default_policy_mapping as policy_tag_to_agent_id_map
 from ai_economist.warp_drive.training.run_dir import check_fresh_run_dir
 from ai_economist.warp_drive.training.schema import check_episode_budget
+from ai_economist.warp_drive.training.toy_registration import build_toy_env  # noqa: F401
 
-
-def policy_tag_to_agent_id_map(env: Any) -> dict[str, list]:
-    """``{"a": ["0", ..., "N-1"], "p": ["p"]}`` from the env's policy specs, or the env's own
-    ``policy_tag_to_agent_id_map`` when it has one (``EnvWrapper``)."""
-    own = getattr(env, "policy_tag_to_agent_id_map", None)
-    if own is not None:
-        return dict(own)
-    return {
-        tag: ["p"] if tag == "p" else [str(i) for i in range(spec.num_agents)]
-        for tag, spec in env.policy_specs.items()
-    }
+__all__ = ["ENVIRONMENTS", "EnvEntry", "build_trainer", "main", "policy_tag_to_agent_id_map"]
 
 
 def build_trainer(config: dict, device: Any, **trainer_options: Any) -> Any:
@@ -71,11 +67,11 @@ def build_trainer(config: dict, device: Any, **trainer_options: Any) -> Any:
     from ai_economist.warp_drive.training.trainer import Trainer
 
     entry = ENVIRONMENTS[config["name"]]
-    env = entry.build(config, device, None)
+    env = entry.make(config, device)  # trainer.env_backend: resolved by check_before_work
     return Trainer(
         env,
         config,
-        policy_tag_to_agent_id_map(env),
+        entry.policy_mapping(env),
         create_separate_placeholders_for_each_policy=True,
         obs_dim_corresponding_to_num_agents=entry.obs_dim_corresponding_to_num_agents,
         **trainer_options,
@@ -105,11 +101,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         epilog="Overrides: key.path=value arguments, e.g. trainer.num_envs=4 "
         "saving.basedir=/tmp/run policy.a.lr=0.001 (values are read as YAML).",
     )
-    parser.add_argument("--env", help=f"environment name: {', '.join(ENVIRONMENTS)}")
+    parser.add_argument("--env", help="a registered environment name (see --list_envs)")
     parser.add_argument(
         "--config",
         help="run config: a YAML file or the name of a packaged one, e.g. "
-        "covid_and_economy_cpu_demo (default run_configs/<env>.yaml)",
+        "covid_and_economy_cpu_demo (default: the env's packaged <env>.yaml)",
     )
     parser.add_argument(
         "--device", choices=("auto", "cpu", "cuda"), help="overrides trainer.device"
@@ -125,6 +121,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--dry_run",
         action="store_true",
         help="check the run config, device, backend and output folder, print the run, train nothing",
+    )
+    parser.add_argument(
+        "--list_envs", action="store_true", help="list the registered environments and exit"
     )
     parser.add_argument("overrides", nargs="*", metavar="key.path=value")
     return parser.parse_args(argv)
@@ -154,7 +153,8 @@ def check_before_work(
 ) -> None:
     """Everything a run config can get wrong beyond its schema, checked before any work: the
     env block (one env is built on the CPU), the episode budget, device and backend, model
-    files and the output directory.  Resolves ``trainer.device`` in place.
+    files and the output directory.  Resolves ``trainer.device`` and, by the registry's one
+    rule, ``trainer.env_backend`` in place (the run's ``config.yaml`` records both).
 
     Raises:
         ConfigError: naming the key, the value and what was expected.
@@ -169,12 +169,10 @@ def check_before_work(
     trainer["device"] = resolve_device(trainer["device"], dry_run)
     if trainer["num_gpus"] > 1 and trainer["device"] != "cuda":
         raise ConfigError("--num_gpus > 1 needs --device cuda")
-    if trainer["env_backend"] in {b.value for b in GPU_BACKENDS} and trainer["device"] != "cuda":
-        raise ConfigError(
-            f"run config {source}: 'trainer.env_backend' = {trainer['env_backend']!r} steps the "
-            f"env on the GPU and needs trainer.device cuda, got {trainer['device']!r}; on the "
-            "CPU use 'numpy' (batched arrays), 'cpu' (Python envs) or 'auto'"
-        )
+    try:
+        trainer["env_backend"] = entry.resolve_backend(config, trainer["device"]).value
+    except BackendUnavailableError as exc:
+        raise ConfigError(f"run config {source}: {exc}") from exc
     check_model_files(config, source)
     if results_dir:
         check_output_dir(results_dir, "--results_dir")
@@ -199,6 +197,16 @@ def check_run_dir_free(saving: dict, results_dir: str | None, resume: str | None
         check_fresh_run_dir(folder, "saving.run_name")
 
 
+def check_env_name(name: str, where: str | None = None) -> None:
+    """``ConfigError`` for a name that is not registered: the registered names, with close
+    matches (or the package whose registration failed to import); ``where`` names the source
+    (default ``--env NAME``)."""
+    try:
+        ENVIRONMENTS[name]
+    except (UnknownNameError, EnvironmentImportError) as exc:
+        raise ConfigError(f"{where or f'--env {name}'}: {exc}") from exc
+
+
 def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     """Resolve ``(env name, validated run config, checkpoint to resume)`` before any work."""
     overrides = list(args.overrides)
@@ -209,6 +217,8 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     resume, saved = None, None
     if args.resume:
         resume, saved = open_resume(args.resume)
+    if args.env:
+        check_env_name(args.env)
     if args.config or not resume:
         if not args.config and not args.env:
             raise ConfigError("give --env NAME (or --config PATH, or --resume RUN_DIR)")
@@ -222,12 +232,12 @@ def prepare(args: argparse.Namespace) -> tuple[str, dict, str | None]:
     env_name = args.env or config["name"]
     if env_name != config["name"]:
         raise ConfigError(f"--env {env_name} but the run config's 'name' is {config['name']!r}")
-    if env_name not in ENVIRONMENTS:
-        raise ConfigError(f"unknown environment {env_name!r}; known: {', '.join(ENVIRONMENTS)}")
+    check_env_name(env_name, f"run config {source}: 'name' = {env_name!r}")
     if saved is not None:
         from ai_economist.warp_drive.training.checkpoint_state import check_checkpoint_fits
 
         check_checkpoint_fits(saved, config, resume)
+    torchrun_launch(config)  # trainer.num_gpus and torchrun together: refused before the rest
     check_before_work(
         ENVIRONMENTS[env_name], config, source, args.results_dir, resume, args.dry_run,
         overrides, file_env,
@@ -241,8 +251,9 @@ def train_process(ctx: Any, env_name: str, config: dict, resume: str | None, res
     import torch
 
     rank, world = (ctx.rank, ctx.world_size) if ctx is not None else (0, 1)
+    gpu = ctx.device_index if ctx is not None else 0
     device = (
-        torch.device("cuda", rank) if config["trainer"]["device"] == "cuda" else torch.device("cpu")
+        torch.device("cuda", gpu) if config["trainer"]["device"] == "cuda" else torch.device("cpu")
     )
     trainer = build_trainer(
         config,
@@ -295,14 +306,55 @@ def interrupted_message(exc: Any) -> str:
     return f"{name}: {saved}\nresume with:\n  {resume_hint(run_dir_of(exc.checkpoint))}"
 
 
+def train_under_torchrun(found: dict, env_name: str, config: dict, resume: str | None,
+                         results_dir: str | None, verbose: bool) -> None:  # fmt: skip
+    """Join the process group ``torchrun`` set up (NCCL on GPUs, gloo on the CPU) and train
+    this process's share: the data-parallel path of ``trainer.num_gpus``, across hosts."""
+    from ai_economist.warp_drive.training.distributed import init_from_torchrun, shutdown
+
+    backend = "nccl" if config["trainer"]["device"] == "cuda" else "gloo"
+    ctx = init_from_torchrun(found, backend)
+    try:
+        train_process(ctx, env_name, config, resume, results_dir, verbose)
+        ctx.barrier()  # every rank is done with the group before any rank tears it down
+    finally:
+        shutdown()
+
+
+def torchrun_launch(config: dict) -> dict | None:
+    """The ``torchrun`` rendezvous of this process (None when not started by torchrun).
+
+    Raises:
+        ConfigError: ``trainer.num_gpus`` > 1 as well (torchrun starts the processes), or a
+            malformed torchrun environment.
+    """
+    from ai_economist.warp_drive.training.distributed import torchrun_environment
+
+    try:
+        found = torchrun_environment()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if found is not None and config["trainer"]["num_gpus"] > 1:
+        raise ConfigError(
+            f"trainer.num_gpus={config['trainer']['num_gpus']} under torchrun: torchrun starts "
+            "one process per GPU; give torchrun --nproc-per-node N and leave trainer.num_gpus at 1"
+        )
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.describe_config:
         print("\n".join(describe_schema()))
         return 0
+    if args.list_envs:
+        for name in sorted(ENVIRONMENTS):
+            print(f"{name}  ({ENVIRONMENTS[name].origin})")
+        return 0
     try:
         require_modules(["torch"], "ai-economist-train")
         env_name, config, resume = prepare(args)
+        torchrun = torchrun_launch(config)
     except (ConfigError, FileNotFoundError, MissingExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -316,22 +368,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ai_economist.warp_drive.training.trainer import TrainingDiverged, TrainingInterrupted
 
     num_gpus = config["trainer"]["num_gpus"]
+    run_args = (env_name, config, resume, args.results_dir, not args.quiet)
     try:
-        if num_gpus > 1:
+        if torchrun is not None:
+            train_under_torchrun(torchrun, *run_args)
+        elif num_gpus > 1:
             from ai_economist.warp_drive.training.distributed import launch
 
             # Ctrl-C reaches every process: the workers stop together and rank 0 reports
             ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
-                launch(
-                    train_process,
-                    num_gpus,
-                    (env_name, config, resume, args.results_dir, not args.quiet),
-                )
+                launch(train_process, num_gpus, run_args)
             finally:
                 signal.signal(signal.SIGINT, ignored)
         else:
-            train_process(None, env_name, config, resume, args.results_dir, not args.quiet)
+            train_process(None, *run_args)
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -364,5 +415,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def exit_without_teardown(code: int) -> None:
+    """End the process with ``code`` after the atexit handlers and a flush of stdout and
+    stderr, skipping the interpreter's teardown of every loaded module (about 1.6 s of CPU
+    time for torch, tensorboard and sympy on a 2-core machine,
+    ``benchmarks/startup_profile.py``); the ordinary ``sys.exit`` while another non-daemon
+    thread still runs (the interpreter would wait for it)."""
+    import atexit
+    import os
+    import threading
+
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.current_thread()
+    ):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more to write
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_teardown(main())

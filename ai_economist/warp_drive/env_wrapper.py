@@ -139,7 +139,7 @@ class EnvWrapper(PolicyArrays):
                 f"{type(env).__name__}; Foundation environments use FoundationEnvWrapper"
             )
         self.env = env
-        self.env_backend = EnvBackend.parse(env_backend)
+        self.env_backend = EnvBackend.parse(env_backend)  # the one parse on this path
         self.num_envs = int(num_envs)
         self.episode_length = int(env.episode_length)
         self.seed = seed
@@ -166,12 +166,13 @@ class EnvWrapper(PolicyArrays):
     ) -> EnvWrapper:
         """WarpDrive style: build the environment registered as ``env_name`` for
         ``env_backend`` (custom registrar first, then the defaults) from ``env_config``."""
-        from ai_economist.warp_drive.registrar import default_registrar
+        from ai_economist.warp_drive.env_registrar import default_registrar
 
+        backend = EnvBackend.parse(env_backend)
         registrar = env_registrar or default_registrar
-        env_class = registrar.get(env_name, env_backend=EnvBackend.parse(env_backend).value)
+        env_class = registrar.get(env_name, env_backend=backend.value)
         env = env_class(**dict(env_config or {}))
-        return cls(env, num_envs, env_backend, env_registrar, device, seed)
+        return cls(env, num_envs, backend, env_registrar, device, seed)
 
     # ------------------------------------------------------------ protocol
     @property

@@ -1,4 +1,9 @@
-"""Compile, cache, load and launch environment kernels (pycuda CUDA C, or numba @cuda.jit).
+"""Compile, cache, load and launch environment kernels (CUDA C, or numba @cuda.jit).
+
+CUDA C (the ``pycuda`` backend): nvcc compiles, pycuda loads the module and looks the kernels
+up, and every launch goes through the CUDA driver API on torch's current stream
+(``driver_launch``; pycuda's own launches use the legacy default stream, which a CUDA graph
+cannot capture). The backend keeps WarpDrive's name ``pycuda`` and still needs PyCUDA.
 
 Launch convention: one block per environment and one thread per agent, i.e. grid =
 ``(num_envs, 1, 1)`` and block = ``(num_agents, 1, 1)`` unless a launch overrides them.
@@ -106,7 +111,8 @@ def _pop_context(context: Any) -> None:
 
 
 class CUDAFunctionManager:
-    """Loads CUDA C kernels through pycuda and launches them on torch tensors.
+    """Loads CUDA C kernels through pycuda and launches them on torch tensors through the CUDA
+    driver on torch's current stream (``bind``/``launch``; see the module docstring).
 
     Args:
         num_agents: threads per block (one per agent), 1..1024.

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backend_names import GPU_BACKENDS, EnvBackend, require
 from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, CUDADataManager
 
 RESET_KERNEL = "ResetDoneEnvs"
@@ -135,7 +135,7 @@ class FusedReset:
 
     def __init__(self, data_manager: CUDADataManager, backend: EnvBackend, plan: ResetPlan):
         self.data_manager = data_manager
-        self.backend = EnvBackend.parse(backend, (EnvBackend.PYCUDA, EnvBackend.NUMBA))
+        self.backend = require(backend, GPU_BACKENDS, "FusedReset")
         self._bind(plan)
 
     def _bind(self, plan: ResetPlan) -> None:

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-CONFIG = "ai_economist/training/run_configs/covid_and_economy_gpu_learning.yaml"
+from ai_economist.training.config import packaged_config_path
+
+CONFIG = str(packaged_config_path("covid_and_economy_gpu_learning"))
 TINY = [
     "trainer.num_envs=2",
     "trainer.train_batch_size=40",

@@ -22,11 +22,11 @@ def level_checkpoint(tmp_path: Path, state_level: int, subsidy_level: int) -> Pa
     """A trainer checkpoint (small models) whose greedy actions are constants."""
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.training.config import load_run_config, packaged_config_path
     from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
     from ai_economist.warp_drive.training.models import build_policy_model
 
-    config = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_gpu_learning.yaml")
+    config = load_run_config(packaged_config_path("covid_and_economy_gpu_learning"))
     wrapper = FoundationEnvWrapper(CovidAndEconomyEnvironment(**config["env"]), 1, "numpy")
     policies = {}
     for tag, spec in wrapper.policy_specs.items():

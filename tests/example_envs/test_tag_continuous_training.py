@@ -27,7 +27,7 @@ def test_trains_with_the_published_config_and_tiny_overrides(tmp_path):
 
 
 def test_learning_config_is_the_published_one_but_documented_changes(tmp_path):
-    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.training.config import load_run_config, packaged_config_path
 
     def flat(config: dict, prefix: str = "") -> dict:
         out = {}
@@ -38,8 +38,8 @@ def test_learning_config_is_the_published_one_but_documented_changes(tmp_path):
                 out[f"{prefix}{key}"] = value
         return out
 
-    learning = flat(load_run_config(RUN_CONFIG_DIR / "tag_continuous_learning.yaml"))
-    published = flat(load_run_config(RUN_CONFIG_DIR / "tag_continuous.yaml"))
+    learning = flat(load_run_config(packaged_config_path("tag_continuous_learning")))
+    published = flat(load_run_config(packaged_config_path("tag_continuous")))
     changed = {k: (learning.get(k), published.get(k)) for k in learning.keys() | published.keys()
                if learning.get(k) != published.get(k)}  # fmt: skip
     assert changed == {

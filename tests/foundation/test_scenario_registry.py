@@ -95,3 +95,13 @@ def test_foundation_wrapper_shares_the_generic_policy_arrays():
     )  # the backend's own buffer, no copy
     with pytest.raises(UnknownNameError, match="'q'"):
         wrapper.rewards("q")
+
+
+def test_the_covid_builder_called_directly_resolves_by_the_one_rule():
+    from ai_economist.training.config import default_config_path, load_run_config
+
+    config = load_run_config(default_config_path(covid_registration.NAME))
+    config["trainer"]["num_envs"] = 1
+    assert covid_registration.build_env_wrapper(config, "cpu").env_backend is EnvBackend.NUMPY
+    config["trainer"]["env_backend"] = "cpu"
+    assert covid_registration.build_env_wrapper(config, "cpu").env_backend is EnvBackend.CPU

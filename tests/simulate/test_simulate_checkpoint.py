@@ -20,11 +20,11 @@ def zero_checkpoint(tmp_path_factory):
     likely, so the greedy action is action 0 (the states' NO-OP, subsidy level 0)."""
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.training.config import load_run_config, packaged_config_path
     from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
     from ai_economist.warp_drive.training.models import build_policy_model
 
-    config = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml")
+    config = load_run_config(packaged_config_path("covid_and_economy_cpu_demo"))
     wrapper = FoundationEnvWrapper(
         CovidAndEconomyEnvironment(**config["env"]), num_envs=1, env_backend="numpy"
     )

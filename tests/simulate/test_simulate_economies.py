@@ -191,11 +191,11 @@ def one_step_checkpoint(tmp_path_factory):
     from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
         OneStepEconomyBatchedEnv,
     )
-    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.training.config import load_run_config, packaged_config_path
     from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
     from ai_economist.warp_drive.training.models import build_policy_model
 
-    config = load_run_config(RUN_CONFIG_DIR / "one_step_economy.yaml")
+    config = load_run_config(packaged_config_path("one_step_economy"))
     env = OneStepEconomyBatchedEnv(num_envs=1, **config["env"])
     policies = {}
     for tag, spec in env.policy_specs.items():
@@ -257,11 +257,11 @@ def gtb_checkpoint(tmp_path_factory):
         ArrayGatherTradeBuildBatch,
     )
     from ai_economist.simulate.economies import Choice
-    from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+    from ai_economist.training.config import load_run_config, packaged_config_path
     from ai_economist.warp_drive.training.checkpoint import FORMAT_VERSION, save_checkpoint
     from ai_economist.warp_drive.training.models import build_policy_model
 
-    config = load_run_config(RUN_CONFIG_DIR / "gather_trade_build_phase2.yaml")
+    config = load_run_config(packaged_config_path("gather_trade_build_phase2"))
     group = {n: p.default for n, p in gtb.PARAMETERS.items() if not p.per_run}
     group.update(episode_length=50, tax_period=25)
     batch = ArrayGatherTradeBuildBatch(gtb_env.env_config(group, Choice("c", "checkpoint")), 1)

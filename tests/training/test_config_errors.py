@@ -3,21 +3,23 @@ naming the key, the value and what was expected (issue 11)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
 from ai_economist.training import preflight, training_script
 from ai_economist.training.config import (
-    RUN_CONFIG_DIR,
     ConfigError,
     find_run_config,
     load_run_config,
     load_yaml,
+    packaged_config_path,
     parse_override,
 )
 
-DEMO = str(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml")
-TOY = str(RUN_CONFIG_DIR / "toy.yaml")
+DEMO = str(packaged_config_path("covid_and_economy_cpu_demo"))
+TOY = str(packaged_config_path("toy"))
 
 
 def run_cli(tmp_path, capsys, args):
@@ -151,7 +153,7 @@ def test_a_directory_as_config(tmp_path):
 
 
 def write_toy(tmp_path, edit) -> str:
-    config = yaml.safe_load((RUN_CONFIG_DIR / "toy.yaml").read_text())
+    config = yaml.safe_load((packaged_config_path("toy")).read_text())
     edit(config["policy"]["a"])
     path = tmp_path / "x.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -196,7 +198,7 @@ def test_edges_of_the_ranges_are_accepted(tmp_path):
 
 
 def test_config_by_packaged_name(tmp_path, capsys):
-    demo = RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"
+    demo = packaged_config_path("covid_and_economy_cpu_demo")
     assert find_run_config("covid_and_economy_cpu_demo") == demo
     assert find_run_config("covid_and_economy_cpu_demo.yaml") == demo
     with pytest.raises(ConfigError) as err:
@@ -210,7 +212,7 @@ def test_config_by_packaged_name(tmp_path, capsys):
     )
     # the command line resolves the name (the typo below then stops it before any work)
     code, err_text, _ = run_cli(tmp_path, capsys, ["--config", "toy", "trainer.num_env=4"])
-    assert code == 2 and f"run config {RUN_CONFIG_DIR / 'toy.yaml'}" in err_text
+    assert code == 2 and f"run config {packaged_config_path('toy')}" in err_text
 
 
 def test_dates_in_overrides_stay_strings():
@@ -249,3 +251,20 @@ def test_accepted_kwargs_follow_kwargs_to_the_parents():
 def test_backend_and_model_file_mistakes(tmp_path, capsys, override, expected):
     code, err, made = run_cli(tmp_path, capsys, ["--config", TOY, "--device", "cpu", override])
     assert code == 2 and expected in err and not made
+
+
+def test_old_run_config_paths_still_load_with_a_deprecation_warning(monkeypatch):
+    """1.7.1's ai_economist/training/run_configs/<name>.yaml names the packaged config that
+    now lives beside its environment."""
+    from ai_economist.training import config as config_module
+
+    monkeypatch.chdir(Path(config_module.__file__).parents[2])  # the checkout
+    old = "ai_economist/training/run_configs/covid_and_economy_cpu_demo.yaml"
+    new = packaged_config_path("covid_and_economy_cpu_demo")
+    assert new.parent.name == "run_configs" and new.parent.parent.name == "covid19"
+    with pytest.warns(DeprecationWarning, match=f"beside its environment: {new}"):
+        assert find_run_config(old) == new
+    with pytest.warns(DeprecationWarning):
+        assert load_run_config(old)["name"] == "covid_and_economy_environment"
+    with pytest.warns(DeprecationWarning, match="RUN_CONFIG_DIR is deprecated"):
+        assert config_module.RUN_CONFIG_DIR.name == "run_configs"

@@ -10,10 +10,10 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.layout_file import 
     resolve_layout_path,
 )
 from ai_economist.training import training_script
-from ai_economist.training.config import RUN_CONFIG_DIR, ConfigError, parse_override
+from ai_economist.training.config import ConfigError, packaged_config_path, parse_override
 
-GTB = RUN_CONFIG_DIR / "gather_trade_build_phase1.yaml"
-COVID = RUN_CONFIG_DIR / "covid_and_economy_environment.yaml"
+GTB = packaged_config_path("gather_trade_build_phase1")
+COVID = packaged_config_path("covid_and_economy_environment")
 
 
 def error_of(argv, capsys) -> str:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ai_economist.foundation.scenarios.covid19.training import demo
-from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+from ai_economist.training.config import load_run_config, packaged_config_path
 from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
     Batch,
@@ -19,8 +19,8 @@ from ai_economist.warp_drive.training.algorithms import (
 )
 from ai_economist.warp_drive.training.models import FullyConnectedActorCritic, sample_masked
 
-DEMO = RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"
-PUBLISHED = RUN_CONFIG_DIR / "covid_and_economy_environment.yaml"
+DEMO = packaged_config_path("covid_and_economy_cpu_demo")
+PUBLISHED = packaged_config_path("covid_and_economy_environment")
 
 
 def ppo_stats(num_epochs: int, num_mini_batches: int) -> dict[str, float]:

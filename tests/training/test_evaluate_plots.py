@@ -10,14 +10,14 @@ import torch
 from ai_economist.foundation.scenarios.covid19.registration import build_covid_eval_env
 from ai_economist.plotting import pyplot
 from ai_economist.training import evaluate
-from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config
+from ai_economist.training.config import load_run_config, packaged_config_path
 
 
 @pytest.fixture(scope="module")
 def covid_episode():
     """12 days of one COVID-19 env: every state asks for level 3, the planner for level 5."""
     pytest.importorskip("ai_economist.foundation.env_wrapper")
-    config = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml")
+    config = load_run_config(packaged_config_path("covid_and_economy_cpu_demo"))
     config["env"]["episode_length"] = 12
     env, scenario = build_covid_eval_env(config)
     env.reset_all_envs()

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ai_economist.training import training_script
-from ai_economist.training.config import RUN_CONFIG_DIR
+from ai_economist.training.config import packaged_config_path
 
 pytest.importorskip("torch")
 
@@ -29,7 +29,7 @@ TINY = ["trainer.num_envs=2", "trainer.train_batch_size=20", "trainer.num_episod
     [("phase1", configs.PHASE1_ENV_CONFIG), ("phase2", configs.PHASE2_ENV_CONFIG)],
 )
 def test_run_config_env_blocks_are_the_published_configs(phase, published):
-    config = yaml.safe_load((RUN_CONFIG_DIR / f"gather_trade_build_{phase}.yaml").read_text())
+    config = yaml.safe_load((packaged_config_path(f"gather_trade_build_{phase}")).read_text())
     assert config["name"] == f"gather_trade_build_{phase}"
     assert config["env"] == configs.env_config(published)
 
@@ -102,12 +102,15 @@ def test_host_mirror_copies_only_when_the_tensors_are_not_shared():
         HostMirror({"obs": {"a": obs}}, "meta", share=True)
 
 
-def test_the_registered_builder_names_an_unusable_env_backend():
-    from ai_economist.foundation.scenarios.simple_wood_and_stone import registration
+def test_the_registry_names_an_unusable_env_backend():
+    from ai_economist.warp_drive.registry import ENVIRONMENTS
 
+    entry = ENVIRONMENTS["gather_trade_build_phase1"]
     run_config = {"env": {}, "trainer": {"num_envs": 1, "env_backend": "pycuda"}}
-    with pytest.raises(ValueError, match="env_backend='pycuda'.*models on the GPU"):
-        registration.build(run_config, "cpu")
+    with pytest.raises(ValueError, match="'pycuda' steps the env on the GPU and needs"):
+        entry.make(run_config, "cpu")
+    with pytest.raises(ValueError, match="'pycuda': the environment has no such backend"):
+        entry.make(run_config, "cuda")
 
 
 @pytest.mark.gpu

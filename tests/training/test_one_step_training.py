@@ -13,12 +13,12 @@ from ai_economist.foundation.scenarios.one_step_economy.batched_env import (  # 
     OneStepEconomyBatchedEnv,
 )
 from ai_economist.training import training_script  # noqa: E402
-from ai_economist.training.config import RUN_CONFIG_DIR, load_run_config  # noqa: E402
+from ai_economist.training.config import load_run_config, packaged_config_path  # noqa: E402
 from ai_economist.warp_drive.env_protocol import BatchedPolicyEnv  # noqa: E402
 
 
 def packaged_env_block():
-    return load_run_config(RUN_CONFIG_DIR / "one_step_economy.yaml")["env"]
+    return load_run_config(packaged_config_path("one_step_economy"))["env"]
 
 
 def test_batched_env_follows_the_protocol():

@@ -9,15 +9,15 @@ import pytest
 import yaml
 
 from ai_economist.training.config import (
-    RUN_CONFIG_DIR,
     ConfigError,
     apply_overrides,
     load_run_config,
+    packaged_config_path,
     parse_override,
 )
 
-PUBLISHED = RUN_CONFIG_DIR / "covid_and_economy_environment.yaml"
-DEMO = RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"
+PUBLISHED = packaged_config_path("covid_and_economy_environment")
+DEMO = packaged_config_path("covid_and_economy_cpu_demo")
 
 
 def test_published_covid_config_is_reproduced():
@@ -75,14 +75,14 @@ def differences(a: dict, b: dict, prefix: str = "") -> dict[str, tuple]:
 
 
 def test_gpu_learning_config_is_the_published_one_but_documented_changes():
-    learning = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_gpu_learning.yaml")
+    learning = load_run_config(packaged_config_path("covid_and_economy_gpu_learning"))
     assert differences(learning, load_run_config(PUBLISHED)) == {
         # 180 iterations, each one whole 540-day episode of 1,200 envs, on the GPU
         "trainer.num_envs": (1200, 60),
         "trainer.train_batch_size": (648000, 5400),
         "trainer.num_episodes": (216000, 1000),
         "trainer.device": ("cuda", "auto"),
-        "trainer.cuda_graphs": (True, False),
+        "trainer.cuda_graphs": (True, "auto"),
         # far-sighted states; Monte-Carlo advantages (lambda 1) for both; 24 Adam steps an iteration
         "policy.a.gamma": (0.998, 0.98),
         "policy.a.gae_lambda": (1.0, 0.95),
@@ -96,7 +96,7 @@ def test_gpu_learning_config_is_the_published_one_but_documented_changes():
 
 
 def test_cpu_learning_config_is_the_published_one_but_documented_changes():
-    learning = load_run_config(RUN_CONFIG_DIR / "covid_and_economy_cpu_learning.yaml")
+    learning = load_run_config(packaged_config_path("covid_and_economy_cpu_learning"))
     assert differences(learning, load_run_config(PUBLISHED)) == {
         # 135 iterations, each one whole 540-day episode of every env, on the CPU
         "trainer.num_envs": (30, 60),
@@ -123,7 +123,7 @@ def write(tmp_path: Path, config: dict) -> Path:
 
 
 def base() -> dict:
-    return yaml.safe_load((RUN_CONFIG_DIR / "toy.yaml").read_text())
+    return yaml.safe_load((packaged_config_path("toy")).read_text())
 
 
 def test_unknown_key_names_key_file_and_suggestion(tmp_path):
@@ -182,13 +182,13 @@ def test_overrides():
     with pytest.raises(ConfigError, match="is a value, not a block"):
         apply_overrides({"name": "toy"}, ["name.x=1"])
     resolved = load_run_config(
-        RUN_CONFIG_DIR / "toy.yaml", ["trainer.num_envs=4", "trainer.train_batch_size=40"]
+        packaged_config_path("toy"), ["trainer.num_envs=4", "trainer.train_batch_size=40"]
     )
     assert resolved["trainer"]["num_envs"] == 4
     with pytest.raises(
         ConfigError, match=r"overrides trainer\.num_env=4.*unknown key 'trainer\.num_env'"
     ):
-        load_run_config(RUN_CONFIG_DIR / "toy.yaml", ["trainer.num_env=4"])
+        load_run_config(packaged_config_path("toy"), ["trainer.num_env=4"])
 
 
 def test_missing_file_and_bad_yaml(tmp_path):

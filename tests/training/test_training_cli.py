@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ai_economist.training import evaluate, training_script
-from ai_economist.training.config import RUN_CONFIG_DIR
+from ai_economist.training.config import packaged_config_path
 
 TINY = ["trainer.num_envs=4", "trainer.train_batch_size=40", "saving.tensorboard=false",
         "trainer.progress_bar=false", "env.episode_length=5", "policy.a.model.fc_dims=[16]",
@@ -68,7 +68,7 @@ def test_train_resume_and_evaluate_the_toy_env(tmp_path, capsys):
 )  # fmt: skip
 def test_config_errors_stop_before_any_work(tmp_path, capsys, extra, expected):
     run_dir = tmp_path / "run"
-    config = str(RUN_CONFIG_DIR / "toy.yaml")
+    config = str(packaged_config_path("toy"))
     code = training_script.main(["--config", config, "--results_dir", str(run_dir), *extra])
     err = capsys.readouterr().err
     assert code == 2
@@ -89,7 +89,7 @@ def test_covid_training_runs_on_the_cpu(tmp_path):
     pytest.importorskip("ai_economist.foundation.env_wrapper")
     run_dir = tmp_path / "covid"
     args = ["--env", "covid_and_economy_environment", "--device", "cpu", "--quiet",
-            "--config", str(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"), "--results_dir", str(run_dir),
+            "--config", str(packaged_config_path("covid_and_economy_cpu_demo")), "--results_dir", str(run_dir),
             "trainer.num_envs=2", "trainer.train_batch_size=20", "trainer.num_episodes=2", "env.episode_length=20",
             "saving.tensorboard=false", "saving.metrics_log_freq=1"]  # fmt: skip
     assert training_script.main(args) == 0
@@ -107,7 +107,7 @@ def test_covid_evaluation_writes_dense_log_and_plots(tmp_path):
     pytest.importorskip("ai_economist.foundation.env_wrapper")
     run_dir = tmp_path / "covid"
     args = ["--env", "covid_and_economy_environment", "--device", "cpu", "--quiet",
-            "--config", str(RUN_CONFIG_DIR / "covid_and_economy_cpu_demo.yaml"), "--results_dir", str(run_dir),
+            "--config", str(packaged_config_path("covid_and_economy_cpu_demo")), "--results_dir", str(run_dir),
             "trainer.num_envs=1", "trainer.train_batch_size=10", "trainer.num_episodes=1", "env.episode_length=10",
             "saving.tensorboard=false"]  # fmt: skip
     assert training_script.main(args) == 0

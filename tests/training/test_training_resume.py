@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ai_economist.training import training_script
-from ai_economist.training.config import RUN_CONFIG_DIR
+from ai_economist.training.config import packaged_config_path
 
 TINY = ["trainer.num_envs=4", "trainer.train_batch_size=40", "saving.tensorboard=false",
         "trainer.progress_bar=false", "env.episode_length=5", "policy.a.model.fc_dims=[16]",
@@ -120,7 +120,7 @@ def test_leftovers_of_a_killed_save_are_removed_on_resume(run_dir):
         (["policy.a.model.fc_dims=[32]"], "'policy.a.model.fc_dims': checkpoint [16], run config [32]"),
         (["trainer.num_envs=8"], "'trainer.num_envs': checkpoint 4, run config 8"),
         (["env.num_noise_features=3"], "'env.num_noise_features': checkpoint 2, run config 3"),
-        (["--config", str(RUN_CONFIG_DIR / "covid_and_economy_environment.yaml")],
+        (["--config", str(packaged_config_path("covid_and_economy_environment"))],
          "'name' (the environment): checkpoint 'toy', run config 'covid_and_economy_environment'"),
     ],
 )  # fmt: skip

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from ai_economist.warp_drive import registrar as reg_mod
+from ai_economist.warp_drive import registry
 from ai_economist.warp_drive.registrar import EnvironmentRegistrar, default_registrar
 
 CU = Path(__file__).parent / "data" / "tiny_kernel.cu"
@@ -22,6 +23,7 @@ class OtherEnv:
 def clean_defaults(monkeypatch):
     fresh = EnvironmentRegistrar(use_defaults=False)
     monkeypatch.setattr(reg_mod, "default_registrar", fresh)
+    monkeypatch.setattr(registry, "ENVIRONMENTS", registry.Registry())  # no registered envs
     return fresh
 
 
@@ -95,9 +97,23 @@ def test_providers_are_imported_lazily(clean_defaults, tmp_path, monkeypatch):
         "registrar.default_registrar.add_cuda_env_src_path('Lazy', 'lazy.kernels', 'numba')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    clean_defaults.add_provider("wd_tiny_provider_mod")
+    with pytest.warns(DeprecationWarning, match="entry-point group 'ai_economist.environments'"):
+        clean_defaults.add_provider("wd_tiny_provider_mod")
     assert EnvironmentRegistrar().get_cuda_env_src_path("Lazy", "numba") == "lazy.kernels"
 
 
 def test_module_default_exists():
     assert isinstance(default_registrar, EnvironmentRegistrar)
+
+
+def test_the_registrars_fall_back_to_the_one_registry(clean_defaults):
+    """A GpuEnvironment registered once (in the registry) is found by every registrar that
+    uses the defaults, with the kernel sources of its kernels()."""
+    from ai_economist.example_envs.ring_chase.env import RingChase
+
+    reg_mod.register_gpu_training_env(RingChase)
+    for registrar in (clean_defaults, EnvironmentRegistrar()):
+        assert registrar.get("Ring_Chase", env_backend="numba") is RingChase
+        assert registrar.get_cuda_env_src_path("ring_chase", "pycuda").endswith(".cu")
+        assert registrar.env_names("numpy") == ["ring_chase"]
+    assert not EnvironmentRegistrar(use_defaults=False).has_env("ring_chase", "numpy")

@@ -10,6 +10,8 @@ import pytest
 
 from ai_economist.example_envs.ring_chase import RingChase
 from ai_economist.training import environments, evaluate, training_script
+from ai_economist.warp_drive import registry as registry_module
+from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
 from ai_economist.warp_drive.registrar import (
     EnvironmentRegistrar,
@@ -69,30 +71,39 @@ def test_one_registry_for_every_environment():
     assert default_registrar.get_cuda_env_src_path("ring_chase", "numba").endswith(
         "ring_chase_numba"
     )
+    custom = EnvironmentRegistrar()  # its own registrations shadow the registry's, for it only
+    custom.add_env(type("Mine", (RingChase,), {}), env_backend="numpy", name="ring_chase")
+    assert custom.get("ring_chase", env_backend="numpy") is not RingChase
+    assert default_registrar.get("ring_chase", env_backend="numpy") is RingChase
 
 
-def test_custom_registrations_win(monkeypatch):
-    monkeypatch.setattr(environments, "ENVIRONMENTS", environments.TrainingEnvironments())
-    environments.ENVIRONMENTS.register("toy", environments.EnvEntry(lambda c, d, b: "mine"))
+def test_a_second_registration_of_one_name_names_both(monkeypatch):
+    fresh = registry_module.Registry()
+    monkeypatch.setattr(registry_module, "ENVIRONMENTS", fresh)
+    fresh.register("toy", environments.EnvEntry(lambda c, d, b: "mine"), origin="package 'a'")
+    with pytest.raises(registry_module.DuplicateEnvironmentError) as err:
+        fresh.register("toy", environments.EnvEntry(lambda c, d, b: "theirs"), origin="package 'b'")
+    assert "'toy' is registered twice: by package 'a' and by package 'b'" in str(err.value)
+    assert fresh["toy"].build({}, "cpu", None) == "mine"
 
     class Mine(RingChase):
         name = "mine"
 
     environments.register_gpu_training_env(Mine)
-    assert environments.get_training_env("toy").build({}, "cpu", None) == "mine"
+    assert fresh["mine"].origin == f"module {__name__!r}"  # the caller, not the facade
+    environments.register_gpu_training_env(Mine)  # the same module again: replaced
     config = {"env": {"episode_length": 3}, "trainer": {"num_envs": 2, "seed": 0}}
-    wrapper = environments.get_training_env("mine").build(config, "cpu", None)
+    wrapper = environments.get_training_env("mine").make(config, "cpu")
     assert isinstance(wrapper, EnvWrapper) and wrapper.env_backend == "numpy"
     assert wrapper.episode_length == 3 and wrapper.num_envs == 2
 
     registrar = EnvironmentRegistrar()
     registrar.add_env(Mine, env_backend="numpy", name="ring_chase")
     assert registrar.get("ring_chase", env_backend="numpy") is Mine
-    assert default_registrar.get("ring_chase", env_backend="numpy") is RingChase
 
 
 def test_register_gpu_environment_follows_the_kernels(monkeypatch):
-    monkeypatch.setattr(environments, "ENVIRONMENTS", environments.TrainingEnvironments())
+    monkeypatch.setattr(registry_module, "ENVIRONMENTS", registry_module.Registry())
 
     class NumbaOnly(RingChase):
         name = "numba_only"
@@ -105,23 +116,74 @@ def test_register_gpu_environment_follows_the_kernels(monkeypatch):
     assert registrar.env_names("numpy") == registrar.env_names("numba") == ["numba_only"]
     assert registrar.env_names("pycuda") == [] and not registrar.has_env("numba_only", "cpu")
     assert registrar.get_cuda_env_src_path("numba_only", "numba").endswith("ring_chase_numba")
-    assert environments.get_training_env("numba_only").env_class() is NumbaOnly
+    entry = environments.get_training_env("numba_only")
+    assert entry.env_class() is NumbaOnly
+    assert entry.backends == (EnvBackend.NUMPY, EnvBackend.NUMBA)
+    assert entry.config_dir is None  # no run_configs/ beside this test module
     register_gpu_environment(RingChase, EnvironmentRegistrar(use_defaults=False), training=False)
     assert "ring_chase" not in environments.training_env_names()
 
 
-def test_builtin_registrations_never_replace_a_custom_entry(monkeypatch):
-    """A scenario's registration module, imported lazily on the first lookup, keeps an entry the
-    user registered under the same name before; names it alone registers still appear."""
-    import sys
+@pytest.mark.parametrize(
+    "requested,device,expected",
+    [
+        ("auto", "cpu", "numpy"),
+        ("auto", "cuda", "pycuda"),
+        ("auto", "cuda:1", "pycuda"),
+        ("cpu", "cpu", "numpy"),  # 'cpu' means the host path of an env without Python objects
+        ("NUMBA", "cuda", "numba"),
+        (EnvBackend.NUMPY, "cuda", "numpy"),
+    ],
+)
+def test_one_rule_resolves_the_backend(requested, device, expected):
+    entry = environments.get_training_env("ring_chase")
+    assert entry.resolve_backend({"trainer": {}}, device, requested) is EnvBackend(expected)
 
-    module = "ai_economist.foundation.scenarios.one_step_economy.registration"
-    registry = environments.TrainingEnvironments((module,))
-    monkeypatch.setattr(environments, "ENVIRONMENTS", registry)
-    monkeypatch.delitem(sys.modules, module, raising=False)  # restored after the test
-    custom = environments.EnvEntry(lambda *args: "mine")
-    registry.register("one_step_economy", custom)
-    assert "one_step_economy" in list(registry)  # listing the names imports the module
-    assert module in sys.modules and registry["one_step_economy"] is custom
-    registry.register("one_step_economy", environments.EnvEntry(lambda *args: "later"))
-    assert registry["one_step_economy"] is not custom  # outside the import, register replaces
+
+def test_auto_takes_the_fastest_backend_the_env_has():
+    from ai_economist.warp_drive.backend_names import resolve_backend
+
+    host = (EnvBackend.CPU, EnvBackend.NUMPY)
+    assert resolve_backend("auto", host, "cuda") is EnvBackend.NUMPY  # no GPU backend
+    assert resolve_backend("auto", (EnvBackend.CPU,), "cuda") is EnvBackend.CPU
+    assert resolve_backend("auto", (EnvBackend.NUMBA, EnvBackend.NUMPY), "cuda") is EnvBackend.NUMBA
+    with pytest.raises(ValueError, match="no backend that runs on device 'cpu'.*'numba'"):
+        resolve_backend("auto", (EnvBackend.NUMBA,), "cpu")
+    with pytest.raises(ValueError, match="'pycuda': the environment has no such backend"):
+        resolve_backend("pycuda", host, "cuda")
+    with pytest.raises(ValueError, match="Unknown env_backend 'cuda'"):
+        resolve_backend("cuda", host, "cuda")
+
+
+def test_the_run_records_the_resolved_backend(tmp_path):
+    import yaml
+
+    run_dir = tmp_path / "run"
+    args = ["--env", "ring_chase", "--device", "cpu", "--results_dir", str(run_dir), "--quiet"]
+    assert training_script.main([*args, *TINY, "trainer.num_episodes=4"]) == 0
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["trainer"]["env_backend"] == "numpy"  # 'auto' on the CPU
+
+
+def test_an_unknown_env_lists_close_matches_and_exits_2(capsys):
+    assert training_script.main(["--env", "gather_trade_buld", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown training environment 'gather_trade_buld'" in err
+    hint = err.split("Did you mean ")[1].split("?")[0]
+    assert sorted(hint.split(", ")) == [
+        "'gather_trade_build_phase1'",
+        "'gather_trade_build_phase2'",
+    ]
+    assert "ring_chase" in err and "file not found" not in err
+
+
+def test_an_unknown_name_in_a_run_config_names_the_file(tmp_path, capsys):
+    from ai_economist.training.config import packaged_config_path
+
+    config = tmp_path / "mine.yaml"
+    text = packaged_config_path("ring_chase").read_text()
+    config.write_text(text.replace('name: "ring_chase"', 'name: "ring_chace"', 1))
+    assert training_script.main(["--config", str(config), "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert f"run config {config}: 'name' = 'ring_chace': Unknown training environment" in err
+    assert "Did you mean 'ring_chase'?" in err

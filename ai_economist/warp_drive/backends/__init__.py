@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backend_names import EnvBackend, require
 
 
 def make_backend(
     env: Any,
     num_envs: int,
-    env_backend: str | EnvBackend,
+    env_backend: EnvBackend,
     seed: int | None = 0,
     device: Any = None,
     source: str | None = None,
@@ -21,14 +21,14 @@ def make_backend(
     Args:
         env: the environment (declaration, reference step, kernels).
         num_envs: environments stepped together.
-        env_backend: ``"numpy"``, ``"pycuda"`` or ``"numba"``.
+        env_backend: ``EnvBackend.NUMPY``, ``PYCUDA`` or ``NUMBA`` (parsed by the caller).
         seed: passed to ``env.initial_state``.
         device: torch device of the kernel backends (``"cuda"`` by default; ``"cpu"`` under
             ``NUMBA_ENABLE_CUDASIM=1``).
         source: a kernel source that replaces ``env.kernels()``'s (a ``.cu`` file or a
             Numba module), e.g. from an ``EnvironmentRegistrar``.
     """
-    backend = EnvBackend.parse(env_backend)
+    backend = require(env_backend, tuple(EnvBackend), "make_backend")
     if backend is EnvBackend.NUMPY:
         from ai_economist.warp_drive.backends.numpy import NumpyBackend
 

@@ -1,4 +1,5 @@
-"""The kernel backends: CUDA C through pycuda, or Numba ``@cuda.jit`` kernels.
+"""The kernel backends: CUDA C (``pycuda``: loaded by pycuda, launched through the CUDA
+driver on torch's stream, see ``function_manager``), or Numba ``@cuda.jit`` kernels.
 
 Before anything is allocated the kernels are checked against the declaration (names exist,
 parameters are the ``kernel_arg`` fields in declaration order, or one pointer to the
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_economist.warp_drive import codegen
-from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backend_names import GPU_BACKENDS, EnvBackend, require
 from ai_economist.warp_drive.backends.base import BatchedBackend
 from ai_economist.warp_drive.checks.declaration import (
     EnvironmentDeclarationError,
@@ -87,7 +88,7 @@ class KernelBackend(BatchedBackend):
         device: Any = None,
         source: str | None = None,
     ) -> None:
-        self.backend = EnvBackend.parse(backend, (EnvBackend.PYCUDA, EnvBackend.NUMBA))
+        self.backend = require(backend, GPU_BACKENDS, "KernelBackend")
         self._source_override = source
         if device is None:
             simulated = self.backend is EnvBackend.NUMBA and cudasim_enabled()

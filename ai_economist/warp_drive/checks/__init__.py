@@ -6,6 +6,15 @@ before it allocates anything.
 """
 
 from ai_economist.warp_drive.checks.declaration import EnvironmentDeclarationError
-from ai_economist.warp_drive.checks.parity import ParityResult, check_parity
 
 __all__ = ["EnvironmentDeclarationError", "ParityResult", "check_parity"]
+
+
+def __getattr__(name: str):
+    """``ParityResult`` and ``check_parity`` from ``checks.parity``, imported on first use (so
+    that ``python -m ai_economist.warp_drive.checks.parity`` runs the module only once)."""
+    if name in ("ParityResult", "check_parity"):
+        from ai_economist.warp_drive.checks import parity
+
+        return getattr(parity, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -232,3 +232,9 @@ def check_wrappers(
 def _numpy(values: Any) -> np.ndarray:
     """A torch tensor (any device) or an array as a numpy array."""
     return values.cpu().numpy() if hasattr(values, "cpu") else np.asarray(values)
+
+
+if __name__ == "__main__":  # python -m ai_economist.warp_drive.checks.parity --env NAME ...
+    from ai_economist.warp_drive.checks.parity_command import main
+
+    raise SystemExit(main())

@@ -1,9 +1,15 @@
-"""Data-parallel training over the GPUs of one machine with ``torch.distributed``.
+"""Data-parallel training with ``torch.distributed``: the GPUs of one machine, or processes
+on several hosts started by ``torchrun``.
 
-Every process owns one GPU and its own batch of environments; after each backward pass the
-gradients are averaged over the processes (one flat all-reduce per policy), so all replicas
-take the same optimizer step and stay identical.  Rank 0 writes logs and checkpoints.
-NCCL is used on GPUs; gloo makes the same code path runnable on the CPU.
+Every process owns one GPU (or a share of the CPU) and its own batch of environments; after
+each backward pass the gradients are averaged over the processes (one flat all-reduce per
+policy), so all replicas take the same optimizer step and stay identical.  Rank 0 writes
+logs and checkpoints.  NCCL is used on GPUs; gloo makes the same code path runnable on the
+CPU.
+
+Two ways in: :func:`launch` spawns ``trainer.num_gpus`` processes on this machine, and
+:func:`init_from_torchrun` joins the group that ``torchrun`` set up in the environment
+(``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``).
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ class DistributedContext:
 
     rank: int = 0
     world_size: int = 1
+    local_rank: int | None = None  # the GPU index on this host (default: ``rank``)
+
+    @property
+    def device_index(self) -> int:
+        """The GPU this process trains on (its rank among the processes of its host)."""
+        return self.rank if self.local_rank is None else self.local_rank
 
     @property
     def enabled(self) -> bool:
@@ -79,6 +91,14 @@ class DistributedContext:
         dist.all_gather_object(out, obj)
         return out
 
+    def broadcast_object(self, obj: Any) -> Any:
+        """Rank 0's ``obj`` (picklable), on every process."""
+        if not self.enabled:
+            return obj
+        box = [obj]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
     def barrier(self) -> None:
         if self.enabled:
             dist.barrier()
@@ -101,6 +121,70 @@ def init_process(rank: int, world_size: int, port: int, backend: str) -> Distrib
         kwargs["device_id"] = torch.device("cuda", rank)
     dist.init_process_group(backend, rank=rank, world_size=world_size, **kwargs)
     return DistributedContext(rank, world_size)
+
+
+TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+"""What ``torchrun`` (``torch.distributed.run``) sets in every process it starts."""
+
+
+def torchrun_environment(environ: dict[str, str] | None = None) -> dict[str, int] | None:
+    """``{"rank", "world_size", "local_rank", "local_world_size"}`` when this process was
+    started by ``torchrun`` (every variable of :data:`TORCHRUN_VARIABLES` set), else None.
+
+    Raises:
+        ValueError: a rank variable that is not an integer, or ranks outside the world size.
+    """
+    environ = os.environ if environ is None else environ
+    if not all(environ.get(name) for name in TORCHRUN_VARIABLES):
+        return None
+    names = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
+    try:
+        rank, world, local = (int(environ[name]) for name in names)
+        local_world = int(environ.get("LOCAL_WORLD_SIZE", world))
+    except ValueError:
+        values = ", ".join(f"{n}={environ.get(n)!r}" for n in names + ("LOCAL_WORLD_SIZE",))
+        raise ValueError(f"torchrun environment: expected integers, got {values}") from None
+    if not (0 <= rank < world and 0 <= local < local_world <= world):
+        raise ValueError(
+            f"torchrun environment: RANK={rank}, LOCAL_RANK={local} must lie in "
+            f"WORLD_SIZE={world}, LOCAL_WORLD_SIZE={local_world}"
+        )
+    return {"rank": rank, "world_size": world, "local_rank": local, "local_world_size": local_world}
+
+
+def init_from_torchrun(found: dict[str, int], backend: str) -> DistributedContext:
+    """Join the process group that ``torchrun`` set up (``env://`` rendezvous), picking GPU
+    ``LOCAL_RANK`` when the backend is NCCL."""
+    kwargs = {}
+    if backend == "nccl":
+        if torch.cuda.device_count() <= found["local_rank"]:
+            raise RuntimeError(
+                f"torchrun LOCAL_RANK={found['local_rank']} needs GPU {found['local_rank']} but "
+                f"{torch.cuda.device_count()} are visible; give --nproc-per-node at most that"
+            )
+        torch.cuda.set_device(found["local_rank"])
+        kwargs["device_id"] = torch.device("cuda", found["local_rank"])
+    dist.init_process_group(
+        backend, init_method="env://", rank=found["rank"], world_size=found["world_size"], **kwargs
+    )
+    return DistributedContext(found["rank"], found["world_size"], found["local_rank"])
+
+
+def processes_on_this_host(world_size: int) -> int:
+    """How many training processes share this host's cores: ``LOCAL_WORLD_SIZE`` under
+    ``torchrun``, else ``world_size`` (the single-host launch)."""
+    try:
+        return int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
+    except ValueError:
+        return world_size
+
+
+def seed_offset(device: Any) -> int:
+    """What a process adds to the env seeds so that processes simulate different episodes:
+    its global rank when a process group is running, else the GPU index (0 on the CPU)."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
+    return torch.device(device).index or 0
 
 
 def shutdown() -> None:

@@ -106,7 +106,7 @@ def wanted(trainer: Any) -> bool:
     """Whether ``trainer``'s config and setting ask for (and allow) the iteration graph."""
     tcfg = trainer.config["trainer"]
     return (
-        tcfg["cuda_graphs"]
+        trainer.cuda_graphs  # trainer.cuda_graphs resolved for this run
         and tcfg["cuda_graph_update"]
         and trainer.device.type == "cuda"
         and not trainer.dist.enabled  # the all-reduce stays outside graphs
@@ -158,7 +158,7 @@ class IterationGraph:
         rollout graph alone where ``trainer.cuda_graphs`` asks for it."""
         self.enabled = False
         self.graph = None
-        self.trainer.rollout.use_graphs = self.trainer.config["trainer"]["cuda_graphs"]
+        self.trainer.rollout.use_graphs = self.trainer.cuda_graphs
 
     def recapture(self) -> None:
         """Drop the graph so that the next iteration captures it anew (after the optimizers'

@@ -142,6 +142,16 @@ class PhaseTimer:
         return out
 
 
+def resolve_cuda_graphs(setting: bool | str, device: torch.device, env: Any) -> bool:
+    """``trainer.cuda_graphs`` for this run: never on the CPU; ``"auto"``: on when the env's
+    step can be captured (the whole rollout as one graph), else off."""
+    if torch.device(device).type != "cuda":
+        return False
+    if setting == "auto":
+        return isinstance(env, GraphCapturableEnv) and env.step_capturable()
+    return bool(setting)
+
+
 class RolloutCollector:
     """Steps the env ``num_steps`` times with the current policies, filling their buffers.
 

@@ -42,7 +42,8 @@ REQUIRED: Any = _Required()
 class Field:
     """One leaf of the schema.
 
-    ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``schedule`` (a number or a
+    ``kind`` is one of ``int``, ``float``, ``bool``, ``auto_bool`` (``true``, ``false`` or
+    ``"auto"``), ``str``, ``schedule`` (a number or a
     list of ``[step, value]`` pairs), ``int_list`` and ``mapping`` (free-form dictionary).
     Numbers (and every value of a schedule) must be finite and within ``minimum`` (excluded
     when ``exclusive_minimum``) and ``maximum`` when those are given.
@@ -149,7 +150,9 @@ TRAINER_SCHEMA: dict[str, Any] = {
     "env_backend": Field(
         "str",
         "auto",
-        "simulator backend of FoundationEnvWrapper; auto: pycuda on cuda, numpy on cpu",
+        "where the env steps; auto: the fastest backend the env has that the device allows "
+        "(on cuda its GPU backend, pycuda before numba; else numpy, then cpu); the run's "
+        "config.yaml records the resolved value",
         choices=("auto", "cpu", "numpy", "pycuda", "numba"),
     ),
     "num_threads": Field(
@@ -167,10 +170,12 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "elementwise kernels; the first iterations compile (about a minute); needs Triton",
     ),
     "cuda_graphs": Field(
-        "bool",
-        False,
+        "auto_bool",
+        "auto",
         "replay the rollout from CUDA graphs: the whole rollout (policy and env step) when the "
-        "env's step can be captured, else each step's policy work",
+        "env's step can be captured, else each step's policy work; auto (the default): on for "
+        "CUDA runs whose env step can be captured (e.g. COVID-19 on pycuda or numba: the same "
+        "numbers, a faster run), off otherwise and on the CPU",
     ),
     "cuda_graph_update": Field(
         "bool",
@@ -327,6 +332,12 @@ def _check_leaf(field: Field, value: Any, key: str, errors: list[str]) -> Any:
     elif kind == "bool":
         if not isinstance(value, bool):
             errors.append(bad.format("true or false"))
+            return value
+    elif kind == "auto_bool":
+        if isinstance(value, str) and value.lower() == "auto":
+            return "auto"
+        if not isinstance(value, bool):
+            errors.append(bad.format("true, false or 'auto'"))
             return value
     elif kind == "str":
         if not isinstance(value, str):

@@ -35,7 +35,10 @@ from ai_economist.warp_drive.training import checkpoint as ckpt
 from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
 )
-from ai_economist.warp_drive.training.distributed import DistributedContext
+from ai_economist.warp_drive.training.distributed import (
+    DistributedContext,
+    processes_on_this_host,
+)
 from ai_economist.warp_drive.training.durable import write_atomic
 from ai_economist.warp_drive.training.interrupts import TrainingInterrupted
 from ai_economist.warp_drive.training.iteration_graph import (
@@ -50,6 +53,7 @@ from ai_economist.warp_drive.training.rollout import (
     PolicyStreams,
     RolloutBuffer,
     RolloutCollector,
+    resolve_cuda_graphs,
 )
 from ai_economist.warp_drive.training.run_dir import RunLock, check_fresh_run_dir, create_run_dir
 from ai_economist.warp_drive.training.schedules import Schedule
@@ -104,8 +108,9 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         obs_dim_corresponding_to_num_agents: a no-op (``"first"`` or ``"last"``, checked),
             accepted because WarpDrive's documented call passes it; the protocol's
             observations are always (envs, agents, obs_dim).
-        num_devices: processes training together (``torch.distributed`` already initialised).
-        device_id: this process's rank.
+        num_devices: processes training together (``torch.distributed`` already initialised),
+            on one host or several (``torchrun``).
+        device_id: this process's global rank.
         results_directory: the run directory; default ``basedir/name/tag/<run_name|timestamp>``.
         verbose: print the metrics table and a progress bar (rank 0 only).
         resume_from: a checkpoint file or a run directory to continue from.
@@ -147,7 +152,9 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         self.env_steps = 0
 
         if self.device.type == "cpu":
-            torch.set_num_threads(cpu_threads(tcfg["num_threads"], self.dist.world_size))
+            torch.set_num_threads(
+                cpu_threads(tcfg["num_threads"], processes_on_this_host(self.dist.world_size))
+            )
         if self.device.type == "cuda" and tcfg["tf32"]:
             torch.backends.cuda.matmul.allow_tf32 = True  # tensor cores for float32 matmuls
             torch.backends.cudnn.allow_tf32 = True
@@ -157,8 +164,9 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed + 1 + 1000 * self.dist.rank)
         self.policies = {tag: self._build_policy(tag) for tag in self.config["policy"]}
+        self.cuda_graphs = resolve_cuda_graphs(tcfg["cuda_graphs"], self.device, env_wrapper)
         self.rollout = RolloutCollector(
-            env_wrapper, self.policies, self.num_steps, self.generator, tcfg["cuda_graphs"],
+            env_wrapper, self.policies, self.num_steps, self.generator, self.cuda_graphs,
             precision=tcfg["acting_precision"] or tcfg["precision"],
             fused_sampling=tcfg["fused_sampling"],
         )  # fmt: skip
@@ -185,7 +193,8 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
         if resume_path is not None:
             self._restore(ckpt.load_checkpoint(resume_path), resume_path)
             self.last_checkpoint = resume_path
-        self.run_dir = self._make_run_dir(results_directory, resume_path) if write_files else None
+        run_dir = self._make_run_dir(results_directory, resume_path) if write_files else None
+        self.run_dir = self.dist.broadcast_object(run_dir)  # rank 0's folder (its timestamp)
         self._lock = RunLock(self.run_dir) if self.dist.is_main and write_files else None
         if self._lock is not None:
             self._lock.acquire()
@@ -279,7 +288,8 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
                 stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
                 return create_run_dir(parent, stamp) if self.dist.is_main else parent / stamp
             run_dir = parent / saving["run_name"]
-            check_fresh_run_dir(run_dir, "saving.run_name")
+            if self.dist.is_main:  # the others follow rank 0's folder
+                check_fresh_run_dir(run_dir, "saving.run_name")
         if self.dist.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
         return run_dir

@@ -20,6 +20,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import (  #
     PHASE2_ENV_CONFIG,
     env_config,
 )
+from ai_economist.warp_drive import registry  # noqa: E402
 
 
 def _config(phase):
@@ -66,18 +67,22 @@ def test_array_backend_equals_dict_backend(phase):
 
 
 def test_backend_selection():
-    run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 5, "seed": 0}}
-    assert isinstance(registration.build(run, "cpu"), ArrayGatherTradeBuildBatch)
-    assert isinstance(registration.build(run, "cpu", "numpy"), ArrayGatherTradeBuildBatch)
-    assert isinstance(registration.build(run, "cpu", "cpu"), GatherTradeBuildBatch)
-    run["trainer"]["num_envs"] = 4  # auto: fewer envs step faster one by one
-    assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)
-    assert isinstance(registration.build(run, "cpu", "numpy"), ArrayGatherTradeBuildBatch)
+    from ai_economist.warp_drive.backend_names import EnvBackend
+
+    entry = registry.ENVIRONMENTS["gather_trade_build_phase2"]
+    run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 2, "seed": 0}}
+    assert registration.backends(run) == (EnvBackend.NUMPY, EnvBackend.CPU)
+    assert isinstance(entry.make(run, "cpu"), ArrayGatherTradeBuildBatch)  # auto: the arrays
+    assert isinstance(registration.build(run, "cpu"), ArrayGatherTradeBuildBatch)  # the same rule
+    assert isinstance(registration.build(run, "cpu", EnvBackend.NUMPY), ArrayGatherTradeBuildBatch)
+    assert isinstance(registration.build(run, "cpu", EnvBackend.CPU), GatherTradeBuildBatch)
     run["env"]["planner_reward_type"] = "inv_income_weighted_utility"
-    run["trainer"]["num_envs"] = 5
-    assert isinstance(registration.build(run, "cpu"), GatherTradeBuildBatch)  # not covered
+    assert registration.backends(run) == (EnvBackend.CPU,)  # not covered by the arrays
+    assert isinstance(entry.make(run, "cpu"), GatherTradeBuildBatch)
     with pytest.raises(ValueError, match="env_backend='numpy'.*inv_income_weighted_utility"):
-        registration.build(run, "cpu", "numpy")
+        registration.build(run, "cpu", EnvBackend.NUMPY)
+    with pytest.raises(ValueError, match="'numpy': the environment has no such backend"):
+        entry.make(run, "cpu", "numpy")
 
 
 @pytest.mark.gpu
@@ -122,11 +127,14 @@ def test_phase2_trains_through_the_array_backend(tmp_path):
     assert np.isfinite(rows[-1]["env/social/productivity"]) and np.isfinite(rows[-1]["p/loss"])
 
 
-def test_auto_keeps_the_dict_envs_for_a_gpu_device(monkeypatch):
-    from ai_economist.foundation.scenarios.simple_wood_and_stone import batched
+def test_auto_takes_the_arrays_for_a_gpu_device(monkeypatch):
+    """No GPU env backend: on a GPU ``auto`` is the fastest host path, the arrays."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone import array_batch
 
     built = []
-    monkeypatch.setattr(batched, "GatherTradeBuildBatch", lambda *a, **kw: built.append(kw))
+    monkeypatch.setattr(
+        array_batch, "ArrayGatherTradeBuildBatch", lambda *a, **kw: built.append(kw)
+    )
     run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 30, "seed": 0}}
-    registration.build(run, "cuda")  # the stub builds nothing on the device
+    registry.ENVIRONMENTS["gather_trade_build_phase2"].make(run, "cuda")  # the stub builds nothing
     assert built == [{"device": "cuda"}]

@@ -5,29 +5,34 @@ batched numpy model on the CPU, the CUDA C kernels on a GPU."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from ai_economist.training.environments import ENVIRONMENTS, EnvEntry
-from ai_economist.warp_drive.backend_names import EnvBackend
+from ai_economist.warp_drive.backend_names import EnvBackend, resolve_backend
+from ai_economist.warp_drive.registry import EnvEntry, register_env
 
 NAME = "covid_and_economy_environment"
 
 
-def build_env_wrapper(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper``.
+BACKENDS = (EnvBackend.PYCUDA, EnvBackend.NUMBA, EnvBackend.NUMPY, EnvBackend.CPU)
+"""``pycuda`` (CUDA C kernels), ``numba`` (Numba kernels), ``numpy`` (all envs batched in
+arrays) and ``cpu`` (Python copies of the env, the original, slower CPU path); ``auto`` is
+resolved by the registry's one rule (``pycuda`` on a GPU, ``numpy`` on the CPU)."""
 
-    ``env_backend`` (else ``trainer.env_backend``; ``auto``) is ``"pycuda"`` on a CUDA device
-    and ``"numpy"`` (all envs batched in arrays) on the CPU; ``"cpu"`` steps Python copies of
-    the env (the original, slower CPU path), ``"numba"`` the Numba kernels.
-    """
+
+def build_env_wrapper(
+    run_config: dict, device: Any, env_backend: EnvBackend | str | None = None
+) -> Any:
+    """The COVID-19 and economy environment, batched behind ``FoundationEnvWrapper`` on
+    ``env_backend`` (one of :data:`BACKENDS`; ``None``: ``trainer.env_backend`` resolved by the
+    registry's one rule, as ``training_script`` does)."""
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
 
-    on_gpu = str(device).startswith("cuda")
     if env_backend is None:
-        env_backend = run_config["trainer"].get("env_backend", "auto")
-    if env_backend == "auto":
-        env_backend = EnvBackend.PYCUDA if on_gpu else EnvBackend.NUMPY
+        requested = run_config["trainer"].get("env_backend", "auto")
+        env_backend = resolve_backend(requested, BACKENDS, device)
+    on_gpu = str(device).startswith("cuda")
     env = CovidAndEconomyEnvironment(**run_config["env"])
     kwargs = {"device": device} if on_gpu else {}
     return FoundationEnvWrapper(
@@ -68,7 +73,15 @@ def _one_covid_env(env_block: dict) -> Any:
     return _covid_env_class()(**env_block)
 
 
-ENVIRONMENTS.register(
+register_env(
     NAME,
-    EnvEntry(build_env_wrapper, "last", _covid_env_class, _one_covid_env, build_covid_eval_env),
+    EnvEntry(
+        build_env_wrapper,
+        "last",
+        _covid_env_class,
+        _one_covid_env,
+        build_covid_eval_env,
+        backends=BACKENDS,
+        config_dir=Path(__file__).resolve().parent / "run_configs",
+    ),
 )

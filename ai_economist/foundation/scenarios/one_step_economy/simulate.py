@@ -1,6 +1,6 @@
 """The one-step economy for ``ai-economist-simulate --scenario one-step-economy``.
 
-Each run is one env of the run config ``one_step_economy.yaml`` (10 agents, 7 US-federal
+Each run is one env of the packaged run config ``run_configs/one_step_economy.yaml`` (10 agents, 7 US-federal
 brackets, isoelastic utility) with its swept parameters, played on the batched numpy model
 (:mod:`.array_model`): on step 1 the tax policy sets the rates, on step 2 the agents choose
 their hours and are taxed, the revenue paid back as a lump sum.
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,8 @@ from ai_economist.simulate.scenarios import SimulateScenario
 from ai_economist.simulate.sweep import SweepParameter
 
 ENV_NAME = "one_step_economy"
+RUN_CONFIG = Path(__file__).resolve().parent / "run_configs" / f"{ENV_NAME}.yaml"
+"""The packaged run config whose ``env`` block every run starts from."""
 BASELINES = ("best-response", "random")
 
 PARAMETERS: dict[str, SweepParameter] = {
@@ -72,9 +75,7 @@ def env_config(group: dict[str, Any], tax_model: str = "fixed-bracket-rates") ->
     and ``tax_model`` (fixed rates: zeros, replaced per run)."""
     import yaml
 
-    from ai_economist.training.config import RUN_CONFIG_DIR
-
-    with (RUN_CONFIG_DIR / f"{ENV_NAME}.yaml").open(encoding="utf-8") as handle:
+    with RUN_CONFIG.open(encoding="utf-8") as handle:
         config = copy.deepcopy(yaml.safe_load(handle)["env"])
     for key in ("isoelastic_eta", "labor_cost", "n_agents", "seed"):
         config[key] = group[key]

@@ -1,20 +1,19 @@
 """Registers the gather-trade-build run configs as training environments
-(``training_script --env gather_trade_build_phase1``): N envs on the CPU, as arrays
-(:class:`~.array_batch.ArrayGatherTradeBuildBatch`) or as dict-API envs
-(:class:`~.batched.GatherTradeBuildBatch`), see :func:`build`; with ``--device cuda`` the
-models train on the GPU and the observations, masks, rewards and actions are copied between
-host and GPU each step."""
+(``training_script --env gather_trade_build_phase1``): N envs on the host, as arrays
+(:class:`~.array_batch.ArrayGatherTradeBuildBatch`, backend ``numpy``) or as dict-API envs
+(:class:`~.batched.GatherTradeBuildBatch`, backend ``cpu``), see :func:`backends`; with
+``--device cuda`` the models train on the GPU and the observations, masks, rewards and actions
+are copied between host and GPU each step."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from ai_economist.training.environments import register_training_env
+from ai_economist.warp_drive.backend_names import EnvBackend, require, resolve_backend
+from ai_economist.warp_drive.registry import EnvEntry, register_env
 
 PHASES = ("gather_trade_build_phase1", "gather_trade_build_phase2")
-# "auto" steps the envs as arrays from this many envs on (below, one dict env after the other
-# is faster: benchmarks/gtb_array_step.py --economy --batches).
-AUTO_ARRAY_MIN_ENVS = 5
 
 
 def _env_class() -> Any:
@@ -25,18 +24,28 @@ def _env_class() -> Any:
     return LayoutFromFile
 
 
-def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
-    """The batch of ``trainer.num_envs`` envs, stepped on the host (no GPU env backend yet);
-    its tensors live on ``device``, where the trainer keeps the models.
+def backends(run_config: dict) -> tuple[EnvBackend, ...]:
+    """``numpy`` (the array economy) and ``cpu`` (dict envs) when the array economy covers
+    the config's ``env`` block, else ``cpu`` only (no GPU env backend yet)."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
+        economy_params,
+    )
 
-    ``trainer.env_backend``: ``"numpy"`` steps all envs at once as arrays
-    (:class:`~.array_batch.ArrayGatherTradeBuildBatch`; an error if the array economy does
-    not cover the config), ``"cpu"`` one dict-API env after the other
-    (:class:`~.batched.GatherTradeBuildBatch`), ``"auto"`` the arrays when they cover the
-    config and there are at least :data:`AUTO_ARRAY_MIN_ENVS` envs on the CPU, else the dict
-    envs (with a GPU ``device``, ``"auto"`` keeps the dict envs, the path whose host-GPU copies
-    have run on a GPU; ``"numpy"`` selects the arrays there). Both give the same observations,
-    masks and rewards."""
+    try:
+        economy_params(run_config["env"])
+    except (ValueError, TypeError, KeyError):  # not covered, or a block the env rejects itself
+        return (EnvBackend.CPU,)
+    return (EnvBackend.NUMPY, EnvBackend.CPU)
+
+
+def build(run_config: dict, device: Any, env_backend: EnvBackend | None = None) -> Any:
+    """The batch of ``trainer.num_envs`` envs on the resolved ``env_backend``, stepped on the
+    host; its tensors live on ``device``, where the trainer keeps the models.
+
+    ``"numpy"`` steps all envs at once as arrays (an error naming the setting if the array
+    economy does not cover the config), ``"cpu"`` one dict-API env after the other. Both give
+    the same observations, masks and rewards. ``None``: ``trainer.env_backend`` resolved by
+    the registry's one rule among :func:`backends`."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
@@ -44,23 +53,18 @@ def build(run_config: dict, device: Any, env_backend: str | None = None) -> Any:
         GatherTradeBuildBatch,
     )
 
+    if env_backend is None:
+        requested = run_config["trainer"].get("env_backend", "auto")
+        env_backend = resolve_backend(requested, backends(run_config), device)
+    backend = require(env_backend, (EnvBackend.CPU, EnvBackend.NUMPY), "gather-trade-build")
     trainer = run_config["trainer"]
-    backend = env_backend or trainer.get("env_backend", "auto")
-    if backend not in ("auto", "cpu", "numpy"):
-        raise ValueError(
-            f"trainer.env_backend={backend!r}: gather-trade-build steps its envs on the host "
-            "('auto', 'cpu' or 'numpy'); --device cuda still puts the models on the GPU"
-        )
     args = (run_config["env"], trainer["num_envs"], int(trainer.get("seed", 0)))
-    on_gpu = str(device).startswith("cuda")
-    if backend == "cpu" or (backend == "auto" and (on_gpu or args[1] < AUTO_ARRAY_MIN_ENVS)):
+    if backend is EnvBackend.CPU:
         return GatherTradeBuildBatch(*args, device=device)
     try:
         return ArrayGatherTradeBuildBatch(*args, device=device)
     except ValueError as err:
-        if backend == "numpy":
-            raise ValueError(f"trainer.env_backend='numpy': {err}; use 'cpu'") from err
-        return GatherTradeBuildBatch(*args, device=device)
+        raise ValueError(f"trainer.env_backend='numpy': {err}; use 'cpu'") from err
 
 
 def _one_env(env_block: dict) -> Any:
@@ -68,4 +72,14 @@ def _one_env(env_block: dict) -> Any:
 
 
 for _name in PHASES:
-    register_training_env(_name, build, _env_class, "first", _one_env)
+    register_env(
+        _name,
+        EnvEntry(
+            build,
+            "first",
+            _env_class,
+            _one_env,
+            backends=backends,
+            config_dir=Path(__file__).resolve().parent / "run_configs",
+        ),
+    )

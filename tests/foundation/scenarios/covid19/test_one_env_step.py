@@ -150,6 +150,35 @@ def test_dense_logged_episodes_and_mixed_calls_take_the_general_path():
     run_pair(150, seed=6, actions=actions, episode_length=40, dense_log_frequency=2)
 
 
+def per_agent_actions(rng):
+    """``{"0": a0, ..., "p": p}`` of Python ints as the original's users send them: sometimes
+    shuffled, some NO-OP agents or the planner left out."""
+    act = random_actions(rng)
+    items = [(str(i), int(v)) for i, v in enumerate(act["a"]) if v or rng.random() < 0.5]
+    if rng.random() < 0.9:
+        items.insert(int(rng.integers(0, len(items) + 1)), ("p", act["p"]))
+    if rng.random() < 0.3:
+        items = [items[i] for i in rng.permutation(len(items))]
+    return dict(items)
+
+
+def test_per_agent_dict_actions_take_the_fast_path_bit_identically():
+    assert run_pair(400, seed=8, actions=per_agent_actions, episode_length=330) == 1
+    env = make(episode_length=20)
+    env.reset()
+    env.step({"p": 0})
+    fast = env._one_env_step
+    full = {**{str(i): i % 11 for i in range(51)}, "p": 20}
+    agents, planner, copied = fast._checked_actions(full)
+    assert agents.dtype == np.int64 and agents.tolist() == [i % 11 for i in range(51)]
+    assert planner == 20 and copied == full and copied is not full
+    assert fast._checked_actions({"3": 4})[0].tolist() == [0, 0, 0, 4] + [0] * 47
+    # everything else is left to the general path (which checks and names the bad value)
+    for other in ({"3": np.int64(4)}, {3: 4}, {"3": True}, {"3": 11}, {"3": -1}, {"51": 1},
+                  {"p": 21}, {"p": 2.0}, {"a": np.zeros(51, np.int64), "3": 1}):  # fmt: skip
+        assert fast._checked_actions(other) is None, other
+
+
 def test_seed_state_and_rejected_actions_match_the_general_path():
     fast, general = make(seed=1, episode_length=20), make(False, seed=1, episode_length=20)
     for env in (fast, general):

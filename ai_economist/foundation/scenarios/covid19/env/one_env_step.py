@@ -45,6 +45,7 @@ class OneEnvStep:
         self.open_close, self.subsidy, self.vaccination = open_close, subsidy, vaccination
         self.n_agents = env.n_agents
         self.agent_keys = list(env._agent_keys)
+        self.agent_position = {str(a.idx): i for i, a in enumerate(env.world.agents)}
         self.action_name = open_close.name
         planner = env.world.planner
         self.planner, self.planner_noop = planner, planner._noop_action_dict
@@ -88,10 +89,16 @@ class OneEnvStep:
         return cls(env, open_close, subsidy, vaccination, global_state_values)
 
     # ------------------------------------------------------------------ actions
-    def _checked_actions(self, actions: Any) -> tuple[np.ndarray, int] | None:
-        """(states' actions, planner's action) when ``actions`` is ``{"a": int64 (A,) in
-        0..levels, "p": int in 0..levels}`` (either order), else None."""
-        if type(actions) is not dict or len(actions) != 2:
+    def _checked_actions(self, actions: Any) -> tuple[np.ndarray, int, dict] | None:
+        """(states' actions, planner's action, the replay log's copy of ``actions``) for the
+        two common forms, else None: ``{"a": int64 (A,) in 0..levels, "p": int in 0..levels}``
+        (either order), or per-agent ints ``{"0": a0, ..., "p": p}`` as the original's users
+        send them (any order, missing agents take the NO-OP, as on the general path)."""
+        if type(actions) is not dict:
+            return None
+        if "a" not in actions:
+            return self._per_agent_actions(actions)
+        if len(actions) != 2:
             return None
         agent, planner = actions.get("a"), actions.get("p")
         if (
@@ -103,7 +110,29 @@ class OneEnvStep:
             or np.count_nonzero(agent.view(np.uint64) > self.num_agent_actions)  # (< 0: huge)
         ):
             return None
-        return agent, planner
+        if next(iter(actions)) == "a":  # episode_logs.copy_actions, in the caller's order
+            return agent, planner, {"a": agent.copy(), "p": planner}
+        return agent, planner, {"p": planner, "a": agent.copy()}
+
+    def _per_agent_actions(self, actions: dict) -> tuple[np.ndarray, int, dict] | None:
+        """``{str(idx): int, ..., "p": int}`` (Python ints in range, the agents' own string
+        keys) as the collated form, or None for anything else (the general path decides)."""
+        position, limit = self.agent_position, self.num_agent_actions
+        values, planner = [0] * self.n_agents, 0
+        for key, value in actions.items():
+            if type(value) is not int or value < 0:
+                return None
+            if key == "p":
+                if value > self.num_planner_actions:
+                    return None
+                planner = value
+            else:
+                i = position.get(key) if type(key) is str else None
+                if i is None or value > limit:
+                    return None
+                values[i] = value
+        # copy_actions of a dict of ints: a new dict with the same items, in the same order
+        return np.array(values, dtype=np.int64), planner, dict(actions)
 
     # --------------------------------------------------------------------- step
     def step(self, actions: Any) -> tuple[dict, dict, dict, dict] | None:
@@ -120,7 +149,7 @@ class OneEnvStep:
         checked = self._checked_actions(actions)
         if checked is None:
             return None
-        agent_actions, planner_action = checked
+        agent_actions, planner_action, copied = checked
         # As BaseEnvironment._apply_actions: the states' actions stay out of their dicts.
         self.layout.parsed = parsed = {self.action_name: agent_actions}
         planner = self.planner
@@ -128,10 +157,6 @@ class OneEnvStep:
             name, local = self.planner_actions[planner_action]
             planner.action[name] = local
         world.step_collated_actions = parsed
-        if next(iter(actions)) == "a":  # episode_logs.copy_actions, in the caller's order
-            copied = {"a": agent_actions.copy(), "p": planner_action}
-        else:
-            copied = {"p": planner_action, "a": agent_actions.copy()}
         env._logger.replay_log["step"].append(
             {"actions": copied, "seed_state": world.rng.bit_generator.state}
         )

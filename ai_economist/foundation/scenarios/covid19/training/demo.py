@@ -120,7 +120,7 @@ def verdict(planner: float, best: float, best_name: str, iterations: int, second
     return (
         f"the trained planner is {best - planner:.2f} below the best fixed policy ({best_name}) "
         f"after {took}; a run this short is not expected to beat it. Measured: "
-        "run_configs/covid_and_economy_gpu_learning.yaml beat every fixed policy in 5 of 5 "
+        "the covid_and_economy_gpu_learning config beat every fixed policy in 5 of 5 "
         "seeds on one H200 (6.7 minutes for the five side by side), "
         "covid_and_economy_cpu_learning.yaml in 3 of 3 seeds (about 25 minutes each on one "
         "CPU core)."

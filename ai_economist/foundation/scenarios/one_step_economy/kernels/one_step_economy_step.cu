@@ -1,0 +1,357 @@
+// The one-step economy's step (CUDA C): mirrors OneStepEconomyGpu.reference_step, i.e. the
+// numpy array model (one_step_economy/array_model.py, components/tax_brackets.py,
+// components/simple_labor.py, one_step_economy/rules.py), device function for function.
+// One block per environment; threads 0..N_WORKERS-1 are the workers (policy "a"), threads
+// N_WORKERS..N_WORKERS+N_BRACKETS-1 the planner's bracket agents (policy "p").
+// one_step_economy_state.h is generated from gpu_declaration.py: N_WORKERS, N_BRACKETS,
+// N_RATES, AGENT_OBS_DIM, PLANNER_OBS_DIM, AGENT_ACTIONS, PLANNER_ACTIONS and
+// ONE_STEP_ECONOMY_STATE_PARAMS (the declared fields in order, scalar constants by value).
+#include "one_step_economy_state.h"
+#include "saez_tax.cuh"
+
+#define MAX_WORKERS 32
+
+// tax_brackets.bracket_index: searchsorted(cutoffs, income, "right") - 1, at least 0.
+__device__ int bracket_index(double income, const double* cutoffs) {
+  int count = 0;
+  for (int b = 0; b < N_BRACKETS; b++) count += cutoffs[b] <= income ? 1 : 0;
+  return count > 0 ? count - 1 : 0;
+}
+
+// array_model.current_rates: bracket b's rate (planner-set index, Saez rates or fixed rates).
+__device__ double current_rates(int b, const int* rate_index, const double* disc_rates,
+                                const double* saez_rates, const double* fixed_rates,
+                                int tax_model_code) {
+  if (tax_model_code == 0) return disc_rates[rate_index[b]];
+  return tax_model_code == 2 ? saez_rates[b] : fixed_rates[b];
+}
+
+// Scratch of the Saez formula (shared memory of the block).
+struct SaezScratch {
+  double counts[SAEZ_BINS];
+  double gz[SAEZ_EDGES];
+  double pz[SAEZ_EDGES];
+  double az[SAEZ_EDGES];
+  double taus[SAEZ_EDGES];
+};
+
+// gpu_saez.saez_first_day (one env, thread 0): this period's rates into rates[]: uniform
+// draws until the buffer has filled, then gpu_saez.saez_formula_rates.
+__device__ void saez_first_day(int env, const double* buffer, const int* count, int* reached,
+                               int* draws, double* elas, double* log_z0, double* rates,
+                               double* running_avg, const double* edges, const double* sizes,
+                               const double* cutoffs, const double* bracket_sizes,
+                               double rate_min, double rate_max, int pareto_weight_code,
+                               double fixed_elas, int seed, SaezScratch* s) {
+  if (!*reached && *count >= SAEZ_BUFFER_SIZE) *reached = 1;
+  if (!*reached) {
+    for (int b = 0; b < N_BRACKETS; b++) {
+      rates[b] = rate_min + (rate_max - rate_min) * uniform_draws(seed, env, *draws + b);
+    }
+    *draws += N_BRACKETS;
+    return;
+  }
+  estimate_uniform_income_elasticity(buffer, *count, elas, log_z0);
+  const double e = fixed_elas >= 0.0 ? fixed_elas : *elas;
+  int n_below, n_above;
+  double weight_above, sum_above;
+  histogram(buffer, *count, edges, s->counts, &n_below, &n_above, &weight_above, &sum_above,
+            pareto_weight_code);
+  binned_welfare_weights(s->counts, n_below, n_above, weight_above, edges, pareto_weight_code,
+                         s->gz, s->pz);
+  binned_pareto_params(s->pz, n_below, (double)(*count), n_above, sum_above, edges, s->az);
+  saez_marginal_rates(s->gz, s->az, e, s->taus);
+  bracketize_schedule(s->taus, edges, sizes, cutoffs, bracket_sizes, rates);
+  for (int b = 0; b < N_BRACKETS; b++) {
+    const double r = rates[b];
+    rates[b] = r < rate_min ? rate_min : (r > rate_max ? rate_max : r);  // np.clip keeps NaN
+    running_avg[b] = 0.99 * running_avg[b] + 0.01 * rates[b];
+  }
+}
+
+// tax_brackets.taxes_due: sum_b rate_b * min(size_b, max(0, income - cutoff_b)).
+__device__ double taxes_due(double income, const double* cutoffs, const double* rates) {
+  double total = 0.0;
+  for (int b = 0; b < N_BRACKETS; b++) {
+    const double past = fmax(0.0, income - cutoffs[b]);
+    const double in_bracket = b + 1 < N_BRACKETS ? fmin(cutoffs[b + 1] - cutoffs[b], past) : past;
+    total += rates[b] * in_bracket;
+  }
+  return total;
+}
+
+// tax_brackets.marginal_rate: the rate of the income's bracket, 0 for negative incomes.
+__device__ double marginal_rate(double income, const double* cutoffs, const double* rates) {
+  return income < 0.0 ? 0.0 : rates[bracket_index(income, cutoffs)];
+}
+
+// simple_labor.labor_step: h > 0 hours set the labour to h and pay h * skill.
+__device__ void labor_step(int hours, double skill, double* coin, double* labor,
+                           double* production) {
+  if (hours > 0) {
+    const double pay = (double)hours * skill;
+    *coin += pay;
+    *labor = (double)hours;
+    *production += pay;
+  }
+}
+
+// array_model.set_rates_from_actions: 0 keeps the index, k picks rate k - 1.
+__device__ int set_rates_from_actions(int rate_index, int action) {
+  return action > 0 ? action - 1 : rate_index;
+}
+
+// An action inside its mask, else NO-OP (0), counted in *invalid.
+__device__ int checked_action(int action, const float* mask, int num_actions, int* invalid) {
+  if (action < 0 || action >= num_actions || mask[action] <= 0.0f) {
+    atomicAdd(invalid, 1);
+    return 0;
+  }
+  return action;
+}
+
+// rules.agent_utilities (rewards.isoelastic_coin_minus_labor / coin_minus_labor_cost).
+__device__ double agent_utilities(double coin, double labor, int agent_reward_code,
+                                  double eta, double labor_exponent, double labor_cost) {
+  if (agent_reward_code == 1) {
+    const double util_c = eta == 1.0 ? log(fmax(1.0, coin)) : (pow(coin, 1.0 - eta) - 1.0) / (1.0 - eta);
+    return util_c - labor * labor_cost;
+  }
+  return coin - pow(labor, labor_exponent) * labor_cost;
+}
+
+// social_metrics.get_equality: 1 - Gini (the exact pairwise form, fewer than 30 agents).
+__device__ double get_equality(const double* x) {
+  if (N_WORKERS == 1) return 1.0;
+  double diff = 0.0, total = 0.0;
+  for (int i = 0; i < N_WORKERS; i++) {
+    total += x[i];
+    for (int j = 0; j < N_WORKERS; j++) diff += fabs(x[i] - x[j]);
+  }
+  const double unscaled = diff / (2.0 * N_WORKERS * total + 1e-10);
+  return 1.0 - unscaled / ((double)(N_WORKERS - 1) / (double)N_WORKERS);
+}
+
+// rules.planner_welfare: inverse-pre-tax-income-weighted utility, or equality x productivity.
+__device__ double planner_welfare(const double* coin, const double* production,
+                                  const double* util, int planner_reward_code,
+                                  double equality_weight, double equality) {
+  if (planner_reward_code == 1) {
+    double total = 0.0;
+    for (int i = 0; i < N_WORKERS; i++) total += coin[i];
+    return (equality_weight * equality + (1.0 - equality_weight)) * (total / N_WORKERS);
+  }
+  double wsum = 0.0, value = 0.0;
+  for (int i = 0; i < N_WORKERS; i++) wsum += 1.0 / fmax(production[i], 1.0);
+  for (int i = 0; i < N_WORKERS; i++) value += util[i] * ((1.0 / fmax(production[i], 1.0)) / wsum);
+  return value;
+}
+
+// The rank of x[i] in ascending order (ties by index): where np.sort puts it.
+__device__ int sorted_rank(const double* x, int i) {
+  int rank = 0;
+  for (int j = 0; j < N_WORKERS; j++) rank += (x[j] < x[i] || (x[j] == x[i] && j < i)) ? 1 : 0;
+  return rank;
+}
+
+// The shared head of array_model.agent_observations / planner_observations: rates,
+// is_first_day, is_tax_day, sorted last incomes / period.
+__device__ int cycle_head(float* obs, const double* rates_obs, int pos, int period,
+                          const double* sorted_income) {
+  int k = 0;
+  for (int b = 0; b < N_BRACKETS; b++) obs[k++] = (float)rates_obs[b];
+  obs[k++] = pos == 1 ? 1.0f : 0.0f;
+  obs[k++] = pos >= period ? 1.0f : 0.0f;
+  for (int i = 0; i < N_WORKERS; i++) obs[k++] = (float)sorted_income[i];
+  return k;
+}
+
+// array_model.agent_observations (one worker's row).
+__device__ void agent_observations(float* obs, const double* rates_obs, int pos, int period,
+                                   const double* sorted_income, double marginal, double skill,
+                                   double skill_scale, int t, double time_scale) {
+  int k = cycle_head(obs, rates_obs, pos, period, sorted_income);
+  obs[k++] = (float)marginal;
+  obs[k++] = (float)((double)pos / (double)period);
+  obs[k++] = (float)(skill / skill_scale);
+  obs[k++] = (float)((double)t / time_scale);
+}
+
+// array_model.planner_observations + the bracket one-hot (one bracket agent's row).
+__device__ void planner_observations(float* obs, int bracket, const double* rates_obs, int pos,
+                                     int period, const double* sorted_income, int t,
+                                     double time_scale, double equality, double coin_total,
+                                     const double* marginal, const double* last_income,
+                                     const double* last_marginal_rate) {
+  int k = cycle_head(obs, rates_obs, pos, period, sorted_income);
+  obs[k++] = (float)((double)pos / (double)period);
+  obs[k++] = (float)((double)t / time_scale);
+  obs[k++] = (float)equality;
+  obs[k++] = (float)(coin_total / N_WORKERS / 1000.0);
+  for (int i = 0; i < N_WORKERS; i++) {
+    obs[k++] = (float)marginal[i];
+    obs[k++] = (float)(last_income[i] / (double)period);
+    obs[k++] = (float)last_marginal_rate[i];
+  }
+  for (int b = 0; b < N_BRACKETS; b++) obs[k++] = b == bracket ? 1.0f : 0.0f;
+}
+
+// array_model.action_masks (one row): NO-OP always; the rest unless masked.
+__device__ void action_masks(float* mask, int num_actions, bool masked) {
+  mask[0] = 1.0f;
+  for (int a = 1; a < num_actions; a++) mask[a] = masked ? 0.0f : 1.0f;
+}
+
+extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) {
+  __shared__ double s_rates[N_BRACKETS];
+  __shared__ double s_paid[MAX_WORKERS];
+  __shared__ double s_util[MAX_WORKERS];
+  __shared__ double s_sorted[MAX_WORKERS];
+  __shared__ double s_marginal[MAX_WORKERS];
+  __shared__ double s_lump, s_equality, s_welfare, s_coin_total;
+  __shared__ SaezScratch s_saez;
+  const int env = blockIdx.x;
+  const int tid = threadIdx.x;
+  const bool is_worker = tid < N_WORKERS;
+  const bool is_bracket = !is_worker && tid < N_WORKERS + N_BRACKETS;
+  const int b = tid - N_WORKERS;
+  const int pos = tax_cycle_pos[env];
+  const int t = _timestep_[env] + 1;
+  const bool first_day = pos == 1;
+  const bool tax_day = pos >= period;
+  const int new_pos = tax_day ? 1 : pos + 1;
+  const double welfare_before = welfare[env];
+  double* e_coin = coin + env * N_WORKERS;
+  double* e_labor = labor + env * N_WORKERS;
+  double* e_production = production + env * N_WORKERS;
+  double* e_last_coin = last_coin + env * N_WORKERS;
+  double* e_last_income = last_income + env * N_WORKERS;
+  double* e_last_marginal = last_marginal_rate + env * N_WORKERS;
+  int* e_rate_index = rate_index + env * N_BRACKETS;
+  double* e_saez_rates = saez_rates + env * N_BRACKETS;
+  const bool saez = tax_model_code == 2;
+
+  // 0. the Saez model sets this period's rates on its first day
+  if (saez && first_day) {
+    if (tid == 0) {
+      saez_first_day(env, saez_buffer + env * SAEZ_BUFFER_SIZE * 2, saez_count + env,
+                     saez_reached + env, saez_draws + env, saez_elas + env, saez_log_z0 + env,
+                     e_saez_rates, saez_running_avg + env * N_BRACKETS, saez_bin_edges,
+                     saez_bin_sizes, cutoffs, bracket_sizes, rate_min, rate_max,
+                     pareto_weight_code, saez_fixed_elas, rng_seed, &s_saez);
+    }
+    __syncthreads();
+  }
+
+  // 1. actions (checked against the masks): labor_step; on a first day the planner's rates
+  if (is_worker) {
+    const int hours = checked_action(sampled_actions_a[env * N_WORKERS + tid],
+                                     action_mask_a + (env * N_WORKERS + tid) * AGENT_ACTIONS,
+                                     AGENT_ACTIONS, invalid_actions + env);
+    labor_step(hours, skills[tid], e_coin + tid, e_labor + tid, e_production + tid);
+  } else if (is_bracket) {
+    const int action = checked_action(sampled_actions_p[env * N_BRACKETS + b],
+                                      action_mask_p + (env * N_BRACKETS + b) * PLANNER_ACTIONS,
+                                      PLANNER_ACTIONS, invalid_actions + env);
+    if (first_day && tax_model_code == 0) {
+      e_rate_index[b] = set_rates_from_actions(e_rate_index[b], action);
+    }
+    const double rate = current_rates(b, e_rate_index, disc_rates, e_saez_rates, fixed_rates,
+                                      tax_model_code);
+    s_rates[b] = rate;
+    if (first_day) rates_obs[env * N_BRACKETS + b] = rate;
+  }
+  __syncthreads();
+
+  // 2. tax_step (tax_brackets.enact_taxes): bills, the lump sum, last incomes
+  if (tax_day) {
+    double income = 0.0;
+    if (is_worker) {
+      income = e_coin[tid] - e_last_coin[tid];
+      s_paid[tid] = fmin(e_coin[tid], taxes_due(income, cutoffs, s_rates));
+    }
+    __syncthreads();
+    if (tid == 0) {
+      double revenue = 0.0;
+      for (int i = 0; i < N_WORKERS; i++) revenue += s_paid[i];
+      s_lump = revenue / N_WORKERS;
+      total_collected_taxes[env] += revenue;
+    }
+    __syncthreads();
+    if (is_worker) {
+      e_coin[tid] = e_coin[tid] - s_paid[tid] + s_lump;
+      e_last_coin[tid] = e_coin[tid];
+      e_last_income[tid] = income;
+      e_last_marginal[tid] = marginal_rate(income, cutoffs, s_rates);
+      if (saez) {  // gpu_saez.saez_record: this tax day's samples into the ring
+        double* sample = saez_buffer + (env * SAEZ_BUFFER_SIZE + (saez_next[env] + tid) % SAEZ_BUFFER_SIZE) * 2;
+        sample[0] = income;
+        sample[1] = e_last_marginal[tid];
+      }
+    }
+  }
+  __syncthreads();
+
+  // 3. optimization_metrics: utilities, the planner's welfare; sorted incomes, marginal rates
+  if (is_worker) {
+    s_util[tid] = agent_utilities(e_coin[tid], e_labor[tid], agent_reward_code, isoelastic_eta,
+                                  labor_exponent, labor_cost);
+    s_sorted[sorted_rank(e_last_income, tid)] = e_last_income[tid] / (double)period;
+    s_marginal[tid] = marginal_rate(e_coin[tid] - e_last_coin[tid], cutoffs, s_rates);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    double total = 0.0;
+    for (int i = 0; i < N_WORKERS; i++) total += e_coin[i];
+    s_coin_total = total;
+    s_equality = get_equality(e_coin);
+    s_welfare = planner_welfare(e_coin, e_production, s_util, planner_reward_code,
+                                equality_weight, s_equality);
+  }
+  __syncthreads();
+
+  // 4. rewards, observations and masks of the new state
+  if (is_worker) {
+    const int row = env * N_WORKERS + tid;
+    rewards_a[row] = (float)(s_util[tid] - utility[row]);
+    utility[row] = s_util[tid];
+    agent_observations(observations_a + row * AGENT_OBS_DIM, rates_obs + env * N_BRACKETS,
+                       new_pos, period, s_sorted, s_marginal[tid], skills[tid], skill_scale, t,
+                       time_scale);
+    // the masks before this step were those of step t - 1: rewrite only what changes
+    if (mask_first_step && t == 1) action_masks(action_mask_a + row * AGENT_ACTIONS, AGENT_ACTIONS, false);
+  } else if (is_bracket) {
+    const int row = env * N_BRACKETS + b;
+    rewards_p[row] = (float)(s_welfare - welfare_before);
+    planner_observations(observations_p + row * PLANNER_OBS_DIM, b, rates_obs + env * N_BRACKETS,
+                         new_pos, period, s_sorted, t, time_scale, s_equality, s_coin_total,
+                         s_marginal, e_last_income, e_last_marginal);
+    if ((pos != 1) != (new_pos != 1)) {
+      action_masks(action_mask_p + row * PLANNER_ACTIONS, PLANNER_ACTIONS, new_pos != 1);
+    }
+  }
+
+  // 5. per-env bookkeeping and the metrics of an episode that ends here
+  const bool done = t >= episode_length;
+  if (is_worker && done) {
+    episode_coin[env * N_WORKERS + tid] = e_coin[tid];
+    episode_labor[env * N_WORKERS + tid] = e_labor[tid];
+  }
+  if (tid == 0) {
+    welfare[env] = s_welfare;
+    tax_cycle_pos[env] = new_pos;
+    _timestep_[env] = t;
+    if (saez && tax_day) {
+      saez_next[env] = (saez_next[env] + N_WORKERS) % SAEZ_BUFFER_SIZE;
+      saez_count[env] = min(saez_count[env] + N_WORKERS, SAEZ_BUFFER_SIZE);
+    }
+    if (done) {
+      _done_[env] = 1;
+      episode_equality[env] = s_equality;
+      episode_productivity[env] = s_coin_total;
+      episode_welfare[env] = s_welfare;
+      episode_taxes[env] = total_collected_taxes[env];
+      completed_episodes[env] += 1;
+    }
+  }
+}

@@ -1,0 +1,347 @@
+"""The one-step economy's step (Numba): the twin of ``kernels/one_step_economy_step.cu``.
+
+Same kernel name and parameters (the fields of ``gpu_declaration.state_fields`` in order),
+device functions named after the numpy functions they mirror (``array_model``,
+``tax_brackets``, ``simple_labor``, ``rules``). One block per environment: threads
+``0..N-1`` the workers, ``N..N+B-1`` the planner's bracket agents. Sizes come from the
+arrays' shapes; arithmetic in float64 as in the numpy model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float64
+
+from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
+from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
+    saez_first_day,
+)
+
+MAX_WORKERS = 32
+MAX_BRACKETS = 64
+SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
+SAEZ_EDGES = SAEZ_BINS + 1  # a constant: shared-array sizes must be literals for Numba
+
+
+@cuda.jit(device=True)
+def bracket_index(income, cutoffs):
+    """``searchsorted(cutoffs, income, "right") - 1``, at least 0."""
+    count = 0
+    for b in range(cutoffs.shape[0]):
+        if cutoffs[b] <= income:
+            count += 1
+    return count - 1 if count > 0 else 0
+
+
+@cuda.jit(device=True)
+def current_rates(b, rate_index, disc_rates, saez_rates, fixed_rates, tax_model_code):
+    """Bracket ``b``'s rate: the planner-set index, the Saez rates or the fixed rates."""
+    if tax_model_code == 0:
+        return disc_rates[rate_index[b]]
+    return saez_rates[b] if tax_model_code == 2 else fixed_rates[b]
+
+
+@cuda.jit(device=True)
+def taxes_due(income, cutoffs, rates):
+    """``sum_b rate_b * min(size_b, max(0, income - cutoff_b))``."""
+    nb = cutoffs.shape[0]
+    total = 0.0
+    for b in range(nb):
+        past = max(0.0, income - cutoffs[b])
+        in_bracket = min(cutoffs[b + 1] - cutoffs[b], past) if b + 1 < nb else past
+        total += rates[b] * in_bracket
+    return total
+
+
+@cuda.jit(device=True)
+def marginal_rate(income, cutoffs, rates):
+    """The rate of the income's bracket, 0 for negative incomes."""
+    return 0.0 if income < 0.0 else rates[bracket_index(income, cutoffs)]
+
+
+@cuda.jit(device=True)
+def labor_step(hours, skill, coin, labor, production, i):
+    """``h > 0`` hours set worker ``i``'s labour to ``h`` and pay ``h * skill``."""
+    if hours > 0:
+        pay = float64(hours) * skill
+        coin[i] += pay
+        labor[i] = float64(hours)
+        production[i] += pay
+
+
+@cuda.jit(device=True)
+def set_rates_from_actions(rate_index, action):
+    """0 keeps the index, ``k`` picks rate ``k - 1``."""
+    return action - 1 if action > 0 else rate_index
+
+
+@cuda.jit(device=True)
+def checked_action(action, mask, invalid, env):
+    """``action`` inside its mask row, else NO-OP (0), counted in ``invalid[env]``."""
+    if action < 0 or action >= mask.shape[0] or mask[action] <= 0.0:
+        cuda.atomic.add(invalid, env, 1)
+        return 0
+    return action
+
+
+@cuda.jit(device=True)
+def agent_utilities(coin, labor, agent_reward_code, eta, labor_exponent, labor_cost):
+    """Isoelastic coin minus linear labour, or coin minus convex labour."""
+    if agent_reward_code == 1:
+        if eta == 1.0:
+            util_c = math.log(max(1.0, coin))
+        else:
+            util_c = (math.pow(coin, 1.0 - eta) - 1.0) / (1.0 - eta)
+        return util_c - labor * labor_cost
+    return coin - math.pow(labor, labor_exponent) * labor_cost
+
+
+@cuda.jit(device=True)
+def get_equality(x):
+    """1 - Gini (the exact pairwise form, fewer than 30 agents)."""
+    n = x.shape[0]
+    if n == 1:
+        return 1.0
+    diff = 0.0
+    total = 0.0
+    for i in range(n):
+        total += x[i]
+        for j in range(n):
+            diff += abs(x[i] - x[j])
+    unscaled = diff / (2.0 * n * total + 1e-10)
+    return 1.0 - unscaled / (float64(n - 1) / float64(n))
+
+
+@cuda.jit(device=True)
+def planner_welfare(coin, production, util, planner_reward_code, equality_weight, equality):
+    """Inverse-pre-tax-income-weighted utility, or equality x productivity."""
+    n = coin.shape[0]
+    if planner_reward_code == 1:
+        total = 0.0
+        for i in range(n):
+            total += coin[i]
+        return (equality_weight * equality + (1.0 - equality_weight)) * (total / n)
+    wsum = 0.0
+    for i in range(n):
+        wsum += 1.0 / max(production[i], 1.0)
+    value = 0.0
+    for i in range(n):
+        value += util[i] * ((1.0 / max(production[i], 1.0)) / wsum)
+    return value
+
+
+@cuda.jit(device=True)
+def sorted_rank(x, i, n):
+    """Where ``np.sort`` puts ``x[i]`` (ties by index)."""
+    rank = 0
+    for j in range(n):
+        if x[j] < x[i] or (x[j] == x[i] and j < i):
+            rank += 1
+    return rank
+
+
+@cuda.jit(device=True)
+def cycle_head(obs, rates_obs, pos, period, sorted_income, n):
+    """Rates, is_first_day, is_tax_day, sorted last incomes / period; the next index."""
+    k = 0
+    for b in range(rates_obs.shape[0]):
+        obs[k] = rates_obs[b]
+        k += 1
+    obs[k] = 1.0 if pos == 1 else 0.0
+    obs[k + 1] = 1.0 if pos >= period else 0.0
+    k += 2
+    for i in range(n):
+        obs[k] = sorted_income[i]
+        k += 1
+    return k
+
+
+@cuda.jit(device=True)
+def agent_observations(obs, rates_obs, pos, period, sorted_income, n, marginal, skill,
+                       skill_scale, t, time_scale):  # fmt: skip
+    """One worker's observation row."""
+    k = cycle_head(obs, rates_obs, pos, period, sorted_income, n)
+    obs[k] = marginal
+    obs[k + 1] = float64(pos) / float64(period)
+    obs[k + 2] = skill / skill_scale
+    obs[k + 3] = float64(t) / time_scale
+
+
+@cuda.jit(device=True)
+def planner_observations(obs, bracket, rates_obs, pos, period, sorted_income, n, t, time_scale,
+                         equality, coin_total, marginal, last_income, last_marginal_rate):  # fmt: skip
+    """One bracket agent's row: the planner's observation and the bracket one-hot."""
+    k = cycle_head(obs, rates_obs, pos, period, sorted_income, n)
+    obs[k] = float64(pos) / float64(period)
+    obs[k + 1] = float64(t) / time_scale
+    obs[k + 2] = equality
+    obs[k + 3] = coin_total / n / 1000.0
+    k += 4
+    for i in range(n):
+        obs[k] = marginal[i]
+        obs[k + 1] = last_income[i] / float64(period)
+        obs[k + 2] = last_marginal_rate[i]
+        k += 3
+    for b in range(rates_obs.shape[0]):
+        obs[k + b] = 1.0 if b == bracket else 0.0
+
+
+@cuda.jit(device=True)
+def action_masks(mask, masked):
+    """NO-OP always allowed; the other actions unless ``masked``."""
+    mask[0] = 1.0
+    for a in range(1, mask.shape[0]):
+        mask[a] = 0.0 if masked else 1.0
+
+
+@cuda.jit
+def one_step_economy_step(
+    _timestep_, _done_, tax_cycle_pos, rate_index, rates_obs, coin, labor, production,
+    last_coin, last_income, last_marginal_rate, utility, welfare, total_collected_taxes,
+    observations_a, observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+    sampled_actions_p, rewards_a, rewards_p, invalid_actions, completed_episodes,
+    episode_equality, episode_productivity, episode_welfare, episode_taxes, episode_coin,
+    episode_labor, skills, cutoffs, disc_rates, fixed_rates, period, episode_length,
+    tax_model_code, mask_first_step, agent_reward_code, planner_reward_code, isoelastic_eta,
+    labor_exponent, labor_cost, equality_weight, skill_scale, time_scale, saez_buffer,
+    saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
+    saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes, rate_min, rate_max,
+    pareto_weight_code, saez_fixed_elas, rng_seed,
+):  # fmt: skip
+    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
+    s_paid = cuda.shared.array(MAX_WORKERS, float64)
+    s_util = cuda.shared.array(MAX_WORKERS, float64)
+    s_sorted = cuda.shared.array(MAX_WORKERS, float64)
+    s_marginal = cuda.shared.array(MAX_WORKERS, float64)
+    s_env = cuda.shared.array(4, float64)  # lump sum, equality, welfare, total coin
+    # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
+    s_counts = cuda.shared.array(SAEZ_BINS, float64)
+    s_stats = cuda.shared.array(4, float64)
+    s_gz = cuda.shared.array(SAEZ_EDGES, float64)
+    s_pz = cuda.shared.array(SAEZ_EDGES, float64)
+    s_az = cuda.shared.array(SAEZ_EDGES, float64)
+    s_taus = cuda.shared.array(SAEZ_EDGES, float64)
+    env = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    n = coin.shape[1]
+    nb = cutoffs.shape[0]
+    is_worker = tid < n
+    is_bracket = (not is_worker) and tid < n + nb
+    b = tid - n
+    pos = tax_cycle_pos[env]
+    t = _timestep_[env] + 1
+    first_day = pos == 1
+    tax_day = pos >= period
+    new_pos = 1 if tax_day else pos + 1
+    welfare_before = welfare[env]
+    e_coin, e_labor, e_production = coin[env], labor[env], production[env]
+    e_last_coin, e_last_income = last_coin[env], last_income[env]
+    saez = tax_model_code == 2
+
+    # 0. the Saez model sets this period's rates on its first day
+    if saez and first_day:
+        if tid == 0:
+            saez_first_day(
+                env, saez_buffer, saez_count, saez_reached, saez_draws, saez_elas, saez_log_z0,
+                saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, cutoffs,
+                bracket_sizes, rate_min, rate_max, pareto_weight_code, saez_fixed_elas, rng_seed,
+                s_counts, s_stats, s_gz, s_pz, s_az, s_taus,
+            )  # fmt: skip
+        cuda.syncthreads()
+
+    # 1. actions (checked against the masks): labor_step; on a first day the planner's rates
+    if is_worker:
+        hours = checked_action(sampled_actions_a[env, tid], action_mask_a[env, tid],
+                               invalid_actions, env)  # fmt: skip
+        labor_step(hours, skills[tid], e_coin, e_labor, e_production, tid)
+    elif is_bracket:
+        action = checked_action(sampled_actions_p[env, b], action_mask_p[env, b],
+                                invalid_actions, env)  # fmt: skip
+        if first_day and tax_model_code == 0:
+            rate_index[env, b] = set_rates_from_actions(rate_index[env, b], action)
+        rate = current_rates(b, rate_index[env], disc_rates, saez_rates[env], fixed_rates,
+                             tax_model_code)  # fmt: skip
+        s_rates[b] = rate
+        if first_day:
+            rates_obs[env, b] = rate
+    cuda.syncthreads()
+
+    # 2. tax_step (enact_taxes): bills, the lump sum, last incomes
+    if tax_day:
+        income = 0.0
+        if is_worker:
+            income = e_coin[tid] - e_last_coin[tid]
+            s_paid[tid] = min(e_coin[tid], taxes_due(income, cutoffs, s_rates))
+        cuda.syncthreads()
+        if tid == 0:
+            revenue = 0.0
+            for i in range(n):
+                revenue += s_paid[i]
+            s_env[0] = revenue / n
+            total_collected_taxes[env] += revenue
+        cuda.syncthreads()
+        if is_worker:
+            e_coin[tid] = e_coin[tid] - s_paid[tid] + s_env[0]
+            e_last_coin[tid] = e_coin[tid]
+            e_last_income[tid] = income
+            last_marginal_rate[env, tid] = marginal_rate(income, cutoffs, s_rates)
+            if saez:  # gpu_saez.saez_record: this tax day's samples into the ring
+                slot = (saez_next[env] + tid) % saez_buffer.shape[1]
+                saez_buffer[env, slot, 0] = income
+                saez_buffer[env, slot, 1] = last_marginal_rate[env, tid]
+    cuda.syncthreads()
+
+    # 3. optimization_metrics: utilities, the planner's welfare; sorted incomes, marginal rates
+    if is_worker:
+        s_util[tid] = agent_utilities(e_coin[tid], e_labor[tid], agent_reward_code,
+                                      isoelastic_eta, labor_exponent, labor_cost)  # fmt: skip
+        s_sorted[sorted_rank(e_last_income, tid, n)] = e_last_income[tid] / float64(period)
+        s_marginal[tid] = marginal_rate(e_coin[tid] - e_last_coin[tid], cutoffs, s_rates)
+    cuda.syncthreads()
+    if tid == 0:
+        total = 0.0
+        for i in range(n):
+            total += e_coin[i]
+        s_env[3] = total
+        s_env[1] = get_equality(e_coin)
+        s_env[2] = planner_welfare(e_coin, e_production, s_util, planner_reward_code,
+                                   equality_weight, s_env[1])  # fmt: skip
+    cuda.syncthreads()
+
+    # 4. rewards, observations and masks of the new state
+    if is_worker:
+        rewards_a[env, tid] = s_util[tid] - utility[env, tid]
+        utility[env, tid] = s_util[tid]
+        agent_observations(observations_a[env, tid], rates_obs[env], new_pos, period, s_sorted,
+                           n, s_marginal[tid], skills[tid], skill_scale, t, time_scale)  # fmt: skip
+        # the masks before this step were those of step t - 1: rewrite only what changes
+        if mask_first_step != 0 and t == 1:
+            action_masks(action_mask_a[env, tid], False)
+    elif is_bracket:
+        rewards_p[env, b] = s_env[2] - welfare_before
+        planner_observations(observations_p[env, b], b, rates_obs[env], new_pos, period,
+                             s_sorted, n, t, time_scale, s_env[1], s_env[3], s_marginal,
+                             e_last_income, last_marginal_rate[env])  # fmt: skip
+        if (pos != 1) != (new_pos != 1):
+            action_masks(action_mask_p[env, b], new_pos != 1)
+
+    # 5. per-env bookkeeping and the metrics of an episode that ends here
+    done = t >= episode_length
+    if is_worker and done:
+        episode_coin[env, tid] = e_coin[tid]
+        episode_labor[env, tid] = e_labor[tid]
+    if tid == 0:
+        welfare[env] = s_env[2]
+        tax_cycle_pos[env] = new_pos
+        _timestep_[env] = t
+        if saez and tax_day:
+            saez_next[env] = (saez_next[env] + n) % saez_buffer.shape[1]
+            saez_count[env] = min(saez_count[env] + n, saez_buffer.shape[1])
+        if done:
+            _done_[env] = 1
+            episode_equality[env] = s_env[1]
+            episode_productivity[env] = s_env[3]
+            episode_welfare[env] = s_env[2]
+            episode_taxes[env] = total_collected_taxes[env]
+            completed_episodes[env] += 1

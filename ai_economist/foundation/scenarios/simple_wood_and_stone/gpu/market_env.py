@@ -1,0 +1,206 @@
+"""``GatherTradeBuildMarketGpu``: the GPU market on its own, to test its kernels standalone.
+
+A ``GpuEnvironment`` whose whole step is the market (``ContinuousDoubleAuction`` of
+gather-trade-build): the agents' goods start from the constant ``start_goods`` (coin first,
+as the world's), each agent's action is ``0`` (NO-OP) or one order (``Buy_c`` then ``Sell_c``
+per commodity, ``P`` prices each: the dict env's single-action layout without the world's
+actions), the observations are the market's blocks (the agents': the other agents' and their
+own books, the market rate, the price history; the planner's: the full books, rate, history)
+and the masks the market's. Stepped by ``gtb_market_step`` (``kernels/gtb_market_step.cu``,
+:mod:`.gtb_market_numba`), reset on the device by ``gtb_market_reset``; the numpy truth is
+:mod:`.market_reference` (``cda_batched``). Not registered for training: the market plugs
+into ``GatherTradeBuildWorldGpu`` next (``docs/gtb-gpu.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai_economist import foundation
+from ai_economist.foundation.components.cda_batched import MarketParams
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_reference as mr
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state as ms
+from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
+from ai_economist.warp_drive.state import StateField
+
+HERE = Path(__file__).resolve().parent
+STEP_KERNEL, RESET_KERNEL = "gtb_market_step", "gtb_market_reset"
+ORDERS_KERNEL = "gtb_market_orders_step"  # the orders as market_bids / market_asks hold them
+NUMBA_MODULE = "ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numba"
+# The paper's market (phase 1 and 2 configs): 4 agents, prices 0..10, 5 orders of 50 steps.
+PAPER_MARKET = MarketParams(commodities=rules.COLLECTIBLE, n_agents=4, max_bid_ask=10,
+                            order_labor=0.25, order_duration=50, max_num_orders=5,
+                            inv_scale=0.01)  # fmt: skip
+# The market's observations are float32 images of doubles summed in another order on the
+# device (the market rate); everything else (books, slots, goods, histories) is exact.
+TOLERANCES = {n: (1e-6, 1e-6) for n in ("observations_a", "observations_p")}
+
+
+def market_params(env_config: dict[str, Any]) -> MarketParams:
+    """The market of a gather-trade-build env config (its ``ContinuousDoubleAuction``);
+    :class:`~.state.UnsupportedGpuConfig` for what the kernels do not cover."""
+    config = dict(env_config)
+    name = config.pop("scenario_name", "layout_from_file/simple_wood_and_stone")
+    config.pop("seed", None)
+    env = foundation.make_env_instance(name, seed=0, **config)
+    cda = [c for c in env.components if c.name == "ContinuousDoubleAuction"]
+    if not cda:
+        raise ms.UnsupportedGpuConfig(f"{name}: the config has no ContinuousDoubleAuction")
+    params = MarketParams.from_component(cda[0])
+    ms.check_market_support(params, "ContinuousDoubleAuction on the GPU")
+    return params
+
+
+def default_start_goods(n_agents: int) -> np.ndarray:
+    """float64 ``(A, 3)``: non-integer coin (so the order of coin additions shows), a few
+    units of stone and wood."""
+    a = np.arange(n_agents)
+    return np.stack([17.3 + 3.7 * a, 2.0 + a % 3, 4.0 - 2 * (a % 2)], axis=1)
+
+
+class GatherTradeBuildMarketGpu(GpuEnvironment):
+    """The market alone on the generic GPU path (see the module docstring).
+
+    Args:
+        params: the market (default :data:`PAPER_MARKET`), or its fields as a mapping (as
+            :meth:`config` writes them).
+        episode_length: steps per episode.
+        start_goods: float64 ``(A, 3)`` coin, stone, wood of every agent at reset.
+        threads_per_env: threads of an env's block (default the agents and the planner
+            rounded up to a warp).
+    """
+
+    name = "gather_trade_build_market"
+
+    def __init__(self, params: MarketParams | Mapping[str, Any] | None = None,
+                 episode_length: int = 100, start_goods: Any = None,
+                 threads_per_env: int | None = None) -> None:  # fmt: skip
+        if isinstance(params, Mapping):
+            params = MarketParams(**{**params, "commodities": tuple(params["commodities"])})
+        self.params = PAPER_MARKET if params is None else params
+        ms.check_market_support(self.params, self.name)
+        self.episode_length = int(episode_length)
+        if self.episode_length < 1:
+            raise ValueError(f"{self.name}: episode_length={episode_length}: needs >= 1")
+        a = self.params.n_agents
+        goods = default_start_goods(a) if start_goods is None else start_goods
+        self.start_goods = np.asarray(goods, dtype=np.float64)
+        if self.start_goods.shape != (a, 3) or not (self.start_goods >= 0).all():
+            raise ValueError(
+                f"{self.name}: start_goods must be >= 0 of shape ({a}, 3) (agents; Coin, "
+                f"Stone, Wood), got {self.start_goods.shape}"
+            )
+        self.num_agents = a + 1
+        tpe = -(-self.num_agents // 32) * 32 if threads_per_env is None else int(threads_per_env)
+        if not self.num_agents <= tpe <= 1024:
+            raise ValueError(f"{self.name}: threads_per_env={tpe}: needs {self.num_agents}..1024")
+        self.threads_per_env = tpe
+
+    def config(self) -> dict[str, Any]:
+        """Constructor arguments that rebuild this environment."""
+        return {"params": dataclasses.asdict(self.params), "episode_length": self.episode_length,
+                "start_goods": self.start_goods.tolist(), "threads_per_env": self.threads_per_env}  # fmt: skip
+
+    def dims(self) -> dict[str, int]:
+        d = ms.state_dims(self.params)
+        d.update(num_agents=self.num_agents, n_goods=3, n_actions_a=1 + ms.n_actions(self.params))
+        return d
+
+    def state_fields(self) -> list[StateField]:
+        f32, f64, i32 = np.float32, np.float64, np.int32
+        goods = ("n_agents", "n_goods")
+
+        def f(name, dtype, shape=(), reset="none", per_env=True) -> StateField:
+            return StateField(name, dtype, shape, per_env=per_env, reset=reset)
+
+        return [
+            f("_timestep_", i32, reset="snapshot"),
+            f("_done_", i32, reset="snapshot"),
+            *ms.state_fields(),
+            f("inventory", f64, goods),
+            f("escrow", f64, goods),
+            f("labor", f64, ("n_agents",)),
+            f("observations_a", f32, ("n_agents", "obs_dim_market_a")),
+            f("observations_p", f32, (1, "obs_dim_market_p")),
+            f("action_mask_a", f32, ("n_agents", "n_actions_a")),
+            f("action_mask_p", f32, (1, 1)),
+            f("sampled_actions_a", i32, ("n_agents",), reset="zeros"),
+            f("sampled_actions_p", i32, (1,), reset="zeros"),
+            f("rewards_a", f32, ("n_agents",), reset="zeros"),
+            f("rewards_p", f32, (1,), reset="zeros"),
+            f("start_goods", f64, goods, per_env=False),
+            f("episode_length", i32, per_env=False),
+            *ms.constant_fields(),
+        ]
+
+    def policies(self) -> dict[str, PolicyGroup]:
+        d, a = self.dims(), self.params.n_agents
+        return {
+            "a": PolicyGroup("a", 0, a, d["obs_dim_market_a"], d["n_actions_a"]),
+            "p": PolicyGroup("p", a, 1, d["obs_dim_market_p"], 1),
+        }
+
+    def kernels(self) -> KernelSpec:
+        return KernelSpec(
+            step_kernels=(STEP_KERNEL,),
+            reset_kernels=(RESET_KERNEL,),
+            other_kernels=(ORDERS_KERNEL,),
+            cuda_source=HERE / "kernels" / "gtb_market_step.cu",
+            numba_module=NUMBA_MODULE,
+            threads_per_env=self.threads_per_env,
+            defines=ms.kernel_defines(),
+        )
+
+    # ------------------------------------------------------------ the truth
+    def constants(self) -> dict[str, np.ndarray]:
+        """Host values of the constant fields."""
+        return {"start_goods": self.start_goods,
+                "episode_length": np.int32(self.episode_length),
+                **ms.constant_values(self.params, action_offset=1, obs_offset_a=0,
+                                     obs_offset_p=0)}  # fmt: skip
+
+    def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
+        """Every env with the start goods and empty books (the seed is unused: nothing is
+        drawn)."""
+        spec = self.state_spec()
+        state = {f.name: np.zeros((num_envs, *f.shape), dtype=f.dtype)
+                 for f in spec if f.per_env}  # fmt: skip
+        state.update(self.constants())
+        self.reference_reset(state)
+        return {k: v for k, v in state.items() if k not in ("_timestep_", "_done_")}
+
+    def reference_reset(self, state: dict[str, np.ndarray]) -> None:
+        which = state["_timestep_"] == 0
+        state["inventory"][which] = self.start_goods
+        state["escrow"][which] = 0.0
+        state["labor"][which] = 0.0
+        mr.reset_market(state, self.params, which)
+        self._observe(state, np.flatnonzero(which))
+
+    def reference_step(self, state: dict[str, np.ndarray]) -> None:
+        state["market_bids"][:], state["market_asks"][:] = mr.split_actions(
+            self.params, state["sampled_actions_a"], offset=1
+        )
+        self.reference_orders_step(state)
+
+    def reference_orders_step(self, state: dict[str, np.ndarray]) -> None:
+        """One step with the orders already in ``market_bids`` / ``market_asks`` (the twin of
+        the kernel :data:`ORDERS_KERNEL`)."""
+        mr.market_step(state, self.params)
+        state["_timestep_"] += 1
+        state["_done_"][state["_timestep_"] >= self.episode_length] = 1
+        self._observe(state, slice(None))
+
+    def _observe(self, state: dict[str, np.ndarray], idx: Any) -> None:
+        state["action_mask_a"][idx, :, 0] = 1.0
+        state["action_mask_p"][idx] = 1.0
+        mr.observe_market(state, self.params, idx)
+
+    def parity_tolerances(self) -> dict[str, tuple[float, Any]]:
+        return dict(TOLERANCES)
