@@ -160,7 +160,10 @@ def _options(args: argparse.Namespace, accepted: Sequence[str], scenario: str) -
 
 
 def _parameters(scenario) -> str:
-    return "\n".join(f"{n}: {p.doc} (default {p.default})" for n, p in scenario.parameters.items())
+    def default(p) -> str:
+        return "the scenario's" if p.default is None else f"{p.default}"
+
+    return "\n".join(f"{n}: {p.doc} (default {default(p)})" for n, p in scenario.parameters.items())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -103,6 +103,14 @@ def test_saez_draws_random_rates_until_its_buffer_is_full():
     assert ((rates >= 0) & (rates <= 1)).all() and not np.allclose(rates, first)
 
 
+def test_list_parameters_names_each_scenarios_own(capsys):
+    assert main(["--scenario", "gather-trade-build", "--list_parameters"]) == 0
+    names = [line.split(":")[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == list(gtb.PARAMETERS)
+    assert main(["--list_parameters"]) == 0  # COVID-19 training
+    assert "health_priority: " in capsys.readouterr().out
+
+
 def test_gather_trade_build_policies_and_seeds():
     run = get_scenario("gather-trade-build").run
     table = run(["free-market", "fixed:0.3", "us-federal"], [*GTB_SHORT, "seed=0,1"])
