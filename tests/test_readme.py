@@ -104,6 +104,14 @@ COMMANDS: dict[str, Run] = {
         append="--days 20 --no_plots",
         expect="10 runs of 20 days",
     ),
+    "ai-economist-simulate --scenario one-step-economy --policy free-market us-federal saez "
+    "fixed:0.1 --sweep isoelastic_eta=0.1:0.5:5 --sweep seed=0:4:5 --out runs/taxes": Run(
+        "as written (100 runs)", expect="100 runs in"
+    ),
+    "ai-economist-simulate --scenario gather-trade-build --policy free-market us-federal "
+    "--sweep energy_cost=0.1,0.21,0.4 --sweep episode_length=200 --out runs/gtb": Run(
+        "as written (6 runs of 200 steps)", expect="6 runs in"
+    ),
     "ai-economist-simulate --policy open closed --ray_address HEAD_IP:6379": Run(
         "needs a Ray cluster: the address is checked (a closed local port: exit 2, named)",
         replace=(("HEAD_IP:6379", "127.0.0.1:9"),),

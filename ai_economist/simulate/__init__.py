@@ -1,5 +1,6 @@
-"""Policy research in bulk: run the COVID-19 scenario under named policies over sweeps of its
-parameters, on the batched numpy model, locally or on a Ray cluster.
+"""Policy research in bulk: run a scenario (COVID-19, the one-step economy, gather-trade-build;
+:data:`~ai_economist.simulate.scenarios.SCENARIOS`) under named policies over sweeps of its
+parameters, on the batched numpy models, locally or on a Ray cluster.
 
 The command ``ai-economist-simulate`` (:mod:`ai_economist.simulate.cli`) and the function
 :func:`run_sweep` do the same: every policy under every combination of the swept values, one
@@ -15,17 +16,21 @@ from ai_economist.simulate.errors import (
     UnknownPolicyError,
 )
 from ai_economist.simulate.policies import read_schedule_csv, write_schedule_csv
+from ai_economist.simulate.scenarios import SCENARIOS, SimulateScenario, get_scenario
 from ai_economist.simulate.sweep import PARAMETERS
 from ai_economist.simulate.table import SweepTable
 
 __all__ = [
     "PARAMETERS",
+    "SCENARIOS",
     "RayConnectionError",
     "ScheduleError",
     "SimulateError",
+    "SimulateScenario",
     "SweepError",
     "SweepTable",
     "UnknownPolicyError",
+    "get_scenario",
     "plan",
     "read_schedule_csv",
     "run_sweep",

@@ -9,28 +9,33 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
 
 from ai_economist.simulate.errors import RayConnectionError, SimulateError
-from ai_economist.simulate.runner import Chunk, run_chunk
+from ai_economist.simulate.runner import run_chunk
 
 Result = tuple  # (row numbers (E,), {outcome: (E,) values})
 
 
 def run_chunks(
-    chunks: Sequence[Chunk], workers: int = 1, ray_address: str | None = None
+    chunks: Sequence[Any],
+    workers: int = 1,
+    ray_address: str | None = None,
+    runner: Callable[[Any], Result] = run_chunk,
 ) -> Iterator[Result]:
     """Run ``chunks`` on Ray when ``ray_address`` is given, else on ``workers`` local processes
-    (1: in this process)."""
+    (1: in this process). ``runner`` (a module-level function, so that it pickles) computes
+    one chunk; the default runs COVID-19 chunks."""
     if ray_address:
-        yield from _on_ray(chunks, ray_address)
+        yield from _on_ray(chunks, ray_address, runner)
         return
     check_workers(workers)
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
-            yield run_chunk(chunk)
+            yield runner(chunk)
         return
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
-        futures = [pool.submit(run_chunk, chunk) for chunk in chunks]
+        futures = [pool.submit(runner, chunk) for chunk in chunks]
         for future in as_completed(futures):
             yield future.result()
 
@@ -72,7 +77,9 @@ def _import_ray():
     return ray
 
 
-def _on_ray(chunks: Sequence[Chunk], address: str) -> Iterator[Result]:
+def _on_ray(
+    chunks: Sequence[Any], address: str, runner: Callable[[Any], Result] = run_chunk
+) -> Iterator[Result]:
     check_ray_address(address)  # first: an unreachable address is named with or without Ray
     ray = _import_ray()
     started = not ray.is_initialized()
@@ -82,7 +89,7 @@ def _on_ray(chunks: Sequence[Chunk], address: str) -> Iterator[Result]:
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise RayConnectionError(f"Ray could not connect to {address!r}: {exc}") from None
     try:
-        remote = ray.remote(run_chunk)
+        remote = ray.remote(runner)
         pending = [remote.remote(chunk) for chunk in chunks]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

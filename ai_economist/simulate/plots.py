@@ -46,10 +46,10 @@ def frontier_plot(plt: Any, table: SweepTable, path: Path) -> Path:
     return path
 
 
-def welfare_plot(plt: Any, table: SweepTable, path: Path) -> Path:
+def welfare_plot(plt: Any, table: SweepTable, path: Path, column: str = "planner_reward") -> Path:
     """The planner's episode reward sum (social welfare) per policy, over the sweep's runs."""
     policies = list(dict.fromkeys(table["policy"]))
-    values = [table["planner_reward"][table["policy"] == p] for p in policies]
+    values = [table[column][table["policy"] == p] for p in policies]
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(policies)), 5))
     ax.boxplot(values, showmeans=True)
     ax.set_xticks(range(1, len(policies) + 1), [str(p) for p in policies], rotation=20,
@@ -59,6 +59,40 @@ def welfare_plot(plt: Any, table: SweepTable, path: Path) -> Path:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def equality_productivity_plot(plt: Any, table: SweepTable, path: Path) -> Path:
+    """Equality against productivity of the agents' coin, one colour per tax policy, the
+    frontier (runs no other run beats on both, higher is better) drawn."""
+    x, y = table["productivity"], table["equality"]
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for policy in dict.fromkeys(table["policy"]):
+        rows = table["policy"] == policy
+        ax.scatter(x[rows], y[rows], s=14, alpha=0.7, label=str(policy))
+    front = pareto_front(-x, -y)
+    ax.plot(x[front], y[front], color="black", linewidth=1, label="frontier (no run beats it)")
+    ax.set(xlabel="productivity (agents' total coin)", ylabel="equality (1 - Gini of coin)",
+           title=f"equality vs productivity, {len(table)} runs")  # fmt: skip
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def write_economy_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
+    """``frontier.png`` (equality vs productivity) and ``welfare.png`` (planner welfare per
+    policy) of an economy sweep in ``out_dir``; [] without matplotlib (a warning names the
+    ``plot`` extra)."""
+    plt = pyplot()
+    if plt is None or len(table) == 0:
+        return []
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return [
+        equality_productivity_plot(plt, table, out / "frontier.png"),
+        welfare_plot(plt, table, out / "welfare.png", "planner_welfare"),
+    ]
 
 
 def write_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:

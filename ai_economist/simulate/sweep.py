@@ -39,6 +39,7 @@ class SweepParameter:
     per_run: bool
     integer: bool = False
     minimum: float = 0.0
+    maximum: float = math.inf
 
 
 PARAMETERS: dict[str, SweepParameter] = {
@@ -60,11 +61,16 @@ GROUP_PARAMETERS = tuple(n for n, p in PARAMETERS.items() if not p.per_run)
 RUN_PARAMETERS = tuple(n for n, p in PARAMETERS.items() if p.per_run)
 
 
-def check_parameter_name(name: str) -> SweepParameter:
-    """The declaration of ``name``, or :class:`SweepError` listing close matches."""
-    if name not in PARAMETERS:
-        raise SweepError(close_matches_message(name, PARAMETERS, "sweep parameter"))
-    return PARAMETERS[name]
+Parameters = Mapping[str, SweepParameter]
+
+
+def check_parameter_name(name: str, parameters: Parameters | None = None) -> SweepParameter:
+    """The declaration of ``name`` in ``parameters`` (default: the COVID-19 :data:`PARAMETERS`),
+    or :class:`SweepError` listing close matches."""
+    parameters = PARAMETERS if parameters is None else parameters
+    if name not in parameters:
+        raise SweepError(close_matches_message(name, parameters, "sweep parameter"))
+    return parameters[name]
 
 
 def _number(name: str, text: str) -> float:
@@ -77,9 +83,11 @@ def _number(name: str, text: str) -> float:
     return value
 
 
-def check_values(name: str, values: Iterable) -> tuple[float, ...]:
+def check_values(
+    name: str, values: Iterable, parameters: Parameters | None = None
+) -> tuple[float, ...]:
     """Validate the values of one sweep: numeric, non-empty, in range, integers where needed."""
-    spec = check_parameter_name(name)
+    spec = check_parameter_name(name, parameters)
     if isinstance(values, (str, bytes)):
         values = [values]
     checked = []
@@ -91,6 +99,8 @@ def check_values(name: str, values: Iterable) -> tuple[float, ...]:
             raise SweepError(f"sweep {name!r}: {value!r} is not a finite number")
         if number < spec.minimum:
             raise SweepError(f"sweep {name!r}: {value!r} is below the minimum {spec.minimum:g}")
+        if number > spec.maximum:
+            raise SweepError(f"sweep {name!r}: {value!r} is above the maximum {spec.maximum:g}")
         if spec.integer and number != int(number):
             raise SweepError(f"sweep {name!r}: {value!r} is not an integer")
         checked.append(int(number) if spec.integer else number)
@@ -106,14 +116,16 @@ def _too_many(what: str, size: int, max_runs: int) -> SweepError:
     )
 
 
-def parse_sweep(text: str, max_runs: int = MAX_RUNS) -> tuple[str, tuple[float, ...]]:
+def parse_sweep(
+    text: str, max_runs: int = MAX_RUNS, parameters: Parameters | None = None
+) -> tuple[str, tuple[float, ...]]:
     """``"NAME=V1,V2"`` or ``"NAME=START:STOP:NUM"`` -> ``(name, values)``; a range of more
     than ``max_runs`` values is refused before it is built."""
     name, sep, body = text.partition("=")
     name = name.strip()
     if not sep:
         raise SweepError(f"sweep {text!r} is not NAME=V1,V2,... or NAME=START:STOP:NUM")
-    check_parameter_name(name)
+    check_parameter_name(name, parameters)
     body = body.strip()
     if ":" in body:
         parts = body.split(":")
@@ -128,20 +140,23 @@ def parse_sweep(text: str, max_runs: int = MAX_RUNS) -> tuple[str, tuple[float, 
         if num > max_runs:
             raise _too_many(f"sweep {name!r} (range {body!r})", int(num), max_runs)
         values = np.linspace(start, stop, int(num)) if num > 1 else np.array([start])
-        return name, check_values(name, [float(v) for v in values])
+        return name, check_values(name, [float(v) for v in values], parameters)
     items = [part.strip() for part in body.split(",") if part.strip()]
-    return name, check_values(name, items)
+    return name, check_values(name, items, parameters)
 
 
 def parse_sweeps(
-    sweeps: Mapping[str, Sequence] | Sequence[str], max_runs: int = MAX_RUNS
+    sweeps: Mapping[str, Sequence] | Sequence[str],
+    max_runs: int = MAX_RUNS,
+    parameters: Parameters | None = None,
 ) -> dict[str, tuple]:
-    """Sweeps as a mapping ``{name: values}`` or as ``NAME=...`` strings -> checked mapping."""
+    """Sweeps as a mapping ``{name: values}`` or as ``NAME=...`` strings -> checked mapping
+    (names of ``parameters``, default the COVID-19 :data:`PARAMETERS`)."""
     result: dict[str, tuple] = {}
     pairs = (
-        [(name, check_values(name, values)) for name, values in sweeps.items()]
+        [(name, check_values(name, values, parameters)) for name, values in sweeps.items()]
         if isinstance(sweeps, Mapping)
-        else [parse_sweep(text, max_runs) for text in sweeps]
+        else [parse_sweep(text, max_runs, parameters) for text in sweeps]
     )
     for name, values in pairs:
         if name in result:
@@ -169,9 +184,14 @@ def check_size(num_policies: int, sweeps: Mapping[str, tuple], max_runs: int) ->
     return size
 
 
-def grid(policies: Sequence[str], sweeps: Mapping[str, tuple], defaults: Mapping) -> list[dict]:
+def grid(
+    policies: Sequence[str],
+    sweeps: Mapping[str, tuple],
+    defaults: Mapping,
+    parameters: Parameters | None = None,
+) -> list[dict]:
     """One dict per run: ``policy`` and every parameter, the policies varying slowest."""
-    names = list(PARAMETERS)
+    names = list(PARAMETERS if parameters is None else parameters)
     axes = [sweeps.get(n, (defaults[n],)) for n in names]
     return [
         {"policy": policy, **dict(zip(names, combo))}

@@ -10,8 +10,8 @@ import numpy as np
 
 from ai_economist.simulate.errors import SimulateError
 
-TEXT_COLUMNS = ("policy", "scenario")
-INT_COLUMNS = ("run", "days", "seed")
+TEXT_COLUMNS = ("policy", "scenario", "agents")
+INT_COLUMNS = ("run", "days", "seed", "episodes", "n_agents", "episode_length", "tax_period")
 
 
 def _plain(value):

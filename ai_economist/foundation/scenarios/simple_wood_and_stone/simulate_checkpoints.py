@@ -1,0 +1,95 @@
+"""Gather-trade-build runs with a checkpoint's planner or agents (``checkpoint:RUN``), on the
+trainer's batch (:class:`~.array_batch.ArrayGatherTradeBuildBatch`): the same array economy
+as the baseline runs, seeded per run, with the models acting on the trainer's observations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae
+from ai_economist.simulate.economies import EconomyChunk, social_outcomes
+
+TRAINED_ON = ("gather_trade_build_phase1", "gather_trade_build_phase2")
+
+
+def _models(chunk: EconomyChunk, specs: dict) -> dict:
+    from ai_economist.simulate.checkpoints import load_models
+
+    models = {}
+    if chunk.policy.kind == "checkpoint":
+        models["p"] = load_models(chunk.policy.path, {"p": specs["p"]}, TRAINED_ON)["p"]
+    if chunk.agents.kind == "checkpoint":
+        models["a"] = load_models(chunk.agents.path, {"a": specs["a"]}, TRAINED_ON)["a"]
+    return models
+
+
+def _batch(chunk: EconomyChunk):
+    """The trainer's batch of the chunk's runs, each env reset from its run's seed."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
+        ArrayGatherTradeBuildBatch,
+    )
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import env_config
+
+    batch = ArrayGatherTradeBuildBatch(env_config(chunk.group, chunk.policy), len(chunk.runs))
+    batch.state = ae.initial_state(batch.params, chunk.seeds)
+    batch._write(batch._observe())
+    batch._mirror.push("obs", "masks", "done")
+    return batch
+
+
+def _act(batch, models: dict, chunk: EconomyChunk, generators: list, torch_generators) -> None:
+    import torch
+
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import (
+        baseline_actions,
+    )
+    from ai_economist.simulate.checkpoints import policy_actions
+
+    with torch.no_grad():
+        for tag, model in models.items():
+            actions = policy_actions(
+                model, batch.observations(tag), batch.action_masks(tag), torch_generators
+            )
+            batch.actions(tag).copy_(actions.reshape(batch.actions(tag).shape))
+    if "a" not in models:
+        actions = baseline_actions(chunk, batch.state, batch.params, generators)
+        batch.actions("a").copy_(torch.as_tensor(actions))
+    if "p" not in models:
+        batch.actions("p").zero_()
+
+
+def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
+    """The outcomes of a chunk's runs (``chunk.episodes`` episodes, the last measured)."""
+    import torch
+
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import RATE_COLUMNS
+
+    batch = _batch(chunk)
+    models = _models(chunk, batch.policy_specs)
+    generators = [np.random.default_rng([int(s), 2]) for s in chunk.seeds]
+    torch_generators = (
+        None if chunk.greedy else [torch.Generator().manual_seed(int(s)) for s in chunk.seeds]
+    )
+    state, period = batch.state, batch.params.tax.period
+    e = len(chunk.runs)
+    for episode in range(chunk.episodes):
+        if episode:
+            batch.reset_all_envs()
+            state = batch.state
+        welfare = state.world.welfare.copy()
+        rate_sum, periods = np.zeros((e, batch.params.tax.n_brackets)), np.zeros(e)
+        done = np.zeros(e, dtype=bool)
+        while not done.all():
+            tax_day = state.tax.cycle_pos >= period
+            _act(batch, models, chunk, generators, torch_generators)
+            batch.step_all_envs()
+            rate_sum[tax_day] += state.tax.rates_obs[tax_day]
+            periods += tax_day
+            done = batch.done().numpy().astype(bool)
+    rates = np.where(
+        (periods > 0)[:, None], rate_sum / np.maximum(periods, 1)[:, None], state.tax.rates_obs
+    )
+    return social_outcomes(
+        ae.coin_endowment(state), state.world.labor, state.world.welfare - welfare,
+        state.tax.total_collected, rates, RATE_COLUMNS,
+    )  # fmt: skip
