@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from covid19_sources import write_packaged_source, write_sources
 from first_hour import REPO_ROOT, pyproject
 
 README = (REPO_ROOT / "README.md").read_text()
@@ -118,6 +119,40 @@ COMMANDS: dict[str, Run] = {
         expect="cannot reach the Ray cluster at --ray_address '127.0.0.1:9'",
         code=2,
     ),
+    "torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-id covid1 "
+    "--rdzv-endpoint HOST0:29500 -m ai_economist.training.training_script "
+    "--env covid_and_economy_environment --device cuda": Run(
+        "two hosts with GPUs -> the same torchrun launch on this host: two gloo processes on "
+        "the CPU, tiny episodes (tests/training/test_torchrun.py checks the weights)",
+        replace=(
+            (
+                "--nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-id covid1 "
+                "--rdzv-endpoint HOST0:29500",
+                "--standalone --nproc-per-node 2",
+            ),
+            ("--device cuda", "--device cpu"),
+        ),  # fmt: skip
+        append=f"--quiet {TINY_COVID} saving.tensorboard=false",
+    ),
+    "python -m ai_economist.datasets.covid19.gather_build --oxcgrt OxCGRT_US_latest.csv --jhu "
+    "time_series_covid19_deaths_US.csv --owid us_state_vaccinations.csv --bls "
+    "la.data.3.AllStatesS --out my_data": Run(
+        "as written, on three states' small files in the four layouts, written by the test first",
+        expect="my_data",
+    ),
+    "python -m ai_economist.datasets.covid19.fit --source my_data --last_train_date 2020-11-30 "
+    "--last_val_date 2020-12-31 --out my_fit.json": Run(
+        "the three-state files above are too short for a fit: the packaged calibration's data "
+        "(51 states, written by the test as packaged_data/), as written otherwise",
+        replace=(("--source my_data", "--source packaged_data"),),
+        expect="BETA_DELAY",
+    ),
+    "python -m ai_economist.datasets.covid19.build --source my_data --fitted_params my_fit.json "
+    "--output my_calibration.npz": Run(
+        "the data fitted above",
+        replace=(("--source my_data", "--source packaged_data"),),
+        expect="my_calibration.npz",
+    ),
     **{
         f'pip install -e "{spec}"' if spec != "." else "pip install -e .": Run(
             "no network, and the venv must not change: the extras named exist in pyproject.toml",
@@ -212,6 +247,9 @@ def command_line(text: str, run: Run, cwd: Path) -> str:
 
 def test_readme_shell_commands_run_in_a_new_shell(checkout):
     write_schedule(checkout / "my_schedule.csv", 405)
+    write_sources(checkout, "OxCGRT_US_latest.csv", "time_series_covid19_deaths_US.csv",
+                  "us_state_vaccinations.csv", "la.data.3.AllStatesS")  # fmt: skip
+    write_packaged_source(checkout / "packaged_data")
     prefix = "set -eo pipefail"
     for body in blocks("bash"):
         for text in shell_commands(body):

@@ -5,6 +5,7 @@ from datetime import date
 
 import numpy as np
 import pytest
+from covid19_sources import write_sources
 
 from ai_economist.datasets.covid19 import load_calibration
 from ai_economist.datasets.covid19.fit_data import FitError, load_fit_inputs
@@ -77,47 +78,8 @@ def test_packaged_daily_unemployment_is_monthly(packaged):
     )
 
 
-def _write_sources(folder):
-    """Three states, 2020-01-01 .. 2020-03-10, in the four sources' layouts."""
-    days = [date.fromordinal(date(2020, 1, 1).toordinal() + n) for n in range(70)]
-    ox = ["RegionName,RegionCode,Jurisdiction,Date,StringencyIndex"]
-    for state in ("Alabama", "Washington DC", "New York"):
-        for n, d in enumerate(days):
-            value = "" if (state == "Alabama" and n == 5) else f"{min(100, n * 1.5):.2f}"
-            ox.append(f"{state},US_X,STATE_TOTAL,{d:%Y%m%d},{value}")
-    ox.append(f",,NAT_GOV,{days[0]:%Y%m%d},99")
-    (folder / "ox.csv").write_text("\n".join(ox) + "\n")
-    header = "UID,Province_State,Admin2,Population," + ",".join(
-        f"{d.month}/{d.day}/{d.year % 100}" for d in days[21:]
-    )
-    lines = [header]
-    for state, pops in (
-        ("Alabama", (1000, 2000)),
-        ("District of Columbia", (700,)),
-        ("New York", (5000,)),
-    ):
-        for k, pop in enumerate(pops):
-            lines.append(
-                f"1,{state},c{k},{pop}," + ",".join(str(n * (k + 1)) for n in range(len(days) - 21))
-            )
-    (folder / "jhu.csv").write_text("\n".join(lines) + "\n")
-    (folder / "owid.csv").write_text(
-        "date,location,total_vaccinations,people_fully_vaccinated\n"
-        "2020-02-01,New York State,10,0\n2020-02-11,New York State,30,100\n"
-        "2020-02-05,Alabama,1,\n"
-    )
-    bls = ["series_id\tyear\tperiod\tvalue"]
-    for fips in (1, 11, 36):
-        for month in (1, 2, 3):
-            bls.append(f"LASST{fips:02d}0000000000003\t2020\tM{month:02d}\t{fips / 10 + month}")
-        bls.append(f"LASST{fips:02d}0000000000003\t2020\tM13\t99")
-        bls.append(f"LASST{fips:02d}0000000000004\t2020\tM01\t12345")
-    (folder / "bls.txt").write_text("\n".join(bls) + "\n")
-    return folder
-
-
 def test_readers_and_build_from_the_four_layouts(tmp_path):
-    folder = _write_sources(tmp_path)
+    folder = write_sources(tmp_path)
     stringency = read_oxcgrt(folder / "ox.csv")
     assert sorted(stringency) == ["Alabama", "District of Columbia", "New York"]  # NAT_GOV dropped
     rates = read_bls_unemployment(folder / "bls.txt")
@@ -151,7 +113,7 @@ def test_readers_and_build_from_the_four_layouts(tmp_path):
 
 
 def test_a_missing_column_names_the_file_and_column(tmp_path):
-    folder = _write_sources(tmp_path)
+    folder = write_sources(tmp_path)
     path = folder / "ox.csv"
     path.write_text(path.read_text().replace("StringencyIndex", "Stringency"))
     with pytest.raises(FitError, match=r"ox.csv: missing column\(s\) \['StringencyIndex'\]"):
@@ -159,7 +121,7 @@ def test_a_missing_column_names_the_file_and_column(tmp_path):
 
 
 def test_a_state_missing_from_a_source_is_named(tmp_path):
-    folder = _write_sources(tmp_path)
+    folder = write_sources(tmp_path)
     path = folder / "bls.txt"
     path.write_text(
         "\n".join(line for line in path.read_text().splitlines() if "LASST36" not in line) + "\n"
