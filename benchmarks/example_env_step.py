@@ -33,9 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 def env_kwargs(name: str, config: str, overrides: list[str]) -> dict:
     """The run config's ``env`` block (if any) with ``key=value`` overrides."""
-    from ai_economist.training.config import default_config_path, load_yaml, parse_override
+    from ai_economist.training.config import (
+        default_config_path,
+        find_run_config,
+        load_yaml,
+        parse_override,
+    )
 
-    path = Path(config) if config else default_config_path(name)
+    path = find_run_config(config) if config else default_config_path(name)
     kwargs = dict(load_yaml(path).get("env", {})) if (config or path.is_file()) else {}
     for text in overrides:
         keys, value = parse_override(text)

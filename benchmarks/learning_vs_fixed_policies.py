@@ -38,7 +38,7 @@ import torch
 from ai_economist import foundation
 from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
 from ai_economist.foundation.scenarios.covid19.registration import build_env_wrapper
-from ai_economist.training.config import default_config_path, load_run_config
+from ai_economist.training.config import default_config_path, find_run_config, load_run_config
 from ai_economist.training.training_script import policy_tag_to_agent_id_map
 from ai_economist.warp_drive.training.models import build_model, greedy_masked
 from ai_economist.warp_drive.training.trainer import Trainer
@@ -169,7 +169,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     args.results_dir = args.results_dir or str(Path("runs") / "learning_vs_fixed" / stamp)
-    path = args.config or default_config_path("covid_and_economy_environment")
+    path = (
+        find_run_config(args.config)
+        if args.config
+        else default_config_path("covid_and_economy_environment")
+    )
     config = load_run_config(path, [f"trainer.device={args.device}", *args.overrides])
     device = torch.device(args.device)
     env = foundation.make_env_instance("CovidAndEconomySimulation", **config["env"])

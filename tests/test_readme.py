@@ -194,7 +194,7 @@ def test_every_block_is_covered():
     keys = [snippet_key(code) for code in blocks("python")]
     assert None not in keys, "a README Python snippet without a SNIPPETS entry"
     assert sorted(keys) == sorted(SNIPPETS), "every SNIPPETS key matches one snippet"
-    assert {kind for kind, _ in FENCE.findall(README)} <= {"bash", "python", ""}
+    assert {kind for kind, _ in FENCE.findall(README)} <= {"bash", "python", "toml", ""}
     assert ACTIVATE in commands, "the README shows how to activate .venv in a new shell"
 
 
@@ -240,7 +240,8 @@ def command_line(text: str, run: Run, cwd: Path) -> str:
         assert old in text, f"stale substitution {old!r} for {text!r}"
         text = text.replace(old, new)
     if "{demo_run}" in text:
-        (checkpoint,) = (cwd / "runs").glob("*/*/*/checkpoints")
+        runs = sorted((cwd / "runs").glob("*/*/*/checkpoints"), key=lambda p: p.stat().st_mtime)
+        checkpoint = runs[0]  # `make demo`'s, the first command's (the torchrun run comes later)
         text = text.replace("{demo_run}", str(checkpoint.parent.relative_to(cwd)))
     return f"{text} {run.append}".strip()
 
@@ -281,3 +282,22 @@ def test_readme_python_snippet_runs(index, tmp_path):
         timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, f"{code}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def test_readme_toml_blocks_declare_the_entry_point_group():
+    """A ```toml block is a pyproject.toml excerpt: it parses, and its entry points are those
+    of the registry's group, in the form the test package of tests/fixtures uses."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli", reason="reading TOML needs Python >= 3.11")
+    from ai_economist.warp_drive.registry import ENTRY_POINT_GROUP
+
+    bodies = blocks("toml")
+    assert bodies, "the README shows how a package declares its entry point"
+    fixture = REPO_ROOT / "tests" / "fixtures" / "my_env_package" / "pyproject.toml"
+    declared = tomllib.loads(fixture.read_text())["project"]["entry-points"]
+    for body in bodies:
+        groups = tomllib.loads(body)["project"]["entry-points"]
+        assert list(groups) == [ENTRY_POINT_GROUP]
+        assert groups[ENTRY_POINT_GROUP] == declared[ENTRY_POINT_GROUP]
