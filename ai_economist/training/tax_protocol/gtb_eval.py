@@ -1,0 +1,96 @@
+"""Evaluate a trained gather-trade-build run: equality, productivity and the planner's rates.
+
+The run's newest checkpoint plays one episode on each of ``episodes`` fresh dict-API envs
+(:class:`~ai_economist.foundation.scenarios.simple_wood_and_stone.batched.GatherTradeBuildBatch`,
+the reference model) under the run's own tax schedule, seeded apart from training
+(:func:`eval_seed`). The agents' actions are **sampled** from their policies (one torch
+generator seeded per run; argmax play of a PPO policy trained with an entropy bonus is not the
+policy that was trained), or greedy with ``greedy=True``; the AI planner always acts greedily
+(its rates are the schedule being scored). Tax annealing is switched off: it is a training
+device that caps every schedule's rates in a fresh env.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ai_economist.training.tax_protocol.plan import TAX_COMPONENT
+
+EVAL_SEED_BASE = 1_000_000
+
+
+def eval_seed(seed: int) -> int:
+    """The first env seed of a protocol seed's evaluation episodes (training uses seed + i)."""
+    return EVAL_SEED_BASE + 1000 * seed
+
+
+def eval_env_block(env_block: dict[str, Any]) -> dict[str, Any]:
+    """``env_block`` without tax annealing and without dense logs."""
+    block = copy.deepcopy(env_block)
+    block["dense_log_frequency"] = None
+    for entry in block["components"]:
+        if TAX_COMPONENT in entry:
+            entry[TAX_COMPONENT] = {**entry[TAX_COMPONENT], "tax_annealing_schedule": None}
+    return block
+
+
+@torch.no_grad()
+def evaluate_gtb_run(train_dir: str | Path, seed: int, episodes: int, greedy: bool = False) -> dict:
+    """Mean metrics over ``episodes`` evaluation episodes of the run in ``train_dir``:
+    ``equality``, ``productivity`` (total coin), ``equality_x_productivity``, ``welfare`` (the
+    planner's objective, ``coin_eq_times_productivity``), ``taxes_collected`` and the mean
+    applied rate of each bracket (``rates``), plus the per-episode values."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
+        GatherTradeBuildBatch,
+    )
+    from ai_economist.training.evaluate import load_policy_models
+    from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
+    from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
+
+    state = load_checkpoint(find_checkpoint(train_dir))
+    batch = GatherTradeBuildBatch(eval_env_block(state["config"]["env"]), episodes, eval_seed(seed))
+    models = load_policy_models(state, batch.policy_specs)
+    planner_acts = batch.policy_specs["p"].num_actions > 1
+    generator = torch.Generator().manual_seed(eval_seed(seed))
+    batch.reset_all_envs()
+    for _ in range(batch.episode_length):
+        logits, _ = models["a"](batch.observations("a").float())
+        mask = batch.action_masks("a")
+        act = greedy_masked(logits, mask) if greedy else sample_masked(logits, mask, generator)[0]
+        batch.actions("a").copy_(act)
+        if planner_acts:
+            logits, _ = models["p"](batch.observations("p").float())
+            batch.actions("p").copy_(greedy_masked(logits, batch.action_masks("p")))
+        batch.step_all_envs()
+    return summarise([episode_values(env) for env in batch.envs])
+
+
+def episode_values(env: Any) -> dict[str, Any]:
+    """One finished episode's values (the env's metrics and its tax component's record)."""
+    metrics = env.previous_episode_metrics
+    tax = env.get_component(TAX_COMPONENT)
+    equality = float(metrics["social/equality"])
+    productivity = float(metrics["social/productivity"])
+    rates = {k: float(np.mean(v)) if v else 0.0 for k, v in tax._schedules.items()}
+    return {
+        "equality": equality,
+        "productivity": productivity,
+        "equality_x_productivity": equality * productivity,
+        "welfare": float(metrics["social_welfare/coin_eq_times_productivity"]),
+        "taxes_collected": float(tax.total_collected_taxes),
+        "rates": rates,
+    }
+
+
+def summarise(values: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means over the episodes (rates bracket by bracket) and the episodes themselves."""
+    keys = ("equality", "productivity", "equality_x_productivity", "welfare", "taxes_collected")
+    out: dict[str, Any] = {k: float(np.mean([v[k] for v in values])) for k in keys}
+    out["rates"] = {b: float(np.mean([v["rates"][b] for v in values])) for b in values[0]["rates"]}
+    out["episodes"] = values
+    return out
