@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: no run finished; see the runs' log.txt", file=sys.stderr)
         return 1
     print(f"table: {report.write_csv(results_dir / report.CSV_NAME, rows)}")
-    print(report.format_table(rows))
+    print(report.format_table(rows, SCENARIOS[args.scenario].score))
     if not args.no_plot and is_installed("matplotlib"):
         title = f"{args.scenario}: {len(args.seeds)} seeds"
         print(f"plot: {report.plot_frontier(results_dir / report.PLOT_NAME, rows, title)}")

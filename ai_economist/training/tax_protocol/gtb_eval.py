@@ -76,7 +76,8 @@ def episode_values(env: Any) -> dict[str, Any]:
     tax = env.get_component(TAX_COMPONENT)
     equality = float(metrics["social/equality"])
     productivity = float(metrics["social/productivity"])
-    rates = {k: float(np.mean(v)) if v else 0.0 for k, v in tax._schedules.items()}
+    prefix = "PeriodicTax/avg_bracket_rate/"  # nan for an episode without a tax day
+    rates = {k[len(prefix) :]: float(v) for k, v in metrics.items() if k.startswith(prefix)}
     return {
         "equality": equality,
         "productivity": productivity,

@@ -36,18 +36,21 @@ SCHEDULES: dict[str, dict[str, Any]] = {
 class Scenario:
     """A scenario's packaged run configs (``phase1`` None: no phase 1) and its schedules
     trained as runs (the one-step economy trains only the planner: it scores the fixed
-    schedules with best-responding workers instead)."""
+    schedules with best-responding workers instead), and the column ranking them (the
+    planner's objective: GTB equality x productivity, the one-step economy's welfare)."""
 
     phase1: str | None
     phase2: str
     trained_schedules: tuple[str, ...]
+    score: str  # the column the schedules are ranked by
 
 
 SCENARIOS: dict[str, Scenario] = {
     "gather-trade-build": Scenario(
-        "gather_trade_build_phase1", "gather_trade_build_phase2", tuple(SCHEDULES)
+        "gather_trade_build_phase1", "gather_trade_build_phase2", tuple(SCHEDULES),
+        "equality_x_productivity",
     ),
-    "one-step-economy": Scenario(None, "one_step_economy", (AI_PLANNER,)),
+    "one-step-economy": Scenario(None, "one_step_economy", (AI_PLANNER,), "welfare"),
 }
 
 

@@ -68,8 +68,11 @@ def _line(name: str, seed: str, r: dict[str, Any]) -> str:
             f"{r['equality_x_productivity']:10.1f} {r['welfare']:9.3f}  {rates}")  # fmt: skip
 
 
-def format_table(rows: list[dict[str, Any]], reference: str = "ai-planner") -> str:
-    """Per-seed rows, then one mean row per schedule and the ratios to ``reference``."""
+def format_table(
+    rows: list[dict[str, Any]], score: str = "equality_x_productivity", reference: str = "ai-planner"
+) -> str:
+    """Per-seed rows, then one mean row per schedule, and ``reference``'s mean ``score``
+    over every other schedule's."""
     head = (f"{'schedule':27s} {'seed':>5s} {'equality':>8s} {'product.':>10s} "
             f"{'eq x prod':>10s} {'welfare':>9s}  rates (lowest bracket first)")  # fmt: skip
     lines = [head]
@@ -78,11 +81,11 @@ def format_table(rows: list[dict[str, Any]], reference: str = "ai-planner") -> s
     lines.append("means over the seeds:")
     lines += [_line(name, f"n={int(m['seeds'])}", m) for name, m in avg.items()]
     if reference in avg:
-        ref = avg[reference]["equality_x_productivity"]
-        ratios = [f"{n}: {ref / m['equality_x_productivity']:.2f}x" for n, m in avg.items()
-                  if n != reference and m["equality_x_productivity"] > 0]  # fmt: skip
+        ref = avg[reference][score]
+        ratios = [f"{n}: {ref / m[score]:.2f}x" for n, m in avg.items()
+                  if n != reference and m[score] > 0]  # fmt: skip
         if ratios:
-            lines.append(f"{reference} eq x prod over: " + ", ".join(ratios))
+            lines.append(f"{reference}'s mean {score} over that of " + ", ".join(ratios))
     return "\n".join(lines)
 
 
