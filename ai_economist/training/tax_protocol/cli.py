@@ -152,9 +152,10 @@ def prepare_runs(args: argparse.Namespace, runs: list[RunSpec], manifest: Manife
         write_json(folder / "run.json", info)
         if (run.phase, run.schedule) not in checked:
             checked.add((run.phase, run.schedule))
-            training_script.prepare(
-                training_script.parse_args(["--config", str(folder / "config.yaml"), "--dry_run"])
-            )
+            argv = ["--config", str(folder / "config.yaml"), "--dry_run"]
+            if not (folder / "train").exists():  # else the worker sets it aside first
+                argv += ["--results_dir", str(folder / "train")]
+            training_script.prepare(training_script.parse_args(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
