@@ -169,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             import torch
 
             if not torch.cuda.is_available():
-                raise ConfigError("--device cuda: no CUDA GPU is visible to torch; use --device cpu")
+                raise ConfigError(
+                    "--device cuda: no CUDA GPU is visible to torch; use --device cpu"
+                )
         results_dir.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(results_dir, settings_of(args), runs)
         prepare_runs(args, runs, manifest)

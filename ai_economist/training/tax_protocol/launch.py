@@ -61,7 +61,9 @@ def run_all(
                 status = "done" if code == 0 else "failed"
                 wall = time.perf_counter() - started
                 manifest.set(name, status, exit_status=code, wall_s=round(wall, 1))
-                report(f"{name}: {status} in {wall:.1f} s" + ("" if code == 0 else f" (exit {code})"))
+                report(
+                    f"{name}: {status} in {wall:.1f} s" + ("" if code == 0 else f" (exit {code})")
+                )
             time.sleep(POLL_S)
     finally:
         for name, (proc, _, log) in running.items():  # interrupted: stop our own workers

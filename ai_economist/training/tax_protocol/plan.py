@@ -47,7 +47,9 @@ class Scenario:
 
 SCENARIOS: dict[str, Scenario] = {
     "gather-trade-build": Scenario(
-        "gather_trade_build_phase1", "gather_trade_build_phase2", tuple(SCHEDULES),
+        "gather_trade_build_phase1",
+        "gather_trade_build_phase2",
+        tuple(SCHEDULES),
         "equality_x_productivity",
     ),
     "one-step-economy": Scenario(None, "one_step_economy", (AI_PLANNER,), "welfare"),
@@ -71,7 +73,9 @@ class RunSpec:
         return Path(results_dir) / self.name
 
 
-def plan_runs(scenario: str, seeds: list[int], phase1_steps: int, phase2_steps: int) -> list[RunSpec]:
+def plan_runs(
+    scenario: str, seeds: list[int], phase1_steps: int, phase2_steps: int
+) -> list[RunSpec]:
     """Phase 1 per seed (when the scenario has one), then phase 2 per schedule and seed,
     each phase-2 run depending on its seed's phase-1 run."""
     spec = SCENARIOS[scenario]
@@ -83,8 +87,15 @@ def plan_runs(scenario: str, seeds: list[int], phase1_steps: int, phase2_steps: 
             runs.append(RunSpec(first, 1, "free-market", seed, spec.phase1, phase1_steps))
         for schedule in spec.trained_schedules:
             runs.append(
-                RunSpec(f"phase2_{schedule}_seed{seed}", 2, schedule, seed, spec.phase2,
-                        phase2_steps, first)  # fmt: skip
+                RunSpec(
+                    f"phase2_{schedule}_seed{seed}",
+                    2,
+                    schedule,
+                    seed,
+                    spec.phase2,
+                    phase2_steps,
+                    first,
+                )  # fmt: skip
             )
     return runs
 
@@ -137,4 +148,3 @@ def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(json.dumps(data, indent=1, default=str) + "\n")
     os.replace(tmp, path)
-

@@ -69,7 +69,9 @@ def _line(name: str, seed: str, r: dict[str, Any]) -> str:
 
 
 def format_table(
-    rows: list[dict[str, Any]], score: str = "equality_x_productivity", reference: str = "ai-planner"
+    rows: list[dict[str, Any]],
+    score: str = "equality_x_productivity",
+    reference: str = "ai-planner",
 ) -> str:
     """Per-seed rows, then one mean row per schedule, and ``reference``'s mean ``score``
     over every other schedule's."""
