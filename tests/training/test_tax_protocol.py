@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -199,3 +203,28 @@ def test_one_step_protocol(tmp_path: Path) -> None:
     best_other = max(float(r["welfare"]) for n, r in rows.items() if n != "grid-optimum")
     assert float(rows["grid-optimum"]["welfare"]) >= best_other
     assert not (out / report.PLOT_NAME).exists()
+
+
+def test_sigterm_interrupts_and_a_rerun_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "stopped"
+    args = ["--scenario", "one-step-economy", "--seeds", "0", "--phase2_steps", "32768",
+            "--saez_episodes", "5", "--optimum_sweeps", "0", "--no_plot", "--results_dir",
+            str(out), "trainer.num_envs=64", "trainer.train_batch_size=512"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "ai_economist.training.tax_protocol", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    manifest = out / "manifest.json"
+    while time.monotonic() < deadline and proc.poll() is None:
+        if manifest.exists() and '"running"' in manifest.read_text():
+            break
+        time.sleep(0.2)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    entry = json.loads(manifest.read_text())["runs"]["phase2_ai-planner_seed0"]
+    assert entry["status"] == "interrupted"
+    assert cli.main(args) == 0
+    assert json.loads(manifest.read_text())["runs"]["phase2_ai-planner_seed0"]["status"] == "done"
+    result = json.loads((out / "phase2_ai-planner_seed0" / "result.json").read_text())
+    assert result["train_env_steps"] == 32768

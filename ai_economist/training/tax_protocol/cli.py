@@ -20,13 +20,16 @@ workers against the fixed schedules, the settled Saez schedule and the grid opti
 Overrides ``key.path=value`` go to every run; ``phase1:key=value`` / ``phase2:key=value`` to
 one phase (``trainer.seed``, ``trainer.num_episodes`` and ``trainer.device`` come from the
 options). Writes ``<results_dir>/results.csv``, the plot ``equality_vs_productivity.png`` and
-``manifest.json`` (a rerun with the same options skips the finished runs). Exit status: 0 all
-runs done, 1 some run failed (the table shows the others), 2 bad input (before any work).
+``manifest.json`` (a rerun with the same options skips the finished runs and resumes the
+interrupted ones). Exit status: 0 all runs done, 1 some run failed (the table shows the
+others), 2 bad input (before any work), 130 interrupted (Ctrl-C or SIGTERM: the running
+runs checkpoint; rerun the same command to resume).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +38,7 @@ from typing import Any
 from ai_economist.extras import MissingExtraError, is_installed, require_modules
 from ai_economist.training.config import ConfigError
 from ai_economist.training.tax_protocol import report
-from ai_economist.training.tax_protocol.launch import run_all
+from ai_economist.training.tax_protocol.launch import Stopped, raise_on_sigterm, run_all
 from ai_economist.training.tax_protocol.manifest import Manifest
 from ai_economist.training.tax_protocol.plan import (
     SCENARIOS,
@@ -180,8 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"tax protocol: {args.scenario}, seeds {args.seeds}, {len(runs)} runs, "
           f"{args.workers} at a time on {args.device}; results in {results_dir}", flush=True)  # fmt: skip
-    statuses = run_all(runs, manifest, results_dir, args.workers,
-                       lambda line: print(line, flush=True))  # fmt: skip
+    old_handler = raise_on_sigterm()
+    try:
+        statuses = run_all(runs, manifest, results_dir, args.workers,
+                           lambda line: print(line, flush=True))  # fmt: skip
+    except (KeyboardInterrupt, Stopped):
+        print("interrupted: rerun the same command to resume", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, old_handler)
     rows = report.collect_rows(results_dir, args.scenario, [r.name for r in runs])
     if not rows:
         print("error: no run finished; see the runs' log.txt", file=sys.stderr)

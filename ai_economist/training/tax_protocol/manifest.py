@@ -1,8 +1,9 @@
 """``<results_dir>/manifest.json``: the protocol's settings and each run's status.
 
 A status is ``pending``, ``running``, ``done`` (trained and evaluated: ``result.json``
-exists), ``failed`` (the exit status is kept) or ``skipped`` (its phase-1 run failed). A
-rerun with the same settings keeps the ``done`` runs and runs the others again; other
+exists), ``failed`` (the exit status is kept), ``interrupted`` (stopped by Ctrl-C or SIGTERM;
+its checkpoint is resumed) or ``skipped`` (its phase-1 run did not finish). A rerun with the
+same settings keeps the ``done`` runs and runs the others again; other
 settings in the same folder are refused (they would mix two protocols in one table).
 """
 

@@ -5,8 +5,9 @@
 The folder holds ``run.json`` and ``config.yaml`` (written by the protocol). A phase-2 run
 first sets its agents' initial weights to the newest checkpoint of its seed's phase-1 run
 (``policy.a.model.model_ckpt_filepath``, recorded with the checkpoint's SHA-256 in
-``run.json``). A ``train/`` folder left by an earlier, unfinished attempt is moved aside to
-``train.attempt-<k>`` (kept for its log), so the run starts afresh. Exit status: the training
+``run.json``). A ``train/`` folder left by an interrupted attempt (SIGTERM / Ctrl-C write a
+checkpoint) is resumed from its newest checkpoint; one without a usable checkpoint is moved
+aside to ``train.attempt-<k>`` (kept for its log) and the run starts afresh. Exit status: the training
 command's (0, 1 diverged, 2 configuration, 74 write error, 130/143 signal), or 3 when the
 evaluation failed.
 """
@@ -48,15 +49,30 @@ def start_from_phase1(folder: Path, info: dict) -> None:
     write_json(folder / "run.json", info)
 
 
+def resumable(train_dir: Path) -> bool:
+    """``train_dir`` holds a checkpoint that verifies (an interrupted attempt)."""
+    from ai_economist.warp_drive.training.checkpoint import CheckpointError, find_checkpoint
+
+    try:
+        find_checkpoint(train_dir, report=lambda message: print(f"note: {message}"))
+    except CheckpointError:
+        return False
+    return True
+
+
 def train(folder: Path, info: dict) -> int:
-    """Train the run with the training command; its exit status."""
+    """Train the run with the training command (resuming an interrupted attempt from its
+    newest checkpoint); its exit status."""
     from ai_economist.training import training_script
 
-    set_aside(folder / "train")
+    train_dir = folder / "train"
+    if resumable(train_dir):
+        print(f"resuming {train_dir}", flush=True)
+        return training_script.main(["--resume", str(train_dir), "--quiet"])
+    set_aside(train_dir)
     if info.get("phase1_folder"):
         start_from_phase1(folder, info)
-    argv = ["--config", str(folder / "config.yaml"), "--results_dir", str(folder / "train"),
-            "--quiet"]  # fmt: skip
+    argv = ["--config", str(folder / "config.yaml"), "--results_dir", str(train_dir), "--quiet"]
     return training_script.main(argv)
 
 
