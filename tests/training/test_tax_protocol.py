@@ -28,6 +28,7 @@ from ai_economist.warp_drive.training.checkpoint import (
 
 GTB_ARGS = ["--scenario", "gather-trade-build", "--seeds", "0", "--phase1_steps", "100",
             "--phase2_steps", "100", "--workers", "2", "--eval_episodes", "1",
+            "--saez_warmup_episodes", "1",
             "env.episode_length=100", "trainer.num_envs=1", "trainer.train_batch_size=50"]  # fmt: skip
 GTB_RUNS = ["phase1_seed0", "phase2_ai-planner_seed0", "phase2_saez_seed0",
             "phase2_us-federal_seed0", "phase2_free-market_seed0"]  # fmt: skip

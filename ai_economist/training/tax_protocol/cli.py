@@ -68,6 +68,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--eval_episodes", type=int, default=4, help="GTB episodes per run")
     parser.add_argument("--greedy_agents", action="store_true",
                         help="GTB evaluation: agents act greedily (default: sampled)")  # fmt: skip
+    parser.add_argument("--saez_warmup_episodes", type=int, default=30,
+                        help="GTB: unscored episodes of a Saez run's evaluation envs first")  # fmt: skip
     parser.add_argument("--saez_episodes", type=int, default=300,
                         help="one-step: episodes of the Saez model before its rates are read")  # fmt: skip
     parser.add_argument("--optimum_sweeps", type=int, default=4,
@@ -98,8 +100,9 @@ def check_args(args: argparse.Namespace) -> list[str]:
     for key in ("workers", "eval_episodes", "saez_episodes"):
         if getattr(args, key) < 1:
             problems.append(f"--{key} {getattr(args, key)}: expected at least 1")
-    if args.optimum_sweeps < 0:
-        problems.append(f"--optimum_sweeps {args.optimum_sweeps}: expected 0 or more")
+    for key in ("optimum_sweeps", "saez_warmup_episodes"):
+        if getattr(args, key) < 0:
+            problems.append(f"--{key} {getattr(args, key)}: expected 0 or more")
     for text in args.overrides:
         phase, _, body = text.partition(":") if ":" in text.split("=")[0] else ("", "", text)
         if phase not in ("", "phase1", "phase2") or "=" not in body:
@@ -122,7 +125,8 @@ def phase_overrides(overrides: list[str], phase: int) -> list[str]:
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
     """What a resumed protocol must share with the first attempt (not ``--workers``)."""
     keys = ("scenario", "seeds", "phase1_steps", "phase2_steps", "device", "overrides",
-            "eval_episodes", "greedy_agents", "saez_episodes", "optimum_sweeps")  # fmt: skip
+            "eval_episodes", "greedy_agents", "saez_warmup_episodes", "saez_episodes",
+            "optimum_sweeps")  # fmt: skip
     return {k: getattr(args, k) for k in keys}
 
 
@@ -138,6 +142,7 @@ def prepare_runs(args: argparse.Namespace, runs: list[RunSpec], manifest: Manife
     results_dir = Path(args.results_dir)
     checked: set[tuple[int, str]] = set()
     evaluation = {"episodes": args.eval_episodes, "greedy": args.greedy_agents,
+                  "saez_warmup": args.saez_warmup_episodes,
                   "saez_episodes": args.saez_episodes, "optimum_sweeps": args.optimum_sweeps}  # fmt: skip
     for run in runs:
         if manifest.status(run.name) == "done":

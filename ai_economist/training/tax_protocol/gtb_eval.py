@@ -7,7 +7,8 @@ the reference model) under the run's own tax schedule, seeded apart from trainin
 generator seeded per run; argmax play of a PPO policy trained with an entropy bonus is not the
 policy that was trained), or greedy with ``greedy=True``; the AI planner always acts greedily
 (its rates are the schedule being scored). Tax annealing is switched off: it is a training
-device that caps every schedule's rates in a fresh env.
+device that caps every schedule's rates in a fresh env. The Saez model learns its rates from
+the incomes it sees, so a Saez run's envs play warm-up episodes before the scored one.
 """
 
 from __future__ import annotations
@@ -40,23 +41,40 @@ def eval_env_block(env_block: dict[str, Any]) -> dict[str, Any]:
 
 
 @torch.no_grad()
-def evaluate_gtb_run(train_dir: str | Path, seed: int, episodes: int, greedy: bool = False) -> dict:
+def evaluate_gtb_run(
+    train_dir: str | Path, seed: int, episodes: int, greedy: bool = False, saez_warmup: int = 0
+) -> dict:
     """Mean metrics over ``episodes`` evaluation episodes of the run in ``train_dir``:
     ``equality``, ``productivity`` (total coin), ``equality_x_productivity``, ``welfare`` (the
     planner's objective, ``coin_eq_times_productivity``), ``taxes_collected`` and the mean
-    applied rate of each bracket (``rates``), plus the per-episode values."""
+    applied rate of each bracket (``rates``), plus the per-episode values.
+
+    A Saez run's envs first play ``saez_warmup`` unscored episodes: a fresh Saez model draws
+    random rates until its buffer holds 500 incomes (4 agents x 10 tax days = 40 an episode)
+    and then smooths its rates slowly (running average, weight 0.01 a period)."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
         GatherTradeBuildBatch,
     )
     from ai_economist.training.evaluate import load_policy_models
     from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
-    from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
 
     state = load_checkpoint(find_checkpoint(train_dir))
-    batch = GatherTradeBuildBatch(eval_env_block(state["config"]["env"]), episodes, eval_seed(seed))
+    env_block = eval_env_block(state["config"]["env"])
+    batch = GatherTradeBuildBatch(env_block, episodes, eval_seed(seed))
     models = load_policy_models(state, batch.policy_specs)
-    planner_acts = batch.policy_specs["p"].num_actions > 1
     generator = torch.Generator().manual_seed(eval_seed(seed))
+    is_saez = batch.envs[0].get_component(TAX_COMPONENT).tax_model == "saez"
+    for _ in range(saez_warmup if is_saez else 0):
+        play_episode(batch, models, generator, greedy)
+    play_episode(batch, models, generator, greedy)
+    return summarise([episode_values(env) for env in batch.envs])
+
+
+def play_episode(batch: Any, models: dict, generator: torch.Generator, greedy: bool) -> None:
+    """One episode in every env of ``batch``: agents sampled (or greedy), planner greedy."""
+    from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
+
+    planner_acts = batch.policy_specs["p"].num_actions > 1
     batch.reset_all_envs()
     for _ in range(batch.episode_length):
         logits, _ = models["a"](batch.observations("a").float())
@@ -67,7 +85,6 @@ def evaluate_gtb_run(train_dir: str | Path, seed: int, episodes: int, greedy: bo
             logits, _ = models["p"](batch.observations("p").float())
             batch.actions("p").copy_(greedy_masked(logits, batch.action_masks("p")))
         batch.step_all_envs()
-    return summarise([episode_values(env) for env in batch.envs])
 
 
 def episode_values(env: Any) -> dict[str, Any]:

@@ -87,7 +87,7 @@ def evaluate(folder: Path, info: dict) -> dict:
     from ai_economist.training.tax_protocol.gtb_eval import evaluate_gtb_run
 
     return {info["schedule"]: evaluate_gtb_run(train_dir, info["seed"], ev["episodes"],
-                                               ev["greedy"])}  # fmt: skip
+                                               ev["greedy"], ev["saez_warmup"])}  # fmt: skip
 
 
 def training_steps(train_dir: Path) -> int:
