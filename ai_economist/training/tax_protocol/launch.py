@@ -42,7 +42,8 @@ def run_all(
     report: Callable[[str], None] = print,
 ) -> dict[str, str]:
     """Run every pending run (dependencies first, ``workers`` at a time); ``{name: status}``."""
-    pending = [r for r in runs if manifest.status(r.name) != "done"]
+    # phase-1 runs first: every seed's phase 2 can then start as soon as possible
+    pending = sorted((r for r in runs if manifest.status(r.name) != "done"), key=lambda r: r.phase)
     for run in runs:
         if manifest.status(run.name) == "done":
             report(f"{run.name}: done earlier, skipped")
