@@ -12,7 +12,8 @@ inverse-income-weighted planner) has no closed-form optimal schedule, so the ref
 numerical: coordinate ascent over the planner's own rate grid (each bracket's ``K`` rates in
 turn, the others fixed, best-responding workers), started from the best of the other
 schedules rounded to the grid, until a sweep changes nothing (or ``optimum_sweeps`` sweeps).
-It is a local optimum on the grid: the trained planner cannot pick rates outside the grid.
+It is a local optimum on the grid, the rates the trained planner can pick; an off-grid
+schedule (Saez's, US federal's) may score higher (seed 0: Saez 5.189, grid optimum 5.120).
 """
 
 from __future__ import annotations
