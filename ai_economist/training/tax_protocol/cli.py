@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"tax protocol: {args.scenario}, seeds {args.seeds}, {len(runs)} runs, "
           f"{args.workers} at a time on {args.device}; results in {results_dir}", flush=True)  # fmt: skip
+    start = time.perf_counter()
     old_handler = raise_on_sigterm()
     try:
         statuses = run_all(runs, manifest, results_dir, args.workers,
@@ -206,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_plot and is_installed("matplotlib"):
         title = f"{args.scenario}: {len(args.seeds)} seeds"
         print(f"plot: {report.plot_frontier(results_dir / report.PLOT_NAME, rows, title)}")
+    print(f"wall clock {(time.perf_counter() - start) / 60:.1f} min")
     failed = [n for n, s in statuses.items() if s != "done"]
     if failed:
         print(f"not done: {', '.join(f'{n} ({statuses[n]})' for n in failed)}", file=sys.stderr)
