@@ -212,24 +212,28 @@ def test_one_step_protocol(tmp_path: Path) -> None:
 
 def test_sigterm_interrupts_and_a_rerun_resumes(tmp_path: Path) -> None:
     out = tmp_path / "stopped"
-    args = ["--scenario", "one-step-economy", "--seeds", "0", "--phase2_steps", "32768",
+    args = ["--scenario", "one-step-economy", "--seeds", "0", "--phase2_steps", "6400",
             "--saez_episodes", "5", "--optimum_sweeps", "0", "--no_plot", "--results_dir",
-            str(out), "trainer.num_envs=64", "trainer.train_batch_size=512"]  # fmt: skip
+            str(out), "trainer.num_envs=32", "trainer.train_batch_size=64"]  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-m", "ai_economist.training.tax_protocol", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    folder = out / "phase2_ai-planner_seed0"
+    metrics = folder / "train" / "metrics.csv"
     deadline = time.monotonic() + 120
-    manifest = out / "manifest.json"
-    while time.monotonic() < deadline and proc.poll() is None:
-        if manifest.exists() and '"running"' in manifest.read_text():
+    while time.monotonic() < deadline and proc.poll() is None:  # training has started
+        if metrics.exists() and len(metrics.read_text().splitlines()) >= 2:
             break
-        time.sleep(0.2)
-    time.sleep(2)
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
-    entry = json.loads(manifest.read_text())["runs"]["phase2_ai-planner_seed0"]
-    assert entry["status"] == "interrupted"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs"]["phase2_ai-planner_seed0"]["status"] == "interrupted"
+    stopped_at = load_checkpoint(find_checkpoint(folder / "train"))["env_steps"]
+    assert 0 < stopped_at < 6400
     assert cli.main(args) == 0
-    assert json.loads(manifest.read_text())["runs"]["phase2_ai-planner_seed0"]["status"] == "done"
-    result = json.loads((out / "phase2_ai-planner_seed0" / "result.json").read_text())
-    assert result["train_env_steps"] == 32768
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs"]["phase2_ai-planner_seed0"]["status"] == "done"
+    assert f"resuming {folder / 'train'}" in (folder / "log.txt").read_text()
+    result = json.loads((folder / "result.json").read_text())
+    assert result["train_env_steps"] == 6400
