@@ -237,3 +237,13 @@ def test_sigterm_interrupts_and_a_rerun_resumes(tmp_path: Path) -> None:
     assert f"resuming {folder / 'train'}" in (folder / "log.txt").read_text()
     result = json.loads((folder / "result.json").read_text())
     assert result["train_env_steps"] == 6400
+
+
+def test_missing_matplotlib_names_the_plot_extra(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec: "not installed"
+    args = ["--scenario", "one-step-economy", "--phase2_steps", "9", "--results_dir",
+            str(tmp_path / "out")]  # fmt: skip
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "ai-economist[plot]"' in err and "--no_plot" in err
+    assert not (tmp_path / "out").exists()
