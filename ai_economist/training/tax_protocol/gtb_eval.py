@@ -1,0 +1,114 @@
+"""Evaluate a trained gather-trade-build run: equality, productivity and the planner's rates.
+
+The run's newest checkpoint plays one episode on each of ``episodes`` fresh dict-API envs
+(:class:`~ai_economist.foundation.scenarios.simple_wood_and_stone.batched.GatherTradeBuildBatch`,
+the reference model) under the run's own tax schedule, seeded apart from training
+(:func:`eval_seed`). The agents' actions are **sampled** from their policies (one torch
+generator seeded per run; argmax play of a PPO policy trained with an entropy bonus is not the
+policy that was trained), or greedy with ``greedy=True``; the AI planner always acts greedily
+(its rates are the schedule being scored). Tax annealing is switched off: it is a training
+device that caps every schedule's rates in a fresh env. The Saez model learns its rates from
+the incomes it sees, so a Saez run's envs play warm-up episodes before the scored one.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ai_economist.training.tax_protocol.plan import TAX_COMPONENT
+
+EVAL_SEED_BASE = 1_000_000
+
+
+def eval_seed(seed: int) -> int:
+    """The first env seed of a protocol seed's evaluation episodes (training uses seed + i)."""
+    return EVAL_SEED_BASE + 1000 * seed
+
+
+def eval_env_block(env_block: dict[str, Any]) -> dict[str, Any]:
+    """``env_block`` without tax annealing and without dense logs."""
+    block = copy.deepcopy(env_block)
+    block["dense_log_frequency"] = None
+    for entry in block["components"]:
+        if TAX_COMPONENT in entry:
+            entry[TAX_COMPONENT] = {**entry[TAX_COMPONENT], "tax_annealing_schedule": None}
+    return block
+
+
+@torch.no_grad()
+def evaluate_gtb_run(
+    train_dir: str | Path, seed: int, episodes: int, greedy: bool = False, saez_warmup: int = 0
+) -> dict:
+    """Mean metrics over ``episodes`` evaluation episodes of the run in ``train_dir``:
+    ``equality``, ``productivity`` (total coin), ``equality_x_productivity``, ``welfare`` (the
+    planner's objective, ``coin_eq_times_productivity``), ``taxes_collected`` and the mean
+    applied rate of each bracket (``rates``), plus the per-episode values.
+
+    A Saez run's envs first play ``saez_warmup`` unscored episodes: a fresh Saez model draws
+    random rates until its buffer holds 500 incomes (4 agents x 10 tax days = 40 an episode)
+    and then smooths its rates slowly (running average, weight 0.01 a period)."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
+        GatherTradeBuildBatch,
+    )
+    from ai_economist.training.evaluate import load_policy_models
+    from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
+
+    state = load_checkpoint(find_checkpoint(train_dir))
+    env_block = eval_env_block(state["config"]["env"])
+    batch = GatherTradeBuildBatch(env_block, episodes, eval_seed(seed))
+    models = load_policy_models(state, batch.policy_specs)
+    generator = torch.Generator().manual_seed(eval_seed(seed))
+    is_saez = batch.envs[0].get_component(TAX_COMPONENT).tax_model == "saez"
+    for _ in range(saez_warmup if is_saez else 0):
+        play_episode(batch, models, generator, greedy)
+    play_episode(batch, models, generator, greedy)
+    return summarise([episode_values(env) for env in batch.envs])
+
+
+def play_episode(batch: Any, models: dict, generator: torch.Generator, greedy: bool) -> None:
+    """One episode in every env of ``batch``: agents sampled (or greedy), planner greedy."""
+    from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
+
+    planner_acts = batch.policy_specs["p"].num_actions > 1
+    batch.reset_all_envs()
+    for _ in range(batch.episode_length):
+        logits, _ = models["a"](batch.observations("a").float())
+        mask = batch.action_masks("a")
+        act = greedy_masked(logits, mask) if greedy else sample_masked(logits, mask, generator)[0]
+        batch.actions("a").copy_(act)
+        if planner_acts:
+            logits, _ = models["p"](batch.observations("p").float())
+            batch.actions("p").copy_(greedy_masked(logits, batch.action_masks("p")))
+        batch.step_all_envs()
+
+
+def episode_values(env: Any) -> dict[str, Any]:
+    """One finished episode's values (the env's metrics and its tax component's record)."""
+    metrics = env.previous_episode_metrics
+    tax = env.get_component(TAX_COMPONENT)
+    equality = float(metrics["social/equality"])
+    productivity = float(metrics["social/productivity"])
+    prefix = "PeriodicTax/avg_bracket_rate/"  # nan for an episode without a tax day
+    rates = {k[len(prefix) :]: float(v) for k, v in metrics.items() if k.startswith(prefix)}
+    return {
+        "equality": equality,
+        "productivity": productivity,
+        "equality_x_productivity": equality * productivity,
+        "welfare": float(metrics["social_welfare/coin_eq_times_productivity"]),
+        "taxes_collected": float(tax.total_collected_taxes),
+        "rates": rates,
+    }
+
+
+def summarise(values: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means over the episodes (rates bracket by bracket) and the episodes themselves."""
+    keys = ("equality", "productivity", "equality_x_productivity", "welfare", "taxes_collected")
+    out: dict[str, Any] = {k: float(np.mean([v[k] for v in values])) for k in keys}
+    out["rates"] = {b: float(np.mean([v["rates"][b] for v in values])) for b in values[0]["rates"]}
+    out["episodes"] = values
+    return out

@@ -1,0 +1,150 @@
+"""The protocol's runs: which run configs, which tax schedules, one folder per run.
+
+Every run (phase 1 of a seed, or phase 2 of a schedule and a seed) gets the folder
+``<results_dir>/<run name>/`` holding ``run.json`` (what it is), ``config.yaml`` (the
+resolved run config it trains), ``train/`` (the trainer's run directory), ``log.txt`` and,
+once evaluated, ``result.json``. ``<results_dir>/manifest.json`` records the protocol's
+settings and each run's status, so a rerun with the same settings skips the finished runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ai_economist.training.config import ConfigError, find_run_config, load_yaml
+
+TAX_COMPONENT = "PeriodicBracketTax"
+AI_PLANNER = "ai-planner"
+
+# PeriodicBracketTax settings of each schedule, on top of the phase-2 run config.
+SCHEDULES: dict[str, dict[str, Any]] = {
+    AI_PLANNER: {"disable_taxes": False, "tax_model": "model_wrapper"},
+    "saez": {"disable_taxes": False, "tax_model": "saez"},
+    "us-federal": {"disable_taxes": False, "tax_model": "us-federal-single-filer-2018-scaled"},
+    "free-market": {"disable_taxes": True},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """A scenario's packaged run configs (``phase1`` None: no phase 1) and its schedules
+    trained as runs (the one-step economy trains only the planner: it scores the fixed
+    schedules with best-responding workers instead), and the column ranking them (the
+    planner's objective: GTB equality x productivity, the one-step economy's welfare)."""
+
+    phase1: str | None
+    phase2: str
+    trained_schedules: tuple[str, ...]
+    score: str  # the column the schedules are ranked by
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "gather-trade-build": Scenario(
+        "gather_trade_build_phase1",
+        "gather_trade_build_phase2",
+        tuple(SCHEDULES),
+        "equality_x_productivity",
+    ),
+    "one-step-economy": Scenario(None, "one_step_economy", (AI_PLANNER,), "welfare"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One training run of the protocol."""
+
+    name: str
+    phase: int
+    schedule: str
+    seed: int
+    config_name: str
+    steps: int
+    depends_on: str | None = None
+
+    def folder(self, results_dir: str | Path) -> Path:
+        """``<results_dir>/<name>``."""
+        return Path(results_dir) / self.name
+
+
+def plan_runs(
+    scenario: str, seeds: list[int], phase1_steps: int, phase2_steps: int
+) -> list[RunSpec]:
+    """Phase 1 per seed (when the scenario has one), then phase 2 per schedule and seed,
+    each phase-2 run depending on its seed's phase-1 run."""
+    spec = SCENARIOS[scenario]
+    runs: list[RunSpec] = []
+    for seed in seeds:
+        first = None
+        if spec.phase1 is not None:
+            first = f"phase1_seed{seed}"
+            runs.append(RunSpec(first, 1, "free-market", seed, spec.phase1, phase1_steps))
+        for schedule in spec.trained_schedules:
+            runs.append(
+                RunSpec(
+                    f"phase2_{schedule}_seed{seed}",
+                    2,
+                    schedule,
+                    seed,
+                    spec.phase2,
+                    phase2_steps,
+                    first,
+                )  # fmt: skip
+            )
+    return runs
+
+
+def set_tax_schedule(env_block: dict[str, Any], schedule: str) -> None:
+    """Configure the tax component's model for ``schedule`` in place.
+
+    Raises:
+        ConfigError: the env has no ``PeriodicBracketTax``.
+    """
+    for entry in env_block.get("components", []):
+        if isinstance(entry, dict) and TAX_COMPONENT in entry:
+            entry[TAX_COMPONENT] = {**(entry[TAX_COMPONENT] or {}), **SCHEDULES[schedule]}
+            return
+    raise ConfigError(f"env.components: no {TAX_COMPONENT}; the tax protocol needs one")
+
+
+def build_run_config(run: RunSpec, device: str, overrides: list[str], workers: int) -> dict:
+    """The packaged config of ``run`` (found through :func:`find_run_config`) with the seed,
+    the env-step budget, the device, the schedule and ``overrides`` applied; not yet
+    validated (the trainer does, naming the file)."""
+    from ai_economist.training.overrides import apply_overrides
+
+    config = load_yaml(find_run_config(run.config_name))
+    quiet = ["saving.tensorboard=false", "trainer.progress_bar=false",
+             "saving.model_params_save_freq=1000000000", f"trainer.seed={run.seed}"]  # fmt: skip
+    if device == "cpu":
+        quiet.append(f"trainer.num_threads={max(1, (os.cpu_count() or 1) // max(workers, 1))}")
+    config = apply_overrides(config, [*quiet, f"trainer.device={device}", *overrides])
+    env = config["env"]
+    if "seed" in env:  # the one-step economy draws its skills from env.seed
+        env["seed"] = run.seed
+    config["trainer"]["num_episodes"] = max(1, math.ceil(run.steps / int(env["episode_length"])))
+    if run.phase == 2:
+        set_tax_schedule(env, run.schedule)
+        if run.schedule != AI_PLANNER:  # a fixed schedule: the planner does not act
+            config["policy"]["p"]["to_train"] = False
+    return config
+
+
+def write_yaml(path: Path, data: dict) -> None:
+    """``data`` as YAML, written to a temporary name and moved into place."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False))
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """``data`` as indented JSON, written to a temporary name and moved into place."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,123 @@
+"""The protocol's outputs: a tidy CSV, the per-seed table with means, and the frontier plot.
+
+One CSV row per (scenario, schedule, seed): :data:`COLUMNS`, then ``rate_<cutoff>`` per tax
+bracket (the mean rate applied over the evaluation's tax periods). ``productivity`` is the
+agents' total coin, ``equality`` is 1 - Gini of the coin, ``equality_x_productivity`` is
+their product (the paper's trade-off), ``welfare`` the planner's own objective (GTB:
+``coin_eq_times_productivity``, equality x coin per agent; one-step: the run config's).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai_economist.training.tax_protocol.manifest import RESULT
+
+COLUMNS = ["scenario", "schedule", "seed", "equality", "productivity", "equality_x_productivity",
+           "welfare", "taxes_collected", "train_env_steps", "run"]  # fmt: skip
+CSV_NAME = "results.csv"
+PLOT_NAME = "equality_vs_productivity.png"
+
+
+def collect_rows(results_dir: Path, scenario: str, run_names: list[str]) -> list[dict[str, Any]]:
+    """The CSV rows of every evaluated run (runs without ``result.json`` give none)."""
+    rows = []
+    for name in run_names:
+        path = results_dir / name / RESULT
+        if not path.is_file():
+            continue
+        result = json.loads(path.read_text())
+        for schedule, m in result["schedules"].items():
+            row = {"scenario": scenario, "schedule": schedule, "seed": result["seed"],
+                   "train_env_steps": result["train_env_steps"], "run": name}  # fmt: skip
+            row.update({k: m[k] for k in COLUMNS if k in m})
+            row.update({f"rate_{b}": r for b, r in m["rates"].items()})
+            rows.append(row)
+    return rows
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """The tidy CSV (columns: :data:`COLUMNS`, then the rate columns in bracket order)."""
+    rate_cols = sorted({k for r in rows for k in r if k.startswith("rate_")})
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS + rate_cols)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def means(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per schedule (in first-seen order): the mean of every numeric column over the seeds."""
+    out: dict[str, dict[str, float]] = {}
+    for schedule in dict.fromkeys(r["schedule"] for r in rows):
+        mine = [r for r in rows if r["schedule"] == schedule]
+        keys = [k for k in mine[0] if isinstance(mine[0][k], float)]
+        out[schedule] = {k: float(np.mean([r[k] for r in mine])) for k in keys}
+        out[schedule]["seeds"] = len(mine)
+    return out
+
+
+def _line(name: str, seed: str, r: dict[str, Any]) -> str:
+    rates = " ".join(f"{r[k]:.2f}" for k in sorted(r) if k.startswith("rate_"))
+    return (f"{name:27s} {seed:>5s} {r['equality']:8.3f} {r['productivity']:10.1f} "
+            f"{r['equality_x_productivity']:10.1f} {r['welfare']:9.3f}  {rates}")  # fmt: skip
+
+
+def format_table(
+    rows: list[dict[str, Any]],
+    score: str = "equality_x_productivity",
+    reference: str = "ai-planner",
+) -> str:
+    """Per-seed rows, then one mean row per schedule, and ``reference``'s mean ``score``
+    over every other schedule's."""
+    head = (f"{'schedule':27s} {'seed':>5s} {'equality':>8s} {'product.':>10s} "
+            f"{'eq x prod':>10s} {'welfare':>9s}  rates (lowest bracket first)")  # fmt: skip
+    lines = [head]
+    lines += [_line(r["schedule"], str(r["seed"]), r) for r in rows]
+    avg = means(rows)
+    lines.append("means over the seeds:")
+    lines += [_line(name, f"n={int(m['seeds'])}", m) for name, m in avg.items()]
+    if reference in avg:
+        ref = avg[reference][score]
+        ratios = [f"{n}: {ref / m[score]:.2f}x" for n, m in avg.items()
+                  if n != reference and m[score] > 0]  # fmt: skip
+        if ratios:
+            lines.append(f"{reference}'s mean {score} over that of " + ", ".join(ratios))
+    return "\n".join(lines)
+
+
+def plot_frontier(path: Path, rows: list[dict[str, Any]], title: str) -> Path:
+    """Equality against productivity: one point per seed, a larger marker for the mean.
+
+    Raises:
+        MissingExtraError: matplotlib is not installed (names the ``plot`` extra).
+    """
+    from ai_economist.extras import require_modules
+
+    require_modules(["matplotlib"], "the tax protocol's plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for i, (name, m) in enumerate(means(rows).items()):
+        mine = [r for r in rows if r["schedule"] == name]
+        color = f"C{i}"
+        ax.scatter([r["productivity"] for r in mine], [r["equality"] for r in mine],
+                   color=color, alpha=0.5, s=20)  # fmt: skip
+        ax.scatter([m["productivity"]], [m["equality"]], color=color, s=90, marker="D",
+                   edgecolor="black", label=name)  # fmt: skip
+    ax.set_xlabel("productivity (total coin)")
+    ax.set_ylabel("equality (1 - Gini)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
