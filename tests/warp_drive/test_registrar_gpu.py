@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from ai_economist.warp_drive import env_registrar as env_reg_mod
 from ai_economist.warp_drive import registrar as reg_mod
 from ai_economist.warp_drive import registry
 from ai_economist.warp_drive.registrar import EnvironmentRegistrar, default_registrar
@@ -23,6 +24,7 @@ class OtherEnv:
 def clean_defaults(monkeypatch):
     fresh = EnvironmentRegistrar(use_defaults=False)
     monkeypatch.setattr(reg_mod, "default_registrar", fresh)
+    monkeypatch.setattr(env_reg_mod, "default_registrar", fresh)  # where registrars look it up
     monkeypatch.setattr(registry, "ENVIRONMENTS", registry.Registry())  # no registered envs
     return fresh
 

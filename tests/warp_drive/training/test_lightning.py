@@ -160,6 +160,7 @@ def test_a_signal_under_lightning_finishes_the_iteration_saves_and_resumes(tmp_p
 
     config = toy_run_config(num_episodes=40)  # 5 iterations
     module = WarpDriveModule(toy_env(config), config, AGENT_MAP)
+    before = signal.getsignal(signal.SIGTERM)  # SIG_DFL, or what an earlier test left (Ray)
     saver = SignalCheckpoint(tmp_path / "ckpt")
     trainer = lightning_trainer(tmp_path, max_epochs=1, accelerator="cpu",
                                 callbacks=[SendSigterm(), saver])  # fmt: skip
@@ -169,7 +170,7 @@ def test_a_signal_under_lightning_finishes_the_iteration_saves_and_resumes(tmp_p
     assert saver.checkpoint == tmp_path / "ckpt" / "interrupted-step=20.ckpt"
     assert saver.checkpoint.is_file()
     assert f"SIGTERM: checkpoint written to {saver.checkpoint}" in capsys.readouterr().err
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGTERM) is before
     resumed = WarpDriveModule(toy_env(config), config, AGENT_MAP)
     lightning_trainer(tmp_path, max_epochs=1, accelerator="cpu").fit(
         resumed, ckpt_path=saver.checkpoint

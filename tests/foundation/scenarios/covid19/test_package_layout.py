@@ -122,5 +122,6 @@ def test_cuda_sources_are_at_the_paths_of_1_7_1():
         "scenarios/covid19/kernels/covid19_common.cuh",
     }
     assert all(p.is_file() for p in gpu_state.CUDA_SOURCES)
-    found = {p.resolve() for p in FOUNDATION.rglob("*.cu*")}
+    found = {p.resolve() for p in scenario.rglob("*.cu*")}
+    found |= {p.resolve() for p in (FOUNDATION / "components").rglob("*.cu*")}
     assert found == {p.resolve() for p in gpu_state.CUDA_SOURCES}  # no copies, no aliases
