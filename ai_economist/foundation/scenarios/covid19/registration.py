@@ -1,6 +1,7 @@
 """Registers the COVID-19 and economy scenario for training and evaluation
 (``training_script --env covid_and_economy_environment``): ``FoundationEnvWrapper`` over the
-batched numpy model on the CPU, the CUDA C kernels on a GPU."""
+batched numpy model on the CPU, the CUDA C kernels on a GPU; and its Gymnasium id
+``ai_economist/CovidPlanner-v0`` (importing ``covid19.adapters`` registers it)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ai_economist.foundation.scenarios.covid19 import adapters as _gymnasium_ids  # noqa: F401
 from ai_economist.warp_drive.backend_names import EnvBackend, resolve_backend
 from ai_economist.warp_drive.registry import EnvEntry, register_env
 

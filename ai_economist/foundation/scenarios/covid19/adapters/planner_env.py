@@ -1,20 +1,14 @@
-"""Gymnasium adapters of the COVID-19 scenario.
+"""The federal planner of COVID-19 alone, as a single-agent ``gymnasium.Env``, facing states
+that follow a fixed or scripted policy; registered as ``ai_economist/CovidPlanner-v0`` by this
+package (see its docstring)::
 
-* :class:`CovidPlannerEnv`: the federal planner alone (a single-agent ``gymnasium.Env``) facing
-  states that follow a fixed or scripted policy; registered as ``ai_economist/CovidPlanner-v0``
-  when this module is imported::
+    import gymnasium
+    import ai_economist.foundation.scenarios.covid19.adapters  # registers the id
 
-      import gymnasium
-      import ai_economist.adapters.gymnasium  # registers the id
+    env = gymnasium.make("ai_economist/CovidPlanner-v0", states_policy=1, episode_length=60)
 
-      env = gymnasium.make("ai_economist/CovidPlanner-v0", states_policy=1, episode_length=60)
-
-* :class:`CovidVectorEnv`: a ``gymnasium.vector.VectorEnv`` over the batched numpy model
-  (``FoundationEnvWrapper(..., env_backend="numpy")``): ``num_envs`` copies of the whole
-  scenario stepped at once, with the joint action ``{"a": 51 states, "p": planner}``.
-
-Both take the published training configuration (``configs.TRAINING_ENV_CONFIG``) with keyword
-overrides, and end every episode after ``episode_length`` days with ``terminated`` True.
+It takes the published training configuration (``configs.TRAINING_ENV_CONFIG``) with keyword
+overrides, and ends every episode after ``episode_length`` days with ``terminated`` True.
 """
 
 from __future__ import annotations
@@ -24,20 +18,17 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
 from ai_economist.adapters.core import (
-    OBS_BOUND,
     PLANNER,
     FoundationAgents,
     check_masked_actions,
     make_scenario,
 )
-from ai_economist.adapters.errors import ActionMaskError, UnknownAgentError
+from ai_economist.foundation.scenarios.covid19.adapters import ENV_ID
 
-ENV_ID = "ai_economist/CovidPlanner-v0"
+__all__ = ["ENV_ID", "SCENARIO", "CovidPlannerEnv", "StatesPolicy", "covid_config"]
+
 SCENARIO = "CovidAndEconomySimulation"
 
 StatesPolicy = int | np.ndarray | Callable[[int, np.ndarray], Any]
@@ -164,131 +155,3 @@ class CovidPlannerEnv(gymnasium.Env):
         self._vectors = self.foundation_agents.observations(raw_obs)
         self._masks = self.foundation_agents.masks(raw_obs)
         return self._vectors[PLANNER], {"action_mask": self._masks[PLANNER]}
-
-
-class CovidVectorEnv(VectorEnv):
-    """``num_envs`` COVID-19 scenarios on the batched numpy model, as a Gymnasium ``VectorEnv``.
-
-    One sub-env is the whole scenario: observation ``{"a": (51, obs_dim_a), "p": (obs_dim_p,)}``
-    float32 (the batched model's observation layout, as the trainer sees it), action
-    ``{"a": MultiDiscrete([11] * 51), "p": Discrete(21)}``, reward the planner's reward;
-    ``infos`` holds ``rewards_a`` ``(num_envs, 51)`` and the int8 masks ``action_mask_a``
-    ``(num_envs, 51, 11)`` and ``action_mask_p`` ``(num_envs, 21)``. Every env ends its episode
-    on the same step; the next ``step`` resets them all (``AutoresetMode.NEXT_STEP``: its
-    actions are ignored, its rewards are 0).
-
-    Args:
-        num_envs: number of scenarios stepped together.
-        masked_actions: ``"raise"`` (``ActionMaskError``) or ``"noop"`` for masked actions.
-        **env_config: overrides of the published training config.
-    """
-
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
-
-    def __init__(self, num_envs: int = 1, masked_actions: str = "raise", **env_config: Any):
-        from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
-
-        self.masked_actions = check_masked_actions(masked_actions)
-        self.wrapper = FoundationEnvWrapper(
-            make_scenario(SCENARIO, covid_config(**env_config)),
-            num_envs=num_envs,
-            env_backend="numpy",
-        )
-        self.num_envs = self.wrapper.num_envs
-        specs = self.wrapper.policy_specs
-        n_states, n_a, n_p = specs["a"].num_agents, specs["a"].num_actions, specs["p"].num_actions
-        self.single_observation_space = spaces.Dict(
-            {
-                "a": spaces.Box(-OBS_BOUND, OBS_BOUND, (n_states, specs["a"].obs_dim), np.float32),
-                "p": spaces.Box(-OBS_BOUND, OBS_BOUND, (specs["p"].obs_dim,), np.float32),
-            }
-        )
-        self.single_action_space = spaces.Dict(
-            {"a": spaces.MultiDiscrete([n_a] * n_states), "p": spaces.Discrete(n_p)}
-        )
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._started = False
-        self._needs_reset = False
-
-    def _pull(self, name: str) -> np.ndarray:
-        return np.array(self.wrapper.cuda_data_manager.pull_data_from_device(name))
-
-    def _observe(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        obs = {"a": self._pull("observations_a"), "p": self._pull("observations_p")[:, 0]}
-        info = {
-            "action_mask_a": (self._pull("action_mask_a") > 0).astype(np.int8),
-            "action_mask_p": (self._pull("action_mask_p")[:, 0] > 0).astype(np.int8),
-        }
-        return obs, info
-
-    def reset(
-        self, *, seed: int | list[int] | None = None, options: dict | None = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Reset every env (the model is deterministic; ``seed`` seeds ``np_random``)."""
-        if seed is not None:
-            self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(
-                seed if isinstance(seed, int) else seed[0]
-            )
-        self.wrapper.reset_all_envs()
-        self._started, self._needs_reset = True, False
-        return self._observe()
-
-    def step(self, actions: dict[str, Any]) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Step every env with ``{"a": (num_envs, 51), "p": (num_envs,)}`` (a missing key is
-        the NO-OP); after the last day, reset them all instead (see the class docstring)."""
-        n = self.num_envs
-        if not self._started:
-            raise RuntimeError("call reset() before step()")
-        if self._needs_reset:  # every env ended on the last step: reset them (metrics kept)
-            self.wrapper.reset_only_done_envs()
-            self._needs_reset = False
-            obs, info = self._observe()
-            zeros = np.zeros(n, bool)
-            info["rewards_a"] = np.zeros_like(self._pull("rewards_a"))
-            return obs, np.zeros(n, np.float32), zeros, zeros.copy(), info
-        self.wrapper.step_all_envs(self._checked(actions))
-        obs, info = self._observe()
-        info["rewards_a"] = self._pull("rewards_a")
-        done = self._pull("_done_").astype(bool)
-        self._needs_reset = bool(done.all())
-        return obs, self._pull("rewards_p")[:, 0], done, np.zeros(n, bool), info
-
-    def _checked(self, actions: dict[str, Any]) -> dict[str, np.ndarray]:
-        if not isinstance(actions, dict):
-            raise TypeError(f"actions must be a dict with keys 'a' and 'p', got {type(actions)}")
-        unknown = sorted(str(k) for k in actions if k not in ("a", "p"))
-        if unknown:
-            raise UnknownAgentError(
-                f"Unknown key(s) {unknown} in the actions; expected 'a' (states) and 'p' (planner)"
-            )
-        _, masks = self._observe()
-        out = {}
-        for tag in ("a", "p"):
-            if tag not in actions:
-                continue
-            arr = np.asarray(actions[tag])
-            shape = self.action_space[tag].shape
-            if arr.shape != shape or arr.dtype.kind not in "iu":
-                raise ValueError(f"actions[{tag!r}] must be ints of shape {shape}, got {arr.shape}")
-            mask = masks[f"action_mask_{tag}"]
-            if np.any(arr < 0) or np.any(arr >= mask.shape[-1]):
-                raise ValueError(f"actions[{tag!r}] must be in 0..{mask.shape[-1] - 1}")
-            allowed = np.take_along_axis(mask, arr[..., None], axis=-1)[..., 0] > 0
-            if not allowed.all() and self.masked_actions == "raise":
-                where = tuple(int(i) for i in np.argwhere(~allowed)[0])
-                raise ActionMaskError(
-                    f"actions[{tag!r}]{list(where)} = {int(arr[where])} is masked "
-                    f"(infos['action_mask_{tag}']); pass masked_actions='noop' to replace it"
-                )
-            out[tag] = np.where(allowed, arr, 0)
-        return out
-
-    def episode_metrics(self) -> dict[str, float]:
-        """The metrics of the last finished episode (averaged over the envs), available from
-        the autoreset step after it."""
-        return self.wrapper.episode_metrics()
-
-
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point=CovidPlannerEnv)
