@@ -156,3 +156,13 @@ def test_the_id_registers_through_gymnasiums_module_prefix():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["CovidPlannerEnv", "False"]
+
+
+def test_the_generic_vector_env_by_name_has_the_covid_spaces():
+    from ai_economist.adapters.gymnasium import make_vector_env
+
+    venv = make_vector_env("covid_and_economy_environment", num_envs=2, env_backend="numpy")
+    assert venv.single_action_space == CovidVectorEnv(num_envs=1).single_action_space
+    assert venv.single_action_space["a"].nvec.tolist() == [11] * 51
+    obs, info = venv.reset()
+    assert obs["p"].ndim == 2 and info["action_mask_p"].shape == (2, 21)
