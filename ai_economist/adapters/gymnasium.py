@@ -8,11 +8,11 @@
 
       venv = make_vector_env("covid_and_economy_environment", num_envs=100, env_backend="numpy")
 
-* Gymnasium ids: importing this module imports every registered environment package
-  (:func:`ai_economist.warp_drive.registry.env_names`); a package registers its own
-  Gymnasium ids when its registration module is imported (the COVID-19 scenario registers
-  ``ai_economist/CovidPlanner-v0`` that way, from
-  ``ai_economist.foundation.scenarios.covid19.adapters``).
+* Gymnasium ids: importing this module calls :func:`register_gymnasium_ids`: every
+  registration module of the entry-point group ``ai_economist.environments`` that defines a
+  function ``register_gymnasium_ids()`` has it called, to register its package's Gymnasium
+  ids (the COVID-19 scenario registers ``ai_economist/CovidPlanner-v0`` so). The registration
+  modules themselves need not import Gymnasium.
 
 The names this module held before (``CovidPlannerEnv``, ``CovidVectorEnv``, ``ENV_ID``, ...)
 moved beside their scenario; they work from here for one release with a DeprecationWarning
@@ -22,11 +22,12 @@ that names the new path.
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
 from typing import Any
 
 from ai_economist.adapters.vector import BatchedVectorEnv, make_vector_env
-from ai_economist.warp_drive.registry import env_names
+from ai_economist.warp_drive.registry import ENTRY_POINT_GROUP, entry_points_of, env_names
 
 __all__ = ["BatchedVectorEnv", "make_vector_env", "register_gymnasium_ids"]
 
@@ -41,10 +42,17 @@ _MOVED = {  # deprecated in 2.0: removed in the next release
 
 
 def register_gymnasium_ids() -> list[str]:
-    """Import every registered environment package, so that each registers its Gymnasium
-    ids; returns the environment names (a package that fails to import is skipped with a
-    warning, as the registry does)."""
-    return env_names()
+    """Call ``register_gymnasium_ids()`` of every registration module of the entry-point group
+    that defines one; returns those modules' names. A module that failed to import is skipped
+    (the registry warns about it)."""
+    env_names()  # imports every registration module once
+    called = []
+    for entry_point, _ in entry_points_of(ENTRY_POINT_GROUP):
+        hook = getattr(sys.modules.get(entry_point.value), "register_gymnasium_ids", None)
+        if callable(hook):
+            hook()
+            called.append(entry_point.value)
+    return called
 
 
 def __getattr__(name: str) -> Any:

@@ -118,3 +118,26 @@ def test_next_step_autoreset_needs_envs_that_end_together():
         venv.step({})
     with pytest.raises(ValueError, match="autoreset_mode must be one of"):
         BatchedVectorEnv(StaggeredEnv(), autoreset_mode="later")
+
+
+def test_importing_the_adapter_calls_each_registration_modules_gymnasium_hook():
+    import gymnasium
+
+    from ai_economist.adapters.gymnasium import register_gymnasium_ids
+
+    called = register_gymnasium_ids()
+    assert called == ["ai_economist.foundation.scenarios.covid19.registration"]
+    assert "ai_economist/CovidPlanner-v0" in gymnasium.registry
+
+
+def test_loading_the_registry_imports_no_gymnasium():
+    """The hook keeps registration modules light: ``--env`` lookups do not import Gymnasium."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from ai_economist.warp_drive.registry import env_names; env_names(); "
+        "print('gymnasium' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
