@@ -6,6 +6,8 @@
   ``BatchedVectorEnv``, a Gymnasium ``VectorEnv`` over any batched env, and
   ``make_vector_env(env_name, num_envs)`` over a registered one; importing it registers the
   Gymnasium ids of the registered environment packages;
+* :mod:`ai_economist.adapters.planner`: ``PlannerEnv``, the planner of any Foundation scenario
+  as a single-agent Gymnasium env facing scripted mobile agents;
 * :mod:`ai_economist.adapters.rllib`: ``FoundationMultiAgentEnv``, an RLlib ``MultiAgentEnv``
   (extra ``rllib``).
 
