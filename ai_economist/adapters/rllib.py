@@ -24,6 +24,7 @@ agent's NO-OP here (``masked_actions="noop"``); ``infos[agent]["action_mask"]`` 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
@@ -32,6 +33,7 @@ from ai_economist.adapters.core import PLANNER, FoundationAgents, make_scenario
 
 STATES_POLICY = "a"
 PLANNER_POLICY = "p"
+_DEPRECATED_DEFAULT = "CovidAndEconomySimulation"  # the 2.0 default scenario_name, deprecated
 
 
 def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
@@ -51,15 +53,25 @@ class FoundationMultiAgentEnv(MultiAgentEnv):
     """A Foundation scenario as an RLlib ``MultiAgentEnv``.
 
     Args:
-        config: the scenario's keyword arguments plus ``scenario_name`` (default
-            ``"CovidAndEconomySimulation"``) and optionally ``masked_actions`` (``"noop"`` by
-            default, or ``"raise"``). RLlib passes its ``env_config`` here.
+        config: the scenario's keyword arguments plus ``scenario_name`` (a registered
+            Foundation scenario; the published configs carry theirs) and optionally
+            ``masked_actions`` (``"noop"`` by default, or ``"raise"``). RLlib passes its
+            ``env_config`` here. Without ``scenario_name`` it is ``_DEPRECATED_DEFAULT``, with a
+            DeprecationWarning, for one release.
     """
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
-        scenario_name = config.pop("scenario_name", "CovidAndEconomySimulation")
+        scenario_name = config.pop("scenario_name", None)
+        if scenario_name is None:
+            scenario_name = _DEPRECATED_DEFAULT
+            warnings.warn(
+                f"FoundationMultiAgentEnv without config['scenario_name'] is deprecated; it means "
+                f"{_DEPRECATED_DEFAULT!r} for one release, then it is required",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         masked_actions = config.pop("masked_actions", "noop")
         self.env = make_scenario(scenario_name, config)
         first_obs = self.env.reset()

@@ -38,11 +38,19 @@ def test_env_passes_rllib_checks_and_ends_every_agent(covid):
     assert infos["p"]["action_mask"].shape == (21,)
 
 
+def test_scenario_name_is_required_after_its_deprecated_default(covid, toy):
+    with pytest.warns(DeprecationWarning, match="without config\\['scenario_name'\\]"):
+        env = FoundationMultiAgentEnv(covid(episode_length=5))
+    assert len(env.possible_agents) == 52  # the 2.0 default: COVID-19
+    toy_env = FoundationMultiAgentEnv(dict(toy(), scenario_name="adapters-toy"))
+    assert toy_env.possible_agents == ["0", "1", "2", "p"]
+
+
 def test_ppo_trains_one_iteration(covid):
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    env_config = covid(episode_length=10)
+    env_config = dict(covid(episode_length=10), scenario_name=COVID)
     config = (
         PPOConfig()
         .environment(FoundationMultiAgentEnv, env_config=env_config)

@@ -1,6 +1,8 @@
 """Registers the COVID-19 and economy scenario for training and evaluation
 (``training_script --env covid_and_economy_environment``): ``FoundationEnvWrapper`` over the
-batched numpy model on the CPU, the CUDA C kernels on a GPU."""
+batched numpy model on the CPU, the CUDA C kernels on a GPU; and, through
+:func:`register_gymnasium_ids` (called by ``import ai_economist.adapters.gymnasium``), its
+Gymnasium id ``ai_economist/CovidPlanner-v0``."""
 
 from __future__ import annotations
 
@@ -18,6 +20,14 @@ BACKENDS = (EnvBackend.PYCUDA, EnvBackend.NUMBA, EnvBackend.NUMPY, EnvBackend.CP
 """``pycuda`` (CUDA C kernels), ``numba`` (Numba kernels), ``numpy`` (all envs batched in
 arrays) and ``cpu`` (Python copies of the env, the original, slower CPU path); ``auto`` is
 resolved by the registry's one rule (``pycuda`` on a GPU, ``numpy`` on the CPU)."""
+
+
+def register_gymnasium_ids() -> None:
+    """Register ``ai_economist/CovidPlanner-v0`` with Gymnasium (the adapters' hook; importing
+    ``ai_economist.foundation.scenarios.covid19.adapters`` does the same)."""
+    from ai_economist.foundation.scenarios.covid19.adapters import register_gymnasium_ids
+
+    register_gymnasium_ids()
 
 
 def build_env_wrapper(

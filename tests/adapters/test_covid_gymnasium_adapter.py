@@ -1,5 +1,6 @@
-"""Gymnasium adapters: CovidPlanner-v0 under the official checker, scripted states, and the
-VectorEnv over the batched numpy model against the dict API."""
+"""COVID-19's Gymnasium adapters (covid19/adapters/): CovidPlanner-v0 under the official
+checker, scripted states, the VectorEnv over the batched numpy model against the dict API, and
+the old ``ai_economist.adapters.gymnasium`` names (deprecated)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from gymnasium.utils.env_checker import check_env
 
 from ai_economist import foundation
 from ai_economist.adapters.errors import ActionMaskError, UnknownAgentError
-from ai_economist.adapters.gymnasium import ENV_ID, CovidPlannerEnv, CovidVectorEnv
+from ai_economist.foundation.scenarios.covid19.adapters import ENV_ID
+from ai_economist.foundation.scenarios.covid19.adapters.planner_env import CovidPlannerEnv
+from ai_economist.foundation.scenarios.covid19.adapters.vector_env import CovidVectorEnv
 
 COVID = "CovidAndEconomySimulation"
 
@@ -123,3 +126,43 @@ def test_vector_env_masks_and_keys(covid):
     lenient.reset()
     lenient.step({"p": np.array([1, 2])})
     assert lenient.step({"p": np.array([1, 0])})[1].shape == (2,)
+
+
+def test_the_old_adapter_names_warn_and_are_the_moved_objects():
+    import ai_economist.adapters.gymnasium as covid_gym
+
+    new = "ai_economist.foundation.scenarios.covid19.adapters"
+    for name, obj in (
+        ("CovidPlannerEnv", CovidPlannerEnv),
+        ("CovidVectorEnv", CovidVectorEnv),
+        ("ENV_ID", ENV_ID),
+    ):
+        with pytest.warns(DeprecationWarning, match=rf"{name} moved to {new}[.\w]*\.{name}"):
+            assert getattr(covid_gym, name) is obj
+    with pytest.raises(AttributeError, match="NoSuchEnv"):
+        covid_gym.NoSuchEnv  # noqa: B018
+
+
+def test_the_id_registers_through_gymnasiums_module_prefix():
+    """``gymnasium.make("<package>:<id>")`` imports the scenario's adapters package itself."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium, sys; "
+        "env = gymnasium.make('ai_economist.foundation.scenarios.covid19.adapters:"
+        "ai_economist/CovidPlanner-v0', episode_length=5); "
+        "print(type(env.unwrapped).__name__, 'ai_economist.adapters.gymnasium' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["CovidPlannerEnv", "False"]
+
+
+def test_the_generic_vector_env_by_name_has_the_covid_spaces():
+    from ai_economist.adapters.gymnasium import make_vector_env
+
+    venv = make_vector_env("covid_and_economy_environment", num_envs=2, env_backend="numpy")
+    assert venv.single_action_space == CovidVectorEnv(num_envs=1).single_action_space
+    assert venv.single_action_space["a"].nvec.tolist() == [11] * 51
+    obs, info = venv.reset()
+    assert obs["p"].ndim == 2 and info["action_mask_p"].shape == (2, 21)
