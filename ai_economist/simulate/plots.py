@@ -6,6 +6,7 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,25 +85,27 @@ def write_economy_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
     """``frontier.png`` (equality vs productivity) and ``welfare.png`` (planner welfare per
     policy) of an economy sweep in ``out_dir``; [] without matplotlib (a warning names the
     ``plot`` extra)."""
-    plt = pyplot()
-    if plt is None or len(table) == 0:
-        return []
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    return [
-        equality_productivity_plot(plt, table, out / "frontier.png"),
-        welfare_plot(plt, table, out / "welfare.png", "planner_welfare"),
-    ]
+    return _write_frontier_and_welfare(
+        table, out_dir, equality_productivity_plot, "planner_welfare"
+    )
 
 
 def write_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
     """``frontier.png`` and ``welfare.png`` in ``out_dir``; [] without matplotlib."""
+    return _write_frontier_and_welfare(table, out_dir, frontier_plot, "planner_reward")
+
+
+def _write_frontier_and_welfare(
+    table: SweepTable, out_dir: str | Path, frontier: Callable[..., Path], welfare_column: str
+) -> list[Path]:
+    """``frontier(plt, table, path)`` into ``frontier.png`` and the welfare per policy
+    (``welfare_column``) into ``welfare.png``; [] without matplotlib or without runs."""
     plt = pyplot()
     if plt is None or len(table) == 0:
         return []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return [
-        frontier_plot(plt, table, out / "frontier.png"),
-        welfare_plot(plt, table, out / "welfare.png"),
+        frontier(plt, table, out / "frontier.png"),
+        welfare_plot(plt, table, out / "welfare.png", welfare_column),
     ]
