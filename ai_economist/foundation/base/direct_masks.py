@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.base.direct_obs import NotCopied, trusted_writer
+from ai_economist.foundation.base.direct_obs import NotCopied, complete_writer, trusted_writer
 
 MaskWriter = Callable[[np.ndarray, int], None]
 
@@ -94,11 +94,8 @@ class DirectMasks(NotCopied):
                 return None
             own = {k: s[component.name] for k, s in slots.items() if component.name in s}
             mask_slots = MaskSlots(component.name, own, direct._offsets)
-            try:
-                writer = component.mask_writer(mask_slots)
-            except (KeyError, ValueError):
-                return None
-            if writer is None or not mask_slots.complete:
+            writer = complete_writer(component.mask_writer, mask_slots)
+            if writer is None:
                 return None
             direct._writers.append(writer)
             direct._components.append(component)

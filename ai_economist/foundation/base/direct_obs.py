@@ -127,6 +127,16 @@ def trusted_writer(
     return writer_cls is not None and obs_cls is not None and issubclass(writer_cls, obs_cls)
 
 
+def complete_writer(make: Callable[[Any], Any], slots: Any) -> Any:
+    """``make(slots)``, or None where it raises ``KeyError``/``ValueError``, offers no writer
+    or leaves ``slots`` incomplete (so the caller takes the general path)."""
+    try:
+        writer = make(slots)
+    except (KeyError, ValueError):
+        return None
+    return writer if writer is not None and slots.complete else None
+
+
 class DirectObservations(NotCopied):
     """The step's observations from the sources' writers (see the module docstring)."""
 
@@ -172,11 +182,8 @@ class DirectObservations(NotCopied):
             if not trusted_writer(source):
                 return None
             slots = SourceSlots(prefix, plan, direct._offsets)
-            try:
-                writer = source.observation_writer(slots)
-            except (KeyError, ValueError):
-                return None
-            if writer is None or not slots.complete:
+            writer = complete_writer(source.observation_writer, slots)
+            if writer is None:
                 return None
             direct._writers.append(writer)
             direct._sources.append(source)
