@@ -13,8 +13,9 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import Any
 
 
 def moved_message(old: str, new: str) -> str:
@@ -28,6 +29,23 @@ def warn_moved(old: str, new: str, stacklevel: int | None = None) -> None:
     if stacklevel is None:
         stacklevel = _importer_level(old)
     warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=stacklevel)
+
+
+def deprecated_attributes(
+    module: str, attributes: Mapping[str, tuple[str, Callable[[], Any]]]
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for names kept one release: ``attributes`` maps each name to
+    ``(advice, value)``; reading one warns ``"<module>.<name> is deprecated: <advice>"``
+    (a DeprecationWarning naming the reading line) and returns ``value()``."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in attributes:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        advice, value = attributes[name]
+        warnings.warn(f"{module}.{name} is deprecated: {advice}", DeprecationWarning, stacklevel=2)
+        return value()
+
+    return __getattr__
 
 
 def _importer_level(old: str) -> int:

@@ -6,22 +6,18 @@ Numba step, its ``registration.py`` (named by an ``ai_economist.environments`` e
 ``import ai_economist.example_envs`` stays light.
 """
 
-from typing import Any
+from ai_economist.moved_modules import deprecated_attributes
 
-
-def __getattr__(name: str) -> Any:
-    if name == "REGISTRATION_MODULES":
-        import warnings
-
-        warnings.warn(
-            "ai_economist.example_envs.REGISTRATION_MODULES is deprecated: the examples register "
-            "through the entry-point group 'ai_economist.environments' "
+__getattr__ = deprecated_attributes(
+    __name__,
+    {
+        "REGISTRATION_MODULES": (
+            "the examples register through the entry-point group 'ai_economist.environments' "
             "(ai_economist.warp_drive.registry)",
-            DeprecationWarning,
-            stacklevel=2,
+            lambda: tuple(
+                f"{__name__}.{env}.registration"
+                for env in ("ring_chase", "tag_gridworld", "tag_continuous")
+            ),
         )
-        return tuple(
-            f"{__name__}.{env}.registration"
-            for env in ("ring_chase", "tag_gridworld", "tag_continuous")
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    },
+)

@@ -18,6 +18,7 @@ baseline (see its module). Outcomes without trained agents are not the paper's.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ import numpy as np
 
 from ai_economist.simulate.errors import SimulateError, UnknownPolicyError
 from ai_economist.simulate.parallel import check_workers, progress_bar, run_chunks
+from ai_economist.simulate.plots import write_economy_plots
+from ai_economist.simulate.scenarios import SimulateScenario
 from ai_economist.simulate.sweep import (
     MAX_RUNS,
     SweepParameter,
@@ -286,6 +289,21 @@ def run_economy_sweep(
         columns[n] = np.array([r[n] for r in rows], dtype=np.int64 if p.integer else np.float64)
     columns.update(outcomes)
     return SweepTable(columns)
+
+
+def economy_scenario(spec: EconomySpec, doc: str, policies_doc: str) -> SimulateScenario:
+    """The ``ai-economist-simulate`` scenario of an economy: :func:`run_economy_sweep` on
+    ``spec``, the :data:`SUMMARY` columns and the economy plots."""
+    return SimulateScenario(
+        name=spec.name,
+        doc=doc,
+        parameters=spec.parameters,
+        policies_doc=policies_doc,
+        summary=SUMMARY,
+        run=functools.partial(run_economy_sweep, spec),
+        plots=write_economy_plots,
+        options=("agents", "episodes", "backend"),
+    )
 
 
 def social_outcomes(

@@ -6,6 +6,7 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +31,27 @@ def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def frontier_plot(plt: Any, table: SweepTable, path: Path) -> Path:
     """US deaths against mean unemployment, one colour per policy, the Pareto front drawn."""
     x, y = table["mean_unemployment_rate_pct"], table["deaths_thousands"]
+    return _policy_scatter(plt, table, path, x, y, pareto_front(x, y), size=12,
+                           xlabel="mean US unemployment rate (% of population)",
+                           ylabel="US deaths at the end (thousands)",
+                           title=f"deaths vs unemployment, {len(table)} runs")  # fmt: skip
+
+
+def _policy_scatter(plt: Any, table: SweepTable, path: Path, x: np.ndarray, y: np.ndarray,
+                    front: np.ndarray, size: int, **labels: str) -> Path:  # fmt: skip
+    """``y`` against ``x``, one colour per policy, the runs ``front`` joined as the frontier;
+    ``labels`` go to ``ax.set``. Saved in ``path``."""
     fig, ax = plt.subplots(figsize=(8, 6))
     for policy in dict.fromkeys(table["policy"]):
         rows = table["policy"] == policy
-        ax.scatter(x[rows], y[rows], s=12, alpha=0.7, label=str(policy))
-    front = pareto_front(x, y)
+        ax.scatter(x[rows], y[rows], s=size, alpha=0.7, label=str(policy))
     ax.plot(x[front], y[front], color="black", linewidth=1, label="frontier (no run beats it)")
-    ax.set(xlabel="mean US unemployment rate (% of population)",
-           ylabel="US deaths at the end (thousands)",
-           title=f"deaths vs unemployment, {len(table)} runs")  # fmt: skip
+    ax.set(**labels)
     ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -55,54 +67,44 @@ def welfare_plot(plt: Any, table: SweepTable, path: Path, column: str = "planner
     ax.set_xticks(range(1, len(policies) + 1), [str(p) for p in policies], rotation=20,
                   ha="right", fontsize=8)  # fmt: skip
     ax.set(ylabel="planner episode reward sum (welfare)", title="welfare per policy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def equality_productivity_plot(plt: Any, table: SweepTable, path: Path) -> Path:
     """Equality against productivity of the agents' coin, one colour per tax policy, the
     frontier (runs no other run beats on both, higher is better) drawn."""
     x, y = table["productivity"], table["equality"]
-    fig, ax = plt.subplots(figsize=(8, 6))
-    for policy in dict.fromkeys(table["policy"]):
-        rows = table["policy"] == policy
-        ax.scatter(x[rows], y[rows], s=14, alpha=0.7, label=str(policy))
-    front = pareto_front(-x, -y)
-    ax.plot(x[front], y[front], color="black", linewidth=1, label="frontier (no run beats it)")
-    ax.set(xlabel="productivity (agents' total coin)", ylabel="equality (1 - Gini of coin)",
-           title=f"equality vs productivity, {len(table)} runs")  # fmt: skip
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _policy_scatter(plt, table, path, x, y, pareto_front(-x, -y), size=14,
+                           xlabel="productivity (agents' total coin)",
+                           ylabel="equality (1 - Gini of coin)",
+                           title=f"equality vs productivity, {len(table)} runs")  # fmt: skip
 
 
 def write_economy_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
     """``frontier.png`` (equality vs productivity) and ``welfare.png`` (planner welfare per
     policy) of an economy sweep in ``out_dir``; [] without matplotlib (a warning names the
     ``plot`` extra)."""
-    plt = pyplot()
-    if plt is None or len(table) == 0:
-        return []
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    return [
-        equality_productivity_plot(plt, table, out / "frontier.png"),
-        welfare_plot(plt, table, out / "welfare.png", "planner_welfare"),
-    ]
+    return _write_frontier_and_welfare(
+        table, out_dir, equality_productivity_plot, "planner_welfare"
+    )
 
 
 def write_plots(table: SweepTable, out_dir: str | Path) -> list[Path]:
     """``frontier.png`` and ``welfare.png`` in ``out_dir``; [] without matplotlib."""
+    return _write_frontier_and_welfare(table, out_dir, frontier_plot, "planner_reward")
+
+
+def _write_frontier_and_welfare(
+    table: SweepTable, out_dir: str | Path, frontier: Callable[..., Path], welfare_column: str
+) -> list[Path]:
+    """``frontier(plt, table, path)`` into ``frontier.png`` and the welfare per policy
+    (``welfare_column``) into ``welfare.png``; [] without matplotlib or without runs."""
     plt = pyplot()
     if plt is None or len(table) == 0:
         return []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return [
-        frontier_plot(plt, table, out / "frontier.png"),
-        welfare_plot(plt, table, out / "welfare.png"),
+        frontier(plt, table, out / "frontier.png"),
+        welfare_plot(plt, table, out / "welfare.png", welfare_column),
     ]

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from ai_economist.moved_modules import deprecated_attributes
 from ai_economist.training.overrides import apply_overrides, parse_override
 from ai_economist.training.preflight import accepted_kwargs, unknown_keys
 from ai_economist.warp_drive.training.schema import ConfigError, describe_schema, validate_config
@@ -122,17 +123,16 @@ def find_run_config(name_or_path: str | Path) -> Path:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name == "RUN_CONFIG_DIR":
-        warnings.warn(
-            "ai_economist.training.config.RUN_CONFIG_DIR is deprecated: run configs live beside "
-            "their environments; use default_config_path(env_name) or "
+__getattr__ = deprecated_attributes(
+    __name__,
+    {
+        "RUN_CONFIG_DIR": (
+            "run configs live beside their environments; use default_config_path(env_name) or "
             "packaged_config_path(name)",
-            DeprecationWarning,
-            stacklevel=2,
+            lambda: LEGACY_RUN_CONFIG_DIR,
         )
-        return LEGACY_RUN_CONFIG_DIR
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    },
+)
 
 
 class UniqueKeyLoader(yaml.SafeLoader):

@@ -9,11 +9,11 @@ with one line (in a module named by an ``ai_economist.environments`` entry point
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ai_economist.moved_modules import deprecated_attributes
 from ai_economist.warp_drive import registry
 from ai_economist.warp_drive.backend_names import EnvBackend
 from ai_economist.warp_drive.registrar import build_gpu_env, register_gpu_training_env
@@ -84,15 +84,15 @@ def training_env_names() -> list[str]:
     return sorted(registry.ENVIRONMENTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "SCENARIO_REGISTRATION_MODULES":
-        warnings.warn(
-            "ai_economist.training.environments.SCENARIO_REGISTRATION_MODULES is deprecated: "
+__getattr__ = deprecated_attributes(
+    __name__,
+    {
+        "SCENARIO_REGISTRATION_MODULES": (
             "environments register through the entry-point group "
             f"{registry.ENTRY_POINT_GROUP!r} (ai_economist.warp_drive.registry)",
-            DeprecationWarning,
-            stacklevel=2,
+            lambda: tuple(
+                ep.module for ep, _ in registry.entry_points_of(registry.ENTRY_POINT_GROUP)
+            ),
         )
-        points = registry.entry_points_of(registry.ENTRY_POINT_GROUP)
-        return tuple(ep.module for ep, _ in points)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    },
+)

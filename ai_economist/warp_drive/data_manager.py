@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +43,7 @@ SUPPORTED_DTYPES = tuple(
     for t in (np.float32, np.float64, np.int32, np.int64, np.int16, np.int8, np.uint8, np.bool_)
 )
 _DOWNCAST = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.int64): np.dtype(np.int32)}
+_V = TypeVar("_V")
 
 
 def close_matches_message(name: str, known, what: str = "data") -> str:
@@ -51,6 +53,14 @@ def close_matches_message(name: str, known, what: str = "data") -> str:
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     listing = ", ".join(known[:40]) + (" ..." if len(known) > 40 else "")
     return f"Unknown {what} {name!r}.{hint} Known: [{listing}]"
+
+
+def lookup(mapping: Mapping[str, _V], name: str, what: str) -> _V:
+    """``mapping[name]``; an :class:`UnknownNameError` (:func:`close_matches_message`) if absent."""
+    try:
+        return mapping[name]
+    except KeyError:
+        raise UnknownNameError(close_matches_message(name, mapping, what)) from None
 
 
 def _fmt_bytes(n: float) -> str:
@@ -353,10 +363,7 @@ class CUDADataManager:
 
     def meta_info(self, name: str) -> Any:
         """``n_agents`` (alias ``num_agents``), ``episode_length``, ``num_envs`` or added meta info."""
-        try:
-            return self._meta[name]
-        except KeyError:
-            raise UnknownNameError(close_matches_message(name, self._meta, "meta info")) from None
+        return lookup(self._meta, name, "meta info")
 
     def get_shape(self, name: str) -> tuple[int, ...]:
         """Shape on the device (``()`` for scalars)."""
@@ -389,12 +396,7 @@ class CUDADataManager:
 
     def snapshot(self, name: str):
         """The reset snapshot tensor of ``name``."""
-        try:
-            return self._snapshots[name]
-        except KeyError:
-            raise UnknownNameError(
-                close_matches_message(name, self._snapshots, "reset snapshot")
-            ) from None
+        return lookup(self._snapshots, name, "reset snapshot")
 
     def update_snapshot(self, names: list[str] | None = None) -> None:
         """Copy the live arrays into their snapshots (all snapshot arrays by default)."""

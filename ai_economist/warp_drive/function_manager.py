@@ -42,7 +42,7 @@ from ai_economist.warp_drive.cuda_compile import (  # noqa: F401  (re-exported)
     format_define,
     normalize_arch,
 )
-from ai_economist.warp_drive.data_manager import close_matches_message
+from ai_economist.warp_drive.data_manager import close_matches_message, lookup
 from ai_economist.warp_drive.errors import (
     GPURuntimeError,
     UnknownNameError,
@@ -284,12 +284,7 @@ class NumbaFunctionManager:
 
     def get_function(self, name: str):
         """The numba kernel (dispatcher) called ``name``."""
-        try:
-            return self._kernels[name]
-        except KeyError:
-            raise UnknownNameError(
-                close_matches_message(name, self._kernels, "numba kernel")
-            ) from None
+        return lookup(self._kernels, name, "numba kernel")
 
     def _convert(self, arg: Any) -> Any:
         if not hasattr(arg, "data_ptr"):

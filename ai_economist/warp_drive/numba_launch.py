@@ -149,12 +149,6 @@ class PreparedLaunch:
         self._fallback(*self._args)
 
 
-def bind_numba_launch(
-    dispatcher: Any,
-    args: Sequence[Any],
-    grid: int | Sequence[int],
-    block: int | Sequence[int],
-    stream: int = 0,
-) -> PreparedLaunch:
-    """A zero-argument launcher of ``dispatcher[grid, block](*args)`` (see :class:`PreparedLaunch`)."""
-    return PreparedLaunch(dispatcher, args, grid, block, stream)
+bind_numba_launch = PreparedLaunch
+"""A zero-argument launcher of ``dispatcher[grid, block](*args)``: the name the managers use
+for :class:`PreparedLaunch`."""

@@ -25,23 +25,25 @@ INT_MAX = np.int32(2**31 - 1)
 
 
 @cuda.jit(device=True)
-def action_dx(action):
-    """x step of an action (stay, +x, -x, +y, -y); other values stay."""
-    if action == 1:
+def axis_step(action, plus, minus):
+    """+1 for the action ``plus``, -1 for ``minus``, 0 for any other."""
+    if action == plus:
         return 1
-    if action == 2:
+    if action == minus:
         return -1
     return 0
 
 
 @cuda.jit(device=True)
+def action_dx(action):
+    """x step of an action (stay, +x, -x, +y, -y); other values stay."""
+    return axis_step(action, 1, 2)
+
+
+@cuda.jit(device=True)
 def action_dy(action):
     """y step of an action (stay, +x, -x, +y, -y); other values stay."""
-    if action == 3:
-        return 1
-    if action == 4:
-        return -1
-    return 0
+    return axis_step(action, 3, 4)
 
 
 @cuda.jit(device=True)

@@ -366,20 +366,18 @@ class BaseAgent:
     # -------------------------------------------------------------------- resources
     def inventory_to_escrow(self, resource: str, amount: float) -> float:
         """Move up to ``amount`` of ``resource`` to escrow; return the amount moved."""
-        if amount < 0:
-            raise ValueError(f"amount must be >= 0, got {amount!r}")
-        moved = min(self.state["inventory"][resource], amount)
-        self.state["inventory"][resource] -= moved
-        self.state["escrow"][resource] += moved
-        return float(moved)
+        return self._move_resource(resource, amount, "inventory", "escrow")
 
     def escrow_to_inventory(self, resource: str, amount: float) -> float:
         """Move up to ``amount`` of ``resource`` back to the inventory; return the amount moved."""
+        return self._move_resource(resource, amount, "escrow", "inventory")
+
+    def _move_resource(self, resource: str, amount: float, source: str, target: str) -> float:
         if amount < 0:
             raise ValueError(f"amount must be >= 0, got {amount!r}")
-        moved = min(self.state["escrow"][resource], amount)
-        self.state["escrow"][resource] -= moved
-        self.state["inventory"][resource] += moved
+        moved = min(self.state[source][resource], amount)
+        self.state[source][resource] -= moved
+        self.state[target][resource] += moved
         return float(moved)
 
     def total_endowment(self, resource: str) -> float:

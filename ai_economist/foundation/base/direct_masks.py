@@ -20,12 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist.foundation.base.direct_obs import NotCopied, trusted_writer
+from ai_economist.foundation.base.direct_obs import (
+    Claims,
+    NotCopied,
+    complete_writer,
+    trusted_writer,
+)
 
 MaskWriter = Callable[[np.ndarray, int], None]
 
 
-class MaskSlots:
+class MaskSlots(Claims):
     """Where one component's sub-spaces sit in the mask buffer.
 
     Args:
@@ -43,25 +48,20 @@ class MaskSlots:
         self.component = component
         self._slots = slots
         self._offsets = offsets
-        self._unclaimed = {(k, sub) for k, subs in slots.items() for sub in subs}
+        super().__init__((k, sub) for k, subs in slots.items() for sub in subs)
 
     def positions(self, key: str, sub: str | None = None) -> np.ndarray:
         """Buffer positions (int64) of sub-space ``sub`` (None: the component's only one)
         of agent ``key``'s mask."""
-        try:
-            self._unclaimed.remove((key, sub))
-        except KeyError:
-            raise KeyError(
-                f"{self.component}: agent {key!r} has no action sub-space {sub!r} or it was "
-                "claimed twice"
-            ) from None
+        self._take(key, sub)
         start, stop = self._slots[key][sub]
         return np.arange(start, stop, dtype=np.int64) + self._offsets[key]
 
-    @property
-    def complete(self) -> bool:
-        """Whether every sub-space has been claimed."""
-        return not self._unclaimed
+    def _not_claimable(self, key: str, sub: str | None) -> str:
+        return (
+            f"{self.component}: agent {key!r} has no action sub-space {sub!r} or it was "
+            "claimed twice"
+        )
 
 
 class DirectMasks(NotCopied):
@@ -94,11 +94,8 @@ class DirectMasks(NotCopied):
                 return None
             own = {k: s[component.name] for k, s in slots.items() if component.name in s}
             mask_slots = MaskSlots(component.name, own, direct._offsets)
-            try:
-                writer = component.mask_writer(mask_slots)
-            except (KeyError, ValueError):
-                return None
-            if writer is None or not mask_slots.complete:
+            writer = complete_writer(component.mask_writer, mask_slots)
+            if writer is None:
                 return None
             direct._writers.append(writer)
             direct._components.append(component)

@@ -26,7 +26,7 @@ together over random steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,28 @@ from ai_economist.foundation.base.observations import filled
 Writer = Callable[[np.ndarray, list, dict], None]
 
 
-class SourceSlots:
+class Claims:
+    """Slots ``(agent key, name)`` that a writer claims once each (the base of the slot maps)."""
+
+    def __init__(self, slots: Iterable[tuple[str, Any]]):
+        self._unclaimed = set(slots)
+
+    def _take(self, key: str, name: Any) -> None:
+        try:
+            self._unclaimed.remove((key, name))
+        except KeyError:
+            raise KeyError(self._not_claimable(key, name)) from None
+
+    def _not_claimable(self, key: str, name: Any) -> str:
+        return f"{key!r}: {name!r} is not a slot or was claimed twice"
+
+    @property
+    def complete(self) -> bool:
+        """Whether every slot has been claimed."""
+        return not self._unclaimed
+
+
+class SourceSlots(Claims):
     """Where one source's fields go in the flat buffer (see the module docstring).
 
     Args:
@@ -50,7 +71,7 @@ class SourceSlots:
         self.prefix = prefix
         self._plan = plan
         self._offsets = offsets
-        self._unclaimed = {(k, f) for k, fields in plan.items() for f in fields}
+        super().__init__((k, f) for k, fields in plan.items() for f in fields)
         self.scalar_positions: list[int] = []
 
     def keys(self) -> list[str]:
@@ -58,14 +79,14 @@ class SourceSlots:
         return list(self._plan)
 
     def _claim(self, key: str, field: str) -> tuple:
-        try:
-            self._unclaimed.remove((key, field))
-        except KeyError:
-            raise KeyError(
-                f"{self.prefix.rstrip('-')}: field {field!r} of agent key {key!r} is not in the "
-                "learned observation layout or was claimed twice"
-            ) from None
+        self._take(key, field)
         return self._plan[key][field]
+
+    def _not_claimable(self, key: str, field: str) -> str:
+        return (
+            f"{self.prefix.rstrip('-')}: field {field!r} of agent key {key!r} is not in the "
+            "learned observation layout or was claimed twice"
+        )
 
     def scalars(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Declare one-value fields ``(key, field)``, in the order the writer appends them."""
@@ -88,11 +109,6 @@ class SourceSlots:
         if kind != KEPT:
             raise ValueError(f"{self.prefix}{field} of {key!r} is flattened, not kept")
         return name
-
-    @property
-    def complete(self) -> bool:
-        """Whether every field of the layout has been claimed."""
-        return not self._unclaimed
 
 
 def _dropped() -> None:
@@ -125,6 +141,16 @@ def trusted_writer(
     writer_cls = _owner(type(source), writer)
     obs_cls = _owner(type(source), general)
     return writer_cls is not None and obs_cls is not None and issubclass(writer_cls, obs_cls)
+
+
+def complete_writer(make: Callable[[Any], Any], slots: Any) -> Any:
+    """``make(slots)``, or None where it raises ``KeyError``/``ValueError``, offers no writer
+    or leaves ``slots`` incomplete (so the caller takes the general path)."""
+    try:
+        writer = make(slots)
+    except (KeyError, ValueError):
+        return None
+    return writer if writer is not None and slots.complete else None
 
 
 class DirectObservations(NotCopied):
@@ -172,11 +198,8 @@ class DirectObservations(NotCopied):
             if not trusted_writer(source):
                 return None
             slots = SourceSlots(prefix, plan, direct._offsets)
-            try:
-                writer = source.observation_writer(slots)
-            except (KeyError, ValueError):
-                return None
-            if writer is None or not slots.complete:
+            writer = complete_writer(source.observation_writer, slots)
+            if writer is None:
                 return None
             direct._writers.append(writer)
             direct._sources.append(source)

@@ -24,6 +24,19 @@ from ai_economist.foundation.components.param_checks import (
 )
 
 
+def draw_build_skill(
+    rng: np.random.Generator, skill_dist: str, payment_max_skill_multiplier: float
+) -> tuple[float, float]:
+    """One agent's build ``(skill, pay rate)``: skill ~ Pareto(4) (``"pareto"``) or
+    LogNormal(-1, 0.5) (``"lognormal"``), pay rate ``min(m, (m - 1) * skill + 1)`` for
+    ``m = payment_max_skill_multiplier``; ``(1, 1)`` for ``"none"``."""
+    if skill_dist == "none":
+        return 1.0, 1.0
+    pmsm = payment_max_skill_multiplier
+    skill = float(rng.pareto(4) if skill_dist == "pareto" else rng.lognormal(-1, 0.5))
+    return skill, min(pmsm, (pmsm - 1) * skill + 1)
+
+
 @component_registry.add
 class Build(BaseComponent):
     """Build houses for income (``component_type="Build"``).
@@ -171,14 +184,7 @@ class Build(BaseComponent):
         pmsm = self.payment_max_skill_multiplier
         self.sampled_skills = {}
         for agent in self.world.agents:
-            if self.skill_dist == "none":
-                skill, pay_rate = 1.0, 1.0
-            else:
-                if self.skill_dist == "pareto":
-                    skill = float(rng.pareto(4))
-                else:
-                    skill = float(rng.lognormal(-1, 0.5))
-                pay_rate = min(pmsm, (pmsm - 1) * skill + 1)
+            skill, pay_rate = draw_build_skill(rng, self.skill_dist, pmsm)
             agent.state["build_payment"] = float(pay_rate * self.payment)
             agent.state["build_skill"] = float(skill)
             self.sampled_skills[agent.idx] = skill

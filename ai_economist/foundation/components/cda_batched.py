@@ -175,56 +175,38 @@ def _free_slot(prices: np.ndarray) -> np.ndarray:
     return np.argmax(prices == EMPTY, axis=-1)
 
 
-def place_bids(
+def place_side(
     params: MarketParams,
     state: MarketState,
+    side: int,
     commodity: int,
     actions: np.ndarray,
     inventory: np.ndarray,
     escrow: np.ndarray,
     labor: np.ndarray,
 ) -> np.ndarray:
-    """Bids on one commodity from ``actions`` ``(N, A)``: placed where the agent is below
-    ``max_num_orders`` and holds at least the price in coin (``create_bid``). Returns the
-    envs of the placed bids."""
+    """Orders of one ``side`` (``BIDS`` or ``ASKS``) on one commodity from ``actions``
+    ``(N, A)``: placed where the agent is below ``max_num_orders`` and holds what the order
+    escrows, the price in coin for a bid (``create_bid``), a unit of the commodity for an ask
+    (``create_ask``). Returns the envs of the placed orders."""
     price = actions - 1
-    coin = inventory[:, :, params.coin_index]
+    if side == BIDS:
+        held, prices, created = params.coin_index, state.bid_price, state.bid_created
+        holds = inventory[:, :, held] >= price
+    else:
+        held, prices, created = commodity, state.ask_price, state.ask_created
+        holds = inventory[:, :, held] > 0
     below = state.n_orders[:, commodity] < params.max_num_orders
-    env, agent = np.nonzero((actions > 0) & below & (coin >= price))
+    env, agent = np.nonzero((actions > 0) & below & holds)
     p = price[env, agent]
-    slot = _free_slot(state.bid_price[env, commodity, agent])
-    state.bid_price[env, commodity, agent, slot] = p
-    state.bid_created[env, commodity, agent, slot] = state.step[env]
-    state.books[env, BIDS, commodity, agent, p] += 1
+    slot = _free_slot(prices[env, commodity, agent])
+    prices[env, commodity, agent, slot] = p
+    created[env, commodity, agent, slot] = state.step[env]
+    state.books[env, side, commodity, agent, p] += 1
     state.n_orders[env, commodity, agent] += 1
-    inventory[env, agent, params.coin_index] -= p
-    escrow[env, agent, params.coin_index] += p
-    labor[env, agent] += params.order_labor
-    return env
-
-
-def place_asks(
-    params: MarketParams,
-    state: MarketState,
-    commodity: int,
-    actions: np.ndarray,
-    inventory: np.ndarray,
-    escrow: np.ndarray,
-    labor: np.ndarray,
-) -> np.ndarray:
-    """Asks on one commodity from ``actions`` ``(N, A)``: placed where the agent is below
-    ``max_num_orders`` and holds a unit of the commodity (``create_ask``). Returns the envs
-    of the placed asks."""
-    below = state.n_orders[:, commodity] < params.max_num_orders
-    env, agent = np.nonzero((actions > 0) & below & (inventory[:, :, commodity] > 0))
-    p = actions[env, agent] - 1
-    slot = _free_slot(state.ask_price[env, commodity, agent])
-    state.ask_price[env, commodity, agent, slot] = p
-    state.ask_created[env, commodity, agent, slot] = state.step[env]
-    state.books[env, ASKS, commodity, agent, p] += 1
-    state.n_orders[env, commodity, agent] += 1
-    inventory[env, agent, commodity] -= 1
-    escrow[env, agent, commodity] += 1
+    moved = p if side == BIDS else 1
+    inventory[env, agent, held] -= moved
+    escrow[env, agent, held] += moved
     labor[env, agent] += params.order_labor
     return env
 
@@ -243,12 +225,9 @@ def place_orders(
     that got new orders."""
     changed = np.zeros((state.step.shape[0], params.n_commodities), dtype=bool)
     for c in range(params.n_commodities):
-        changed[place_bids(params, state, c, bid_actions[:, :, c], inventory, escrow, labor), c] = (
-            True
-        )
-        changed[place_asks(params, state, c, ask_actions[:, :, c], inventory, escrow, labor), c] = (
-            True
-        )
+        for side, actions in ((BIDS, bid_actions), (ASKS, ask_actions)):
+            placed = place_side(params, state, side, c, actions[:, :, c], inventory, escrow, labor)
+            changed[placed, c] = True
     return changed
 
 

@@ -188,27 +188,30 @@ class ContinuousDoubleAuction(BaseComponent):
 
     def remove_expired_orders(self) -> None:
         """Age every open order by 1 and cancel those older than ``order_duration``."""
-        agents = self.world.agents
         for resource in self.commodities:
-            kept_bids = []
-            for bid in self.bids[resource]:
-                bid["bid_lifetime"] += 1
-                if bid["bid_lifetime"] <= self.order_duration:
-                    kept_bids.append(bid)
-                    continue
-                agents[bid["buyer"]].escrow_to_inventory("Coin", bid["bid"])
-                self.bid_hists[resource][bid["buyer"], bid["bid"] - self.price_floor] -= 1
-                self.n_orders[resource][bid["buyer"]] -= 1
-            kept_asks = []
-            for ask in self.asks[resource]:
-                ask["ask_lifetime"] += 1
-                if ask["ask_lifetime"] <= self.order_duration:
-                    kept_asks.append(ask)
-                    continue
-                agents[ask["seller"]].escrow_to_inventory(resource, 1)
-                self.ask_hists[resource][ask["seller"], ask["ask"] - self.price_floor] -= 1
-                self.n_orders[resource][ask["seller"]] -= 1
+            kept_bids = self._age_orders(resource, self.bids[resource], "bid")
+            kept_asks = self._age_orders(resource, self.asks[resource], "ask")
             self.bids[resource], self.asks[resource] = kept_bids, kept_asks
+
+    def _age_orders(self, resource: str, orders: list[dict], side: str) -> list[dict]:
+        """The ``side`` (``"bid"`` or ``"ask"``) orders on ``resource`` still open after
+        ageing them by 1; each cancelled one goes back to its owner's inventory (a bid's
+        coin, an ask's unit) and leaves the books."""
+        owner, hists = ("buyer", self.bid_hists) if side == "bid" else ("seller", self.ask_hists)
+        kept = []
+        for order in orders:
+            order[f"{side}_lifetime"] += 1
+            if order[f"{side}_lifetime"] <= self.order_duration:
+                kept.append(order)
+                continue
+            agent, price = order[owner], order[side]
+            if side == "bid":
+                self.world.agents[agent].escrow_to_inventory("Coin", price)
+            else:
+                self.world.agents[agent].escrow_to_inventory(resource, 1)
+            hists[resource][agent, price - self.price_floor] -= 1
+            self.n_orders[resource][agent] -= 1
+        return kept
 
     # ----------------------------------------------------------------- contract
     def get_n_actions(self, agent_cls_name: str) -> list[tuple[str, int]] | None:

@@ -27,6 +27,16 @@ COL_OFFSETS = np.array([-1, 1, 0, 0])
 MOVES = tuple(zip(ROW_OFFSETS.tolist(), COL_OFFSETS.tolist()))
 
 
+def draw_gather_bonus(rng: np.random.Generator, skill_dist: str) -> float:
+    """One agent's ``bonus_gather_prob``: ``min(2, X) / 2`` for X ~ Pareto(3) (``"pareto"``)
+    or LogNormal(-2.022, 0.938) (``"lognormal"``); 0 for ``"none"``."""
+    if skill_dist == "pareto":
+        return float(min(2.0, rng.pareto(3)) / 2)
+    if skill_dist == "lognormal":
+        return float(min(2.0, rng.lognormal(-2.022, 0.938)) / 2)
+    return 0.0
+
+
 @component_registry.add
 class Gather(BaseComponent):
     """Move around the world and collect resources (no ``component_type``: shorthand ``Gather``).
@@ -149,13 +159,7 @@ class Gather(BaseComponent):
         """Re-sample the agents' bonus probabilities and clear the gather log."""
         rng = self.world.rng
         for agent in self.world.agents:
-            if self.skill_dist == "pareto":
-                bonus = min(2.0, rng.pareto(3)) / 2
-            elif self.skill_dist == "lognormal":
-                bonus = min(2.0, rng.lognormal(-2.022, 0.938)) / 2
-            else:
-                bonus = 0.0
-            agent.state["bonus_gather_prob"] = float(bonus)
+            agent.state["bonus_gather_prob"] = draw_gather_bonus(rng, self.skill_dist)
         self.gathers = []
 
     def get_dense_log(self) -> list[list[dict[str, Any]]]:

@@ -198,14 +198,9 @@ class KernelBackend(BatchedBackend):
 
     def launch(self, name: str) -> None:
         """Launch one kernel of ``KernelSpec`` (step or other kernels) by name."""
-        try:
-            bound = self._bound[name]
-        except KeyError:
-            from ai_economist.warp_drive.data_manager import close_matches_message
-            from ai_economist.warp_drive.errors import UnknownNameError
+        from ai_economist.warp_drive.data_manager import lookup
 
-            raise UnknownNameError(close_matches_message(name, self._bound, "kernel")) from None
-        bound()
+        lookup(self._bound, name, "kernel")()
 
     def reset_done(self) -> None:
         """Reset the done environments in one kernel launch (``fused_reset``), or with

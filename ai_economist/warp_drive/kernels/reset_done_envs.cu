@@ -9,30 +9,30 @@
 #ifndef AI_ECONOMIST_RESET_DONE_ENVS_CU_
 #define AI_ECONOMIST_RESET_DONE_ENVS_CU_
 
+// row `env` (n units of type T) of the live array at `live_ptr`: a copy of the snapshot's row
+// (`snap_ptr`), or zeros where `snap_ptr` is 0; the block's threads stride the row
+template <typename T>
+__device__ void reset_done_row(long long live_ptr, long long snap_ptr, long long n, int env) {
+  T* live = reinterpret_cast<T*>(live_ptr) + env * n;
+  const T* snap = reinterpret_cast<const T*>(snap_ptr);
+  if (snap != nullptr) {
+    snap += env * n;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) live[i] = snap[i];
+  } else {
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) live[i] = T(0);
+  }
+}
+
 extern "C" __global__ void ResetDoneEnvs(const long long* table, const int num_arrays,
                                          int* _done_, int* _timestep_) {
   const int env = blockIdx.x;
   if (_done_[env] == 0) return;  // the same for every thread of the block
   for (int a = 0; a < num_arrays; a++) {
-    const long long n = table[4 * a + 2];
-    if (table[4 * a + 3] == 4) {
-      unsigned int* live = reinterpret_cast<unsigned int*>(table[4 * a]) + env * n;
-      const unsigned int* snap = reinterpret_cast<const unsigned int*>(table[4 * a + 1]);
-      if (snap != nullptr) {
-        snap += env * n;
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) live[i] = snap[i];
-      } else {
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) live[i] = 0u;
-      }
+    const long long* row = table + 4 * a;  // live, snapshot (0: zero), units per env, unit size
+    if (row[3] == 4) {
+      reset_done_row<unsigned int>(row[0], row[1], row[2], env);
     } else {
-      unsigned char* live = reinterpret_cast<unsigned char*>(table[4 * a]) + env * n;
-      const unsigned char* snap = reinterpret_cast<const unsigned char*>(table[4 * a + 1]);
-      if (snap != nullptr) {
-        snap += env * n;
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) live[i] = snap[i];
-      } else {
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) live[i] = 0;
-      }
+      reset_done_row<unsigned char>(row[0], row[1], row[2], env);
     }
   }
   __syncthreads();  // every thread has read _done_[env] before it is cleared

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from ai_economist.warp_drive.training.durable import OutputWriteError, write_atomic
+from ai_economist.warp_drive.training.run_dir import pid_alive
 from ai_economist.warp_drive.training.schema import ConfigError
 
 FORMAT_VERSION = 2
@@ -116,13 +117,7 @@ def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return False  # this process saves one checkpoint at a time: a leftover is stale
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. PermissionError: the process exists
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def clean_temporary_files(folder: str | Path) -> list[Path]:

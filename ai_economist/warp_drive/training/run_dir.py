@@ -72,7 +72,8 @@ def create_run_dir(parent: str | Path, name: str) -> Path:
     raise FileExistsError(f"{parent / name}: {MAX_SUFFIX} run folders of that name exist")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (one we may not signal counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -129,7 +130,7 @@ class RunLock:
         pid, host = holder.get("pid"), holder.get("host")
         if pid == me["pid"] and host == me["host"]:
             return False
-        if isinstance(pid, int) and host == me["host"] and not _pid_alive(pid):
+        if isinstance(pid, int) and host == me["host"] and not pid_alive(pid):
             print(
                 f"note: taking over the lock {self.path} of process {pid} on {host}, "
                 "which no longer runs",

@@ -39,16 +39,13 @@ from ai_economist.foundation.components.simple_labor import NUM_LABOR_HOURS
 from ai_economist.foundation.scenarios.one_step_economy import array_model as am
 from ai_economist.foundation.scenarios.one_step_economy import rules
 from ai_economist.simulate.economies import (
-    SUMMARY,
     EconomyChunk,
     EconomySpec,
+    economy_scenario,
     rate_columns,
-    run_economy_sweep,
     social_outcomes,
 )
 from ai_economist.simulate.errors import SimulateError
-from ai_economist.simulate.plots import write_economy_plots
-from ai_economist.simulate.scenarios import SimulateScenario
 from ai_economist.simulate.sweep import SweepParameter
 
 ENV_NAME = "one_step_economy"
@@ -278,18 +275,10 @@ SPEC = EconomySpec(
 )
 
 
-def run(policies, sweeps=(), **options) -> Any:
-    """:func:`~ai_economist.simulate.economies.run_economy_sweep` on the one-step economy."""
-    return run_economy_sweep(SPEC, policies, sweeps, **options)
-
-
-SCENARIO = SimulateScenario(
-    name="one-step-economy",
+SCENARIO = economy_scenario(
+    SPEC,
     doc="the one-step economy (planner taxes, then 10 agents choose hours), batched numpy model",
-    parameters=PARAMETERS,
     policies_doc="free-market, us-federal, saez, saez-average, fixed:RATES, checkpoint:RUN",
-    summary=SUMMARY,
-    run=run,
-    plots=write_economy_plots,
-    options=("agents", "episodes", "backend"),
 )
+run = SCENARIO.run
+""":func:`~ai_economist.simulate.economies.run_economy_sweep` on the one-step economy."""

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from ai_economist.foundation.components.build import draw_build_skill
+from ai_economist.foundation.components.move import draw_gather_bonus
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rewards as rewards
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone.array_state import (  # noqa: F401
@@ -103,22 +105,11 @@ def _reset_env_draws(state: GTBWorldState, params: GTBWorldParams, e: int) -> No
             )
     pmsm = params.payment_max_skill_multiplier
     for agent in range(params.n_agents):
-        if params.build_skill_dist == "none":
-            skill, pay_rate = 1.0, 1.0
-        else:
-            dist = params.build_skill_dist
-            skill = float(rng.pareto(4) if dist == "pareto" else rng.lognormal(-1, 0.5))
-            pay_rate = min(pmsm, (pmsm - 1) * skill + 1)
+        skill, pay_rate = draw_build_skill(rng, params.build_skill_dist, pmsm)
         state.build_payment[e, agent] = float(pay_rate * params.payment)
         state.build_skill[e, agent] = skill
     for agent in range(params.n_agents):
-        if params.gather_skill_dist == "pareto":
-            bonus = min(2.0, rng.pareto(3)) / 2
-        elif params.gather_skill_dist == "lognormal":
-            bonus = min(2.0, rng.lognormal(-2.022, 0.938)) / 2
-        else:
-            bonus = 0.0
-        state.bonus_gather_prob[e, agent] = float(bonus)
+        state.bonus_gather_prob[e, agent] = draw_gather_bonus(rng, params.gather_skill_dist)
     if params.fixed_four:
         for rank, agent in enumerate(rng.permutation(params.n_agents).tolist()):
             state.locs[e, agent] = params.ranked_locs[rank]

@@ -41,15 +41,12 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import
     env_config,
 )
 from ai_economist.simulate.economies import (
-    SUMMARY,
     EconomyChunk,
     EconomySpec,
-    run_economy_sweep,
+    economy_scenario,
     social_outcomes,
 )
 from ai_economist.simulate.errors import SimulateError
-from ai_economist.simulate.plots import write_economy_plots
-from ai_economist.simulate.scenarios import SimulateScenario
 from ai_economist.simulate.sweep import SweepParameter
 
 PARAMETERS: dict[str, SweepParameter] = {
@@ -124,18 +121,10 @@ SPEC = EconomySpec(
 )
 
 
-def run(policies, sweeps=(), **options) -> Any:
-    """:func:`~ai_economist.simulate.economies.run_economy_sweep` on gather-trade-build."""
-    return run_economy_sweep(SPEC, policies, sweeps, **options)
-
-
-SCENARIO = SimulateScenario(
-    name="gather-trade-build",
+SCENARIO = economy_scenario(
+    SPEC,
     doc="gather-trade-build (published phase-2 config, 4 agents), batched numpy array economy",
-    parameters=PARAMETERS,
     policies_doc="free-market, us-federal, saez, fixed:RATES, checkpoint:RUN",
-    summary=SUMMARY,
-    run=run,
-    plots=write_economy_plots,
-    options=("agents", "episodes", "backend"),
 )
+run = SCENARIO.run
+""":func:`~ai_economist.simulate.economies.run_economy_sweep` on gather-trade-build."""

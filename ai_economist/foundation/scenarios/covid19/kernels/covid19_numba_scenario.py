@@ -257,20 +257,26 @@ def scenario_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per 
             rewards_p[env, 0] = get_rew(health, economic, P_W) / NORM
 
     @jit
+    def store_episode_metrics(metrics, deaths, vaccinated, health, economic):
+        # one env's episode_metrics row from its states' deaths and vaccinations (1-D views)
+        sum_deaths, sum_vaccinated = ZERO, ZERO
+        for i in range(A):
+            sum_deaths += deaths[i]
+            sum_vaccinated += vaccinated[i]
+        metrics[0] = sum_deaths / F(1e3)
+        metrics[1] = sum_vaccinated / US_POP * F100
+        metrics[2] = health
+        metrics[3] = economic
+
+    @jit
     def record_episode_end(env, tid, t, deaths, vaccinated, planner_health_index,
                            planner_economic_index, episode_metrics,
                            completed_episodes):  # fmt: skip
         # CUDA C's record_episode_end: the step that ends an episode records its metrics
         # (planner thread, after the barrier of the reward body).
         if tid == A and t == L:
-            sum_deaths, sum_vaccinated = ZERO, ZERO
-            for i in range(A):
-                sum_deaths += deaths[env, i]
-                sum_vaccinated += vaccinated[env, i]
-            episode_metrics[env, 0] = sum_deaths / F(1e3)
-            episode_metrics[env, 1] = sum_vaccinated / US_POP * F100
-            episode_metrics[env, 2] = planner_health_index[env]
-            episode_metrics[env, 3] = planner_economic_index[env]
+            store_episode_metrics(episode_metrics[env], deaths[env], vaccinated[env],
+                                  planner_health_index[env], planner_economic_index[env])  # fmt: skip
             completed_episodes[env] += 1
 
     @jit
@@ -279,15 +285,10 @@ def scenario_device_functions(c: dict) -> dict:  # noqa: C901  (one closure per 
                                 completed_episodes):  # fmt: skip
         # record_episode_end on the 1-D views of the fused kernel (FLAT_KERNELS)
         if tid == A and t == L:
-            sum_deaths, sum_vaccinated = ZERO, ZERO
-            for i in range(A):
-                sum_deaths += deaths[env * A + i]
-                sum_vaccinated += vaccinated[env * A + i]
-            row = env * N_METRICS
-            episode_metrics[row] = sum_deaths / F(1e3)
-            episode_metrics[row + 1] = sum_vaccinated / US_POP * F100
-            episode_metrics[row + 2] = planner_health_index[env]
-            episode_metrics[row + 3] = planner_economic_index[env]
+            a, m = env * A, env * N_METRICS
+            store_episode_metrics(episode_metrics[m:m + N_METRICS], deaths[a:a + A],
+                                  vaccinated[a:a + A], planner_health_index[env],
+                                  planner_economic_index[env])  # fmt: skip
             completed_episodes[env] += 1
 
     @jit
