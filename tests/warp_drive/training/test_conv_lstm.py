@@ -46,8 +46,8 @@ def random_obs(*lead):
     return obs
 
 
-def conv_lstm_config(**model):
-    config = toy_run_config(num_episodes=120)
+def conv_lstm_config(num_episodes=64, **model):
+    config = toy_run_config(num_episodes=num_episodes)  # 8 iterations of 80 env-steps
     for tag in ("a", "p"):
         config["policy"][tag]["model"] = {"type": "conv_lstm", "fc_dims": [32], "lstm_size": 16}
         config["policy"][tag]["model"].update(model)
@@ -181,8 +181,8 @@ def test_training_improves_respects_masks_and_is_deterministic(tmp_path):
     assert all(torch.equal(runs[0][k], runs[1][k]) for k in runs[0])
     lines = (tmp_path / "one" / "metrics.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines]
-    # random play scores ~0.3 per step; the fully connected model passes 0.9 here
-    assert rows[-1]["a/reward_per_step"] > rows[0]["a/reward_per_step"] + 0.3
+    # random play scores ~0.3 per step; optimal is 1.0 (measured: 0.28 -> 0.94)
+    assert rows[-1]["a/reward_per_step"] > 0.8 > rows[0]["a/reward_per_step"] + 0.3
     assert rows[-1]["a/approx_kl"] < 0.5
 
 
