@@ -55,7 +55,9 @@ def conv_lstm_config(num_episodes=64, **model):
 
 
 def make_trainer(tmp_path, config, env_seed=0):
-    env = ToyTargetEnv(num_envs=config["trainer"]["num_envs"], **{**config["env"], "seed": env_seed})
+    env = ToyTargetEnv(
+        num_envs=config["trainer"]["num_envs"], **{**config["env"], "seed": env_seed}
+    )
     return Trainer(env, config, AGENT_MAP, True, "first", results_directory=tmp_path, verbose=False)
 
 
