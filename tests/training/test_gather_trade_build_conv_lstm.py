@@ -59,3 +59,30 @@ def test_conv_lstm_checkpoints_its_memory_and_resumes_exactly(tmp_path):
     model = load_policy_models(a, specs)["a"]
     logits, values, new_state = model.step(torch.zeros(1, 4, 1225), model.initial_state(1, 4))
     assert logits.shape == (1, 4, 50) and new_state.shape == (1, 4, 16)
+
+
+def test_every_gather_trade_build_batch_declares_the_same_agent_layout():
+    from ai_economist.foundation.scenarios.simple_wood_and_stone import configs
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
+        ArrayGatherTradeBuildBatch,
+    )
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import (
+        GatherTradeBuildBatch,
+    )
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
+        GatherTradeBuildWorldGpu,
+    )
+    from ai_economist.warp_drive.env_wrapper import EnvWrapper
+    from ai_economist.warp_drive.obs_layout import ObsSegment, env_layout
+
+    config = configs.env_config(configs.PHASE1_ENV_CONFIG)
+    config.update(episode_length=3, dense_log_frequency=None)
+    maps = (ObsSegment("world-map", (7, 11, 11)), ObsSegment("world-idx_map", (2, 11, 11), "index"))
+    gpu = EnvWrapper(GatherTradeBuildWorldGpu(), num_envs=1, env_backend="numpy")
+    for batch in (ArrayGatherTradeBuildBatch(config, 1), GatherTradeBuildBatch(config, 1), gpu):
+        for tag, spec in batch.policy_specs.items():
+            layout = env_layout(batch, tag, spec.obs_dim)  # checked against obs_dim
+            if tag == "a":
+                assert layout[1:] == maps, type(batch).__name__
+            else:
+                assert not any(s.spatial for s in layout)
