@@ -194,3 +194,21 @@ def test_fully_connected_is_still_the_default():
     assert type(model).__name__ == "FullyConnectedActorCritic"
     assert not getattr(model, "recurrent", False)
     assert flat_layout(8) == (ObsSegment("obs", (8,)),)
+
+
+def test_a_checkpoint_written_before_the_conv_lstm_keys_still_fits():
+    from ai_economist.warp_drive.training.checkpoint_state import config_differences
+
+    new = validate_config(toy_run_config())
+    old = copy.deepcopy(new)
+    for policy in old["policy"].values():  # a config of the schema before conv_lstm
+        policy["model"] = {
+            "type": "fully_connected",
+            "fc_dims": [32, 32],
+            "model_ckpt_filepath": "",
+        }
+    assert config_differences(old, new) == []
+    new["policy"]["a"]["model"]["lstm_size"] = 64
+    assert config_differences(old, new) == [
+        "'policy.a.model.lstm_size': checkpoint 128, run config 64"
+    ]
