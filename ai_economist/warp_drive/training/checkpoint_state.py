@@ -162,8 +162,7 @@ def config_differences(saved: dict, config: dict) -> list[str]:
             was = old.get(key, _model_default(key))
             if key not in _MODEL_KEYS_IGNORED and was != new.get(key):
                 diffs.append(
-                    f"'policy.{tag}.model.{key}': checkpoint {was!r}, "
-                    f"run config {new.get(key)!r}"
+                    f"'policy.{tag}.model.{key}': checkpoint {was!r}, run config {new.get(key)!r}"
                 )
     return diffs
 
