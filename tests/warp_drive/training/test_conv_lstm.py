@@ -212,3 +212,16 @@ def test_a_checkpoint_written_before_the_conv_lstm_keys_still_fits():
     assert config_differences(old, new) == [
         "'policy.a.model.lstm_size': checkpoint 128, run config 64"
     ]
+
+
+def test_gradients_flow_back_through_a_sequence_and_stop_at_an_episode_start():
+    model = small_model()
+    for reset_at, flows in ((None, True), (2, False)):
+        obs = random_obs(1, 4).requires_grad_(True)
+        resets = torch.zeros(1, 4, dtype=torch.bool)
+        if reset_at is not None:
+            resets[0, reset_at] = True
+        logits, _ = model.forward_sequence(obs, model.initial_state(1), resets)
+        logits[0, 3].sum().backward()
+        reached = obs.grad[0, 0].abs().sum() > 0  # the last step's loss reaches step 0
+        assert bool(reached) == flows
