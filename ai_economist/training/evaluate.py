@@ -81,12 +81,20 @@ def run_episode(env: Any, models: dict[str, torch.nn.Module], greedy: bool, seed
     generator = torch.Generator().manual_seed(seed)
     env.reset_all_envs()
     steps: list[dict[str, Any]] = []
+    memory = {  # recurrent models (conv_lstm) carry their state from step to step
+        tag: model.initial_state(*env.observations(tag).shape[:-1])
+        for tag, model in models.items()
+        if getattr(model, "recurrent", False)
+    }
     for t in range(env.episode_length):
         record: dict[str, Any] = {"t": t, "actions": {}, "rewards": {}}
         for tag, model in models.items():
             obs = env.observations(tag).float()
             mask = env.action_masks(tag)
-            logits, _ = model(obs)
+            if tag in memory:
+                logits, _, memory[tag] = model.step(obs, memory[tag])
+            else:
+                logits, _ = model(obs)
             if greedy:
                 actions = greedy_masked(logits, mask)
             else:

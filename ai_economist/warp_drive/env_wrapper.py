@@ -29,6 +29,7 @@ from ai_economist.warp_drive.data_manager import DONE, close_matches_message
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import EnvStateMismatch, check_header
 from ai_economist.warp_drive.errors import UnknownNameError, cudasim_enabled
+from ai_economist.warp_drive.obs_layout import flat_layout
 from ai_economist.warp_drive.scenario import (
     ACTION_MASK,
     OBSERVATIONS,
@@ -184,6 +185,15 @@ class EnvWrapper(PolicyArrays):
     def device(self):
         """The torch device of every trainer-facing tensor."""
         return self.backend.device
+
+    def observation_layout(self, tag: str) -> tuple:
+        """The segments of policy ``tag``'s observation vector as the environment declares
+        them (its optional ``observation_layout(tag)``), else one plain segment
+        (:mod:`~ai_economist.warp_drive.obs_layout`)."""
+        declared = getattr(self.env, "observation_layout", None)
+        if declared is None:
+            return flat_layout(self.groups[tag].obs_dim)
+        return tuple(declared(tag))
 
     @property
     def policy_tag_to_agent_id_map(self) -> dict[str, list[str]]:

@@ -52,7 +52,9 @@ class UpdateHyperParams:
 
 @dataclass
 class Batch:
-    """Flat training samples of one policy: B = T * E * N agent-steps."""
+    """Training samples of one policy: B = T * E * N agent-steps, or for a recurrent model
+    B sequences of L steps (every per-step field then has an L axis after B, see
+    :func:`.recurrent.sequence_fields`)."""
 
     obs: torch.Tensor  # (B, obs_dim)
     masks: torch.Tensor  # (B, num_actions)
@@ -60,6 +62,14 @@ class Batch:
     log_probs: torch.Tensor  # (B,) at sampling time
     advantages: torch.Tensor  # (B,)
     returns: torch.Tensor  # (B,)
+    states: torch.Tensor | None = None  # (B, state_size) recurrent: each sequence's first state
+    resets: torch.Tensor | None = None  # (B, L) recurrent: an episode begins at this step
+
+    def rows(self, idx: slice | torch.Tensor) -> Batch:
+        """The minibatch of rows ``idx``."""
+        return Batch(
+            *(None if (v := getattr(self, f.name)) is None else v[idx] for f in fields(Batch))
+        )
 
 
 def update_policy(
@@ -112,7 +122,7 @@ def update_policy(
             order = torch.randperm(size, generator=generator, device=device)
         for start in range(0, size, mb_size):
             idx = slice(start, start + mb_size) if order is None else order[start : start + mb_size]
-            minibatch = Batch(*(getattr(batch, f.name)[idx] for f in fields(Batch)))
+            minibatch = batch.rows(idx)
             loss, step_stats = loss_fn(model, minibatch, coeffs, settings)
 
             optimizer.zero_grad(set_to_none=True)
@@ -172,7 +182,10 @@ def minibatch_loss(
         ``[loss, policy_loss, value_loss, entropy, approx_kl, clip_frac]``.
     """
     with autocast(mb.obs.device, settings.precision):
-        logits, values = model(mb.obs)
+        if mb.states is None:
+            logits, values = model(mb.obs)
+        else:  # a recurrent model re-runs its sequences (truncated BPTT)
+            logits, values = model.forward_sequence(mb.obs, mb.states, mb.resets)
     log_prob, entropy = masked_log_prob_entropy(logits, mb.masks, mb.actions)
 
     advantages = mb.advantages

@@ -20,6 +20,7 @@ import torch
 from ai_economist.warp_drive.env_protocol import StatefulEnv
 from ai_economist.warp_drive.env_state import EnvStateMismatch, to_checkpoint
 from ai_economist.warp_drive.training.checkpoint import CheckpointError
+from ai_economist.warp_drive.training.schema import MODEL_SCHEMA
 
 
 def global_rng_states() -> dict[str, Any]:
@@ -126,6 +127,11 @@ def restore_env_state(env: Any, state: dict[str, Any] | None) -> bool:
 _MODEL_KEYS_IGNORED = ("model_ckpt_filepath",)  # initial weights: the checkpoint replaces them
 
 
+def _model_default(key: str) -> Any:
+    field = MODEL_SCHEMA.get(key)
+    return getattr(field, "default", None)
+
+
 def config_differences(saved: dict, config: dict) -> list[str]:
     """What differs between a checkpoint's run config and ``config`` in ways that make the
     checkpoint unusable: the environment, ``trainer.num_envs``, the policy tags or a model."""
@@ -152,10 +158,11 @@ def config_differences(saved: dict, config: dict) -> list[str]:
             diffs.append(f"'policy.{tag}.normalize_value': checkpoint {was!r}, run config {now!r}")
         old, new = saved["policy"][tag].get("model", {}), config["policy"][tag]["model"]
         for key in sorted(set(old) | set(new)):
-            if key not in _MODEL_KEYS_IGNORED and old.get(key) != new.get(key):
+            # a key the checkpoint's config predates had its default (e.g. conv_lstm's keys)
+            was = old.get(key, _model_default(key))
+            if key not in _MODEL_KEYS_IGNORED and was != new.get(key):
                 diffs.append(
-                    f"'policy.{tag}.model.{key}': checkpoint {old.get(key)!r}, "
-                    f"run config {new.get(key)!r}"
+                    f"'policy.{tag}.model.{key}': checkpoint {was!r}, run config {new.get(key)!r}"
                 )
     return diffs
 

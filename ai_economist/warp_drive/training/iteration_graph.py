@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from ai_economist.warp_drive.training.recurrent import update_rows
+
 WARMUP_ITERATIONS = 2
 """Eager iterations before the capture (compiled losses traced, optimizer state created)."""
 
@@ -126,9 +128,9 @@ class IterationGraph:
         self.graph: torch.cuda.CUDAGraph | None = None
         self.enabled = True
         self.eager_iterations = 0
-        batch = trainer.num_steps * trainer.num_envs
+        steps, envs = trainer.num_steps, trainer.num_envs
         self.inputs = {
-            tag: StaticUpdateInputs.allocate(p, batch * p.spec.num_agents, trainer.device)
+            tag: StaticUpdateInputs.allocate(p, update_rows(p, steps, envs), trainer.device)
             for tag, p in trainer.policies.items()
             if p.config["to_train"]
         }

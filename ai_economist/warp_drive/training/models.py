@@ -1,4 +1,5 @@
-"""Fully connected actor-critic models and masked categorical sampling.
+"""Actor-critic models (fully connected here, ``conv_lstm`` in :mod:`.conv_lstm`) and masked
+categorical sampling.
 
 One model serves every agent of a policy (shared weights): the agents' observations are
 stacked into the batch dimension.  Action masks are applied to the logits before sampling,
@@ -16,7 +17,9 @@ import torch
 from torch import nn
 
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.obs_layout import Layout, ObsSegment
 from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
+from ai_economist.warp_drive.training.conv_lstm import build_conv_lstm
 from ai_economist.warp_drive.training.fused_layers import (
     fused_dtype,
     linear_relu,
@@ -156,19 +159,34 @@ def _acting_dtype(obs: torch.Tensor) -> torch.dtype | None:
     return None if torch.is_grad_enabled() else fused_dtype(obs)
 
 
-def build_model(model_config: dict, obs_dim: int, num_actions: int) -> nn.Module:
-    """The model named by a policy's ``model`` block (only ``fully_connected`` for now)."""
+MODEL_TYPES = ("fully_connected", "conv_lstm")
+"""The ``model.type`` values :func:`build_model` knows."""
+
+
+def build_model(
+    model_config: dict, obs_dim: int, num_actions: int, layout: Layout | None = None
+) -> nn.Module:
+    """The model named by a policy's ``model`` block: ``fully_connected`` (an MLP on the flat
+    vector) or ``conv_lstm`` (:mod:`.conv_lstm`; ``layout``: the observation's segments as the
+    env declares them, :func:`~ai_economist.warp_drive.obs_layout.env_layout`)."""
     kind = model_config.get("type", "fully_connected")
+    if kind == "conv_lstm":
+        return build_conv_lstm(model_config, obs_dim, num_actions, layout)
     if kind != "fully_connected":
-        raise ValueError(f"unknown model type {kind!r}; supported: 'fully_connected'")
+        raise ValueError(f"unknown model type {kind!r}; supported: {list(MODEL_TYPES)}")
     return FullyConnectedActorCritic(obs_dim, num_actions, model_config.get("fc_dims", [256, 256]))
 
 
 def build_policy_model(
-    tag: str, policy_config: dict, spec: PolicySpec, device: torch.device
+    tag: str,
+    policy_config: dict,
+    spec: PolicySpec,
+    device: torch.device,
+    layout: Layout | None = None,
 ) -> torch.nn.Module:
     """The model of policy ``tag``, with the initial weights named by its config loaded."""
-    model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions).to(device)
+    model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions, layout)
+    model = model.to(device)
     path = policy_config["model"].get("model_ckpt_filepath", "")
     if path:
         verify_checkpoint(path)  # a trainer checkpoint's SHA-256 sidecar, when it has one
@@ -181,13 +199,18 @@ def build_policy_model(
 
 def load_policy_models(state: dict, policy_specs: dict) -> dict[str, nn.Module]:
     """``{tag: model}`` of a loaded checkpoint ``state`` (``load_checkpoint``) for the policies
-    of ``policy_specs``: built from the checkpoint's config, on the CPU, in eval mode."""
+    of ``policy_specs``: built from the checkpoint's config (and, for a ``conv_lstm``, the
+    observation layout it saved), on the CPU, in eval mode."""
     models = {}
     for tag, spec in policy_specs.items():
         policy_config = copy.deepcopy(state["config"]["policy"][tag])
         policy_config["model"]["model_ckpt_filepath"] = ""
-        model = build_policy_model(tag, policy_config, spec, torch.device("cpu"))
-        model.load_state_dict(state["policies"][tag]["model"])
+        saved = state["policies"][tag]
+        layout = None
+        if "observation_layout" in saved:
+            layout = tuple(ObsSegment.from_plain(s) for s in saved["observation_layout"])
+        model = build_policy_model(tag, policy_config, spec, torch.device("cpu"), layout)
+        model.load_state_dict(saved["model"])
         models[tag] = model.eval()
     return models
 

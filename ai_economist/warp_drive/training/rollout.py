@@ -23,6 +23,7 @@ from ai_economist.warp_drive.training.fused_sampling import (
     sample_reference,
 )
 from ai_economist.warp_drive.training.models import autocast, draw_gumbel
+from ai_economist.warp_drive.training.recurrent import RecurrentStates
 from ai_economist.warp_drive.training.streams import PolicyStreams
 
 __all__ = ["EpisodeTracker", "PhaseTimer", "PolicyStreams", "RolloutBuffer", "RolloutCollector"]
@@ -39,12 +40,20 @@ class RolloutBuffer:
     values: torch.Tensor  # (T, E, N)
     rewards: torch.Tensor  # (T, E, N)
     gumbel: torch.Tensor  # (T, E, N, num_actions) sampling noise, drawn once per iteration
+    states: torch.Tensor | None = None  # (T, E, N, state_size) recurrent: each step's start state
 
     @classmethod
     def allocate(
-        cls, spec: PolicySpec, num_steps: int, num_envs: int, device: torch.device
+        cls,
+        spec: PolicySpec,
+        num_steps: int,
+        num_envs: int,
+        device: torch.device,
+        state_size: int = 0,
     ) -> RolloutBuffer:
+        """Zeroed buffers (``state_size`` > 0: also the recurrent states, :mod:`.recurrent`)."""
         shape = (num_steps, num_envs, spec.num_agents)
+        states = torch.zeros(*shape, state_size, device=device) if state_size else None
         return cls(
             obs=torch.zeros(*shape, spec.obs_dim, device=device),
             masks=torch.zeros(*shape, spec.num_actions, dtype=torch.bool, device=device),
@@ -53,6 +62,7 @@ class RolloutBuffer:
             values=torch.zeros(shape, device=device),
             rewards=torch.zeros(shape, device=device),
             gumbel=torch.zeros(*shape, spec.num_actions, device=device),
+            states=states,
         )
 
 
@@ -196,6 +206,8 @@ class RolloutCollector:
         self.fused_sampling = fused_sampling_supported(self.device, fused_sampling)
         # the same signature and results; the fused kernel is one launch instead of seven
         self.sample = fused_sample if self.fused_sampling else sample_reference
+        # recurrent policies' current states, carried across steps and rollouts
+        self.recurrent = RecurrentStates(policies, env.num_envs, self.device)
 
     def _env_addresses(self) -> list[int]:
         env = self.env
@@ -219,7 +231,7 @@ class RolloutCollector:
                 obs, masks = buf.obs[t], buf.masks[t]
             with streams.on(p.tag):
                 with timer.phase("policy_forward"):
-                    logits, values = p.act_model(obs)  # in the caller's autocast
+                    logits, values = self._forward(p, obs, t)  # in the caller's autocast
                 with timer.phase("sampling"):
                     out = (buf.actions[t], buf.log_probs[t], buf.values[t])
                     self.sample(logits, masks, buf.gumbel[t], values, out, env.actions(p.tag))
@@ -234,16 +246,19 @@ class RolloutCollector:
                     p.buffer.rewards[t].copy_(env.rewards(p.tag))
             self.dones[t].copy_(env.done())
             self.streams.join()
+            self.recurrent.reset_done(self.dones[t])  # the next step starts an episode
             env.reset_only_done_envs()
 
     def _warm_up_policy(self, timer: PhaseTimer) -> None:
         """Run the policy part twice outside any graph (cuBLAS workspaces, the allocator)."""
+        saved = self.recurrent.state_dict()  # the warm-up must not move the memory on
         side = torch.cuda.Stream(self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side), self._autocast():
             for _ in range(2):
                 self._policy_step(0, timer)
         torch.cuda.current_stream(self.device).wait_stream(side)
+        self.recurrent.load_state_dict(saved)
 
     def _capture_rollout(self, timer: PhaseTimer) -> bool:
         """Capture the whole rollout as one graph; False when the env cannot be captured."""
@@ -360,7 +375,22 @@ class RolloutCollector:
         with timer.phase("policy_forward"), self._autocast():
             for tag, p in self.policies.items():
                 if p.config["to_train"]:
-                    self.last_values[tag] = p.act_model(env.observations(tag).float())[1]
+                    obs = env.observations(tag).float()
+                    if tag in self.recurrent:
+                        self.last_values[tag] = p.act_model.step(obs, self.recurrent[tag])[1]
+                    else:
+                        self.last_values[tag] = p.act_model(obs)[1]
+
+    def _forward(self, p: Any, obs: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and values of step ``t``; a recurrent policy stores the state the step
+        starts from and moves its state on, in place (:mod:`.recurrent`)."""
+        if p.tag not in self.recurrent:
+            return p.act_model(obs)
+        state = self.recurrent[p.tag]
+        p.buffer.states[t].copy_(state)
+        logits, values, new_state = p.act_model.step(obs, state)
+        state.copy_(new_state)
+        return logits, values
 
     def _frozen_weights(self) -> ExitStack:
         """Every model's heads stacked once for the enclosed forward passes (models that

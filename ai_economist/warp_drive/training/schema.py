@@ -90,8 +90,35 @@ class PerTag:
 
 
 MODEL_SCHEMA: dict[str, Any] = {
-    "type": Field("str", "fully_connected", "model architecture", choices=("fully_connected",)),
-    "fc_dims": Field("int_list", [256, 256], "hidden layer sizes"),
+    "type": Field(
+        "str",
+        "fully_connected",
+        "model architecture: fully_connected (an MLP on the flat observation) or conv_lstm "
+        "(convolutions over the maps the env declares, dense layers, layer norm, an LSTM; "
+        "the original's keras_conv_lstm)",
+        choices=("fully_connected", "conv_lstm"),
+    ),
+    "fc_dims": Field("int_list", [256, 256], "hidden layer sizes (conv_lstm: after the join)"),
+    "conv_filters": Field(
+        "int_list", [16, 32], "conv_lstm: output channels of each convolution over the maps"
+    ),
+    "conv_kernel": Field("int", 3, "conv_lstm: square kernel size of the convolutions", minimum=1),
+    "conv_stride": Field("int", 2, "conv_lstm: stride of the convolutions", minimum=1),
+    "lstm_size": Field("int", 128, "conv_lstm: size of the LSTM's hidden state", minimum=1),
+    "index_vocab": Field(
+        "int", 100, "conv_lstm: index-map codes are clamped to [0, index_vocab)", minimum=1
+    ),
+    "index_embedding_dim": Field(
+        "int", 4, "conv_lstm: embedding channels of each index map", minimum=1
+    ),
+    "seq_len": Field(
+        "int",
+        0,
+        "conv_lstm: length of the sequences the update re-runs from their stored state "
+        "(truncated back-propagation through time); 0: the whole rollout; must divide "
+        "train_batch_size / num_envs",
+        minimum=0,
+    ),
     "model_ckpt_filepath": Field("str", "", "initial weights (checkpoint or state_dict file)"),
 }
 
@@ -429,7 +456,24 @@ def _batch_errors(resolved: dict) -> list[str]:
                 f"'trainer.train_batch_size' ({batch}): a one-agent policy has "
                 f"train_batch_size samples per iteration, one at least per minibatch"
             )
+        errors += _sequence_errors(tag, policy, batch // max(num_envs, 1), num_envs)
     return errors
+
+
+def _sequence_errors(tag: str, policy: dict, num_steps: int, num_envs: int) -> list[str]:
+    """A ``conv_lstm`` policy's update re-runs sequences of ``model.seq_len`` steps: the
+    length must divide the rollout (the trainer checks the minibatch count against the
+    number of sequences, which depends on the env's agents)."""
+    model = policy["model"]
+    if model["type"] != "conv_lstm" or num_steps < 1:
+        return []
+    seq_len = model["seq_len"] or num_steps
+    if num_steps % seq_len:
+        return [
+            f"'policy.{tag}.model.seq_len' ({seq_len}) must divide the rollout's "
+            f"train_batch_size / num_envs = {num_steps} steps (or be 0: the whole rollout)"
+        ]
+    return []
 
 
 def check_episode_budget(config: dict, episode_length: int, source: str = "<dict>") -> None:

@@ -31,6 +31,7 @@ import torch
 import yaml
 
 from ai_economist.warp_drive.env_protocol import BatchedPolicyEnv, PolicySpec
+from ai_economist.warp_drive.obs_layout import env_layout
 from ai_economist.warp_drive.training import checkpoint as ckpt
 from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
@@ -47,6 +48,7 @@ from ai_economist.warp_drive.training.iteration_graph import (
 )
 from ai_economist.warp_drive.training.metrics_logger import MetricsLogger, Progress
 from ai_economist.warp_drive.training.models import build_policy_model
+from ai_economist.warp_drive.training.recurrent import state_size, update_rows_of
 from ai_economist.warp_drive.training.rollout import (
     EpisodeTracker,
     PhaseTimer,
@@ -236,12 +238,21 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
     def _build_policy(self, tag: str) -> Policy:
         pcfg = self.config["policy"][tag]
         spec = self.env.policy_specs[tag]
-        model = build_policy_model(tag, pcfg, spec, self.device)
+        model = build_policy_model(
+            tag, pcfg, spec, self.device, env_layout(self.env, tag, spec.obs_dim)
+        )
         if hasattr(model, "fused_layers"):
             model.fused_layers = self.config["trainer"]["fused_layers"]
         if hasattr(model, "bf16_heads"):
             model.bf16_heads = self.config["trainer"]["bf16_heads"]
         self.dist.broadcast_parameters(model)
+        sequences = update_rows_of(model, pcfg, spec, self.num_steps, self.num_envs)
+        if pcfg["num_mini_batches"] > sequences:
+            raise ValueError(
+                f"'policy.{tag}.num_mini_batches' ({pcfg['num_mini_batches']}) must be <= the "
+                f"{sequences} sequences its recurrent update has per iteration (rollout steps "
+                f"/ model.seq_len x num_envs x {spec.num_agents} agents)"
+            )
         schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
         fused = self.device.type == "cuda"  # one kernel for all parameters (same algorithm)
         optimizer = torch.optim.Adam(
@@ -258,7 +269,9 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
             model=model,
             optimizer=optimizer,
             schedules=schedules,
-            buffer=RolloutBuffer.allocate(spec, self.num_steps, self.num_envs, self.device),
+            buffer=RolloutBuffer.allocate(
+                spec, self.num_steps, self.num_envs, self.device, state_size(model)
+            ),
             act_model=act_model,
             window_stats=torch.zeros(len(STAT_NAMES), device=self.device),
             window_reward=torch.zeros((), device=self.device),

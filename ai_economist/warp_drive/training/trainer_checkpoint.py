@@ -29,6 +29,7 @@ class TrainerCheckpointing:
             "window_iterations": self._window_iterations,
             "nan_iteration": self._nan_iteration.cpu(),
             "rng": cstate.global_rng_states(),
+            "recurrent": self.rollout.recurrent.state_dict(),
         }
         env_state = cstate.capture_env_state(self.env)
         if env_state is not None:
@@ -65,6 +66,9 @@ class TrainerCheckpointing:
     @staticmethod
     def _policy_state(p: Any) -> dict[str, Any]:
         state = {"model": p.model.state_dict(), "optimizer": portable_state(p.optimizer)}
+        layout = getattr(p.model, "layout", None)
+        if layout is not None:  # a conv_lstm's observation segments (to rebuild it alone)
+            state["observation_layout"] = [s.to_plain() for s in layout]
         if p.value_norm is not None:
             state["value_normalizer"] = p.value_norm.state_dict()
         return state
@@ -104,3 +108,8 @@ class TrainerCheckpointing:
             # the env restarts its episodes: drop the returns of the interrupted ones
             for carry in self.tracker.carry.values():
                 carry.zero_()
+            self.rollout.recurrent.zero_()  # and the memory of the interrupted episodes
+        elif self.rollout.recurrent.states:
+            self.rollout.recurrent.load_state_dict(
+                {k: v.to(self.device) for k, v in local.get("recurrent", {}).items()}
+            )

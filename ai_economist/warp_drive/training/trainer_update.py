@@ -14,6 +14,7 @@ import torch
 from ai_economist.warp_drive.training.algorithms import Batch, UpdateHyperParams, update_policy
 from ai_economist.warp_drive.training.gae import compute_gae
 from ai_economist.warp_drive.training.iteration_graph import StaticUpdateInputs
+from ai_economist.warp_drive.training.recurrent import sequence_fields, sequence_length
 
 
 class TrainerUpdate:
@@ -84,14 +85,18 @@ class TrainerUpdate:
         if p.value_norm is not None:
             p.value_norm.update(returns, self.dist.mean if self.dist.enabled else None)
             returns = p.value_norm.normalize(returns)
-        batch = Batch(
-            obs=buf.obs.flatten(0, 2),
-            masks=buf.masks.flatten(0, 2),
-            actions=buf.actions.flatten(),
-            log_probs=buf.log_probs.flatten(),
-            advantages=advantages.flatten(),
-            returns=returns.flatten(),
-        )
+        if buf.states is not None:  # a recurrent policy: sequences from stored states
+            seq_len = sequence_length(p.config, self.num_steps)
+            batch = Batch(**sequence_fields(buf, self.dones, advantages, returns, seq_len))
+        else:
+            batch = Batch(
+                obs=buf.obs.flatten(0, 2),
+                masks=buf.masks.flatten(0, 2),
+                actions=buf.actions.flatten(),
+                log_probs=buf.log_probs.flatten(),
+                advantages=advantages.flatten(),
+                returns=returns.flatten(),
+            )
         hp = UpdateHyperParams(
             algorithm=p.config["algorithm"],
             vf_loss_coeff=p.hyper["vf_loss_coeff"],

@@ -30,6 +30,7 @@ from ai_economist.foundation.scenarios.utils import rewards as social_rewards
 from ai_economist.foundation.scenarios.utils import social_metrics
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.env_state import check_keys, checked_array
+from ai_economist.warp_drive.obs_layout import ObsSegment
 
 
 def economy_params(env_config: dict[str, Any]) -> ae.EconomyParams:
@@ -88,6 +89,14 @@ class ArrayGatherTradeBuildBatch(HostPolicyBatch):
             "a": PolicySpec(a, obs["agent_vectors"].shape[-1], params.n_agent_actions),
             "p": PolicySpec(n_p, p_dim, self._planner_actions),
         }
+        self._layouts = {
+            "a": (
+                ObsSegment("flat", (obs["agent_flat"].shape[-1],)),
+                ObsSegment("world-map", obs["world_map"].shape[2:]),
+                ObsSegment("world-idx_map", obs["world_idx_map"].shape[2:], "index"),
+            ),
+            "p": (ObsSegment("flat", (p_dim,)),),
+        }
         self._allocate(specs, e, device)
         self._write(obs)
         self._mirror.push("obs", "masks")
@@ -103,6 +112,12 @@ class ArrayGatherTradeBuildBatch(HostPolicyBatch):
         else:
             planner = ["p"]
         return {"a": [str(i) for i in range(self.n_agents)], "p": planner}
+
+    def observation_layout(self, tag: str) -> tuple[ObsSegment, ...]:
+        """The segments of policy ``tag``'s vectors: an agent's ``flat``, its ``world-map``
+        (7, s, s) and its ``world-idx_map`` (2, s, s, index codes); the planner's one flat
+        segment."""
+        return self._layouts[tag]
 
     def reset_all_envs(self) -> None:
         ae.reset_envs(self.state, self.params, np.ones(self.num_envs, dtype=bool))

@@ -28,6 +28,7 @@ import numpy as np
 from ai_economist import foundation
 from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import SCENARIO_NAME
 from ai_economist.warp_drive.env_protocol import PolicySpec
+from ai_economist.warp_drive.obs_layout import ObsSegment, layout_of_arrays
 
 REPORTED_METRICS = (
     "social/productivity",
@@ -46,6 +47,18 @@ def _planner_vector(o: dict[str, Any], n_agents: int) -> np.ndarray:
     parts = [o["flat"]] + [np.ravel(o[f"p{i}"]) for i in range(n_agents) if f"p{i}" in o]
     parts += [np.ravel(o[k]) for k in ("world-map", "world-idx_map") if k in o]
     return np.concatenate(parts).astype(np.float32, copy=False)
+
+
+def _agent_fields(o: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The arrays :func:`_agent_vector` joins, in its order."""
+    return [("flat", o["flat"])] + [(k, o[k]) for k in ("world-map", "world-idx_map") if k in o]
+
+
+def _planner_fields(o: dict[str, Any], n_agents: int) -> list[tuple[str, Any]]:
+    """The arrays :func:`_planner_vector` joins, in its order."""
+    named = [("flat", o["flat"])]
+    named += [(f"p{i}", np.ravel(o[f"p{i}"])) for i in range(n_agents) if f"p{i}" in o]
+    return named + [(k, o[k]) for k in ("world-map", "world-idx_map") if k in o]
 
 
 class HostMirror:
@@ -198,6 +211,10 @@ class GatherTradeBuildBatch(HostPolicyBatch):
             ),
             "p": PolicySpec(n_p, p_dim, max(self._planner_sizes)),
         }
+        planner_layout = layout_of_arrays(_planner_fields(obs[0]["p"], self.n_agents))
+        if self._one_hot.shape[1]:
+            planner_layout += (ObsSegment("sub-space one-hot", (self._one_hot.shape[1],)),)
+        self._layouts = {"a": layout_of_arrays(_agent_fields(obs[0]["0"])), "p": planner_layout}
         self._allocate(specs, self.num_envs, device)
         for i, o in enumerate(obs):
             self._write(i, o)
@@ -214,6 +231,11 @@ class GatherTradeBuildBatch(HostPolicyBatch):
         else:
             planner_ids = ["p"]
         return {"a": [str(i) for i in range(self.n_agents)], "p": planner_ids}
+
+    def observation_layout(self, tag: str) -> tuple[ObsSegment, ...]:
+        """The segments of policy ``tag``'s vectors, read off the dict env's arrays (maps
+        are 3-D; the integer ``world-idx_map`` holds index codes)."""
+        return self._layouts[tag]
 
     def reset_all_envs(self) -> None:
         for i, env in enumerate(self.envs):

@@ -29,6 +29,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import referenc
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import state as gs
 from ai_economist.foundation.scenarios.utils import rewards as social_rewards
 from ai_economist.foundation.scenarios.utils import social_metrics
+from ai_economist.warp_drive.obs_layout import ObsSegment
 from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
 from ai_economist.warp_drive.state import StateField
 
@@ -121,6 +122,18 @@ class GatherTradeBuildWorldGpu(GpuEnvironment):
             "a": PolicyGroup("a", 0, a, d["obs_dim_a"], d["n_actions_a"]),
             "p": PolicyGroup("p", a, 1, d["obs_dim_p"], d["n_actions_p"]),
         }
+
+    def observation_layout(self, tag: str) -> tuple[ObsSegment, ...]:
+        """An agent's vector: ``flat``, ``world-map`` (7, s, s), ``world-idx_map`` (2, s, s,
+        index codes); the planner's: one flat segment (as the array batch declares them)."""
+        if tag == "p":
+            return (ObsSegment("flat", (self.dims()["obs_dim_p"],)),)
+        side = gs.window_side(self.params)
+        return (
+            ObsSegment("flat", (len(gs.AGENT_FLAT_KEYS),)),
+            ObsSegment("world-map", (gs.MAP_CHANNELS, side, side)),
+            ObsSegment("world-idx_map", (gs.IDX_CHANNELS, side, side), "index"),
+        )
 
     def kernels(self) -> KernelSpec:
         return KernelSpec(
