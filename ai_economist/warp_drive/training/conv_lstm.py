@@ -23,11 +23,22 @@ from torch import nn
 from ai_economist.warp_drive.obs_layout import Layout, ObsSegment, flat_layout, spatial_segments
 
 
-def _linear(n_in: int, n_out: int, std: float) -> nn.Linear:
+def orthogonal_linear(n_in: int, n_out: int, std: float) -> nn.Linear:
+    """A linear layer with orthogonal weights of gain ``std`` and zero bias (both models')."""
     layer = nn.Linear(n_in, n_out)
     nn.init.orthogonal_(layer.weight, std)
     nn.init.zeros_(layer.bias)
     return layer
+
+
+def relu_layers(n_in: int, widths: Sequence[int]) -> tuple[nn.Sequential, int]:
+    """``Linear`` + ``ReLU`` layers of ``widths`` (orthogonal weights of gain sqrt(2)) and their
+    output size (both models' dense stacks)."""
+    layers: list[nn.Module] = []
+    for width in widths:
+        layers += [orthogonal_linear(n_in, int(width), math.sqrt(2.0)), nn.ReLU()]
+        n_in = int(width)
+    return nn.Sequential(*layers), n_in
 
 
 class ConvLSTMActorCritic(nn.Module):
@@ -99,16 +110,11 @@ class ConvLSTMActorCritic(nn.Module):
                 self.convs.append(conv)
                 channels = int(filters)
             n_join += channels * h * w
-        dense: list[nn.Module] = []
-        n_in = n_join
-        for width in fc_dims:
-            dense += [_linear(n_in, int(width), math.sqrt(2.0)), nn.ReLU()]
-            n_in = int(width)
-        self.dense = nn.Sequential(*dense)
+        self.dense, n_in = relu_layers(n_join, fc_dims)
         self.norm = nn.LayerNorm(n_in)
         self.lstm = nn.LSTMCell(n_in, self.lstm_size)
-        self.policy_head = _linear(self.lstm_size, num_actions, 0.01)
-        self.value_head = _linear(self.lstm_size, 1, 1.0)
+        self.policy_head = orthogonal_linear(self.lstm_size, num_actions, 0.01)
+        self.value_head = orthogonal_linear(self.lstm_size, 1, 1.0)
 
     @property
     def state_size(self) -> int:

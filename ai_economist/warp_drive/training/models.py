@@ -9,7 +9,6 @@ so a masked action is never drawn and carries no probability mass in the losses.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -19,7 +18,11 @@ from torch import nn
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.obs_layout import Layout, ObsSegment
 from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
-from ai_economist.warp_drive.training.conv_lstm import build_conv_lstm
+from ai_economist.warp_drive.training.conv_lstm import (
+    build_conv_lstm,
+    orthogonal_linear,
+    relu_layers,
+)
 from ai_economist.warp_drive.training.fused_layers import (
     fused_dtype,
     linear_relu,
@@ -29,13 +32,6 @@ from ai_economist.warp_drive.training.fused_layers import (
 
 MASKED_LOGIT = torch.finfo(torch.float32).min
 """Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
-
-
-def _layer(n_in: int, n_out: int, std: float) -> nn.Linear:
-    layer = nn.Linear(n_in, n_out)
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.zeros_(layer.bias)
-    return layer
 
 
 class FullyConnectedActorCritic(nn.Module):
@@ -49,14 +45,9 @@ class FullyConnectedActorCritic(nn.Module):
 
     def __init__(self, obs_dim: int, num_actions: int, fc_dims: Sequence[int]) -> None:
         super().__init__()
-        layers: list[nn.Module] = []
-        n_in = obs_dim
-        for width in fc_dims:
-            layers += [_layer(n_in, int(width), math.sqrt(2.0)), nn.ReLU()]
-            n_in = int(width)
-        self.trunk = nn.Sequential(*layers)
-        self.policy_head = _layer(n_in, num_actions, 0.01)
-        self.value_head = _layer(n_in, 1, 1.0)
+        self.trunk, n_in = relu_layers(obs_dim, fc_dims)
+        self.policy_head = orthogonal_linear(n_in, num_actions, 0.01)
+        self.value_head = orthogonal_linear(n_in, 1, 1.0)
         self.obs_dim = obs_dim
         self.num_actions = num_actions
         self._joint_head: tuple[torch.Tensor, torch.Tensor] | None = None

@@ -58,14 +58,10 @@ def episode_metrics(coin: np.ndarray, utility: np.ndarray) -> dict[str, float]:
 
 
 class ArrayGatherTradeBuildBatch(HostPolicyBatch):
-    """``num_envs`` gather-trade-build envs stepped together as arrays on the CPU.
-
-    Args:
-        env_config: the scenario's kwargs (as for :class:`~.batched.GatherTradeBuildBatch`).
-        num_envs: number of envs.
-        seed: env i is seeded ``seed + i``.
-        device: torch device of the protocol's tensors (the envs step on the host).
-    """
+    """``num_envs`` gather-trade-build envs stepped together as arrays on the CPU, bit-equal to
+    :class:`~.batched.GatherTradeBuildBatch` (the dict envs one after the other), whose
+    arguments it takes: ``env_config``, ``num_envs``, ``seed`` (env i is seeded ``seed + i``)
+    and ``device`` (of the protocol's tensors; the envs step on the host)."""
 
     def __init__(
         self, env_config: dict[str, Any], num_envs: int, seed: int = 0, device: Any = "cpu"
