@@ -54,10 +54,25 @@ def test_a_broken_reference_exits_1_naming_field_env_agent_step(monkeypatch, cap
 
     monkeypatch.setattr(CovidGpuEnvironment, "reference_step", slower_deaths)
     monkeypatch.setattr(
-        CovidGpuEnvironment, "parity_tolerances", lambda self: {**tolerances(self), "deaths": (0.0, 0.5)}
+        CovidGpuEnvironment,
+        "parity_tolerances",
+        lambda self: {**tolerances(self), "deaths": (0.0, 0.5)},
     )
     assert parity_command.main(SMALL) == 1
     out = capsys.readouterr().out
     assert out.startswith("inconsistent: CovidAndEconomySimulation (fused kernels): numba differs")
     assert "field 'deaths' at env 1, index (7,) (agent 7), step 2 (step)" in out
     assert "(1 element(s) of 'deaths' differ)" in out
+
+
+@needs_sim
+def test_the_scenario_command_runs_the_same_case_across_an_episode_end(capsys):
+    """``python -m ...covid19.backends.gpu_consistency``: 3-day episodes, so the third step
+    ends the episode and the reset is compared too."""
+    from ai_economist.foundation.scenarios.covid19.backends import gpu_consistency
+
+    argv = ["--backend", "numba", "--num_envs", "2", "--episode_length", "3", "--mode", "fused"]
+    assert gpu_consistency.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "CovidAndEconomySimulation (fused kernels): numba matches the numpy reference" in out
+    assert "for 3 steps x 2 envs" in out
