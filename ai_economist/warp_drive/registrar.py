@@ -73,6 +73,18 @@ def build_gpu_env(
     )
 
 
+def gpu_parity_hook(env_class: type) -> Any:
+    """The registry's ``parity`` hook of a ``GpuEnvironment`` class: ``env_class()`` (default
+    arguments) against its numpy reference (``checks.parity.gpu_environment_case``)."""
+
+    def parity(backend: str, num_envs: int, seed: int) -> Any:
+        from ai_economist.warp_drive.checks.parity import gpu_environment_case
+
+        return gpu_environment_case(env_class(), backend, num_envs, seed)
+
+    return parity
+
+
 def register_gpu_training_env(env_class: type, name: str | None = None) -> None:
     """Make the ``GpuEnvironment`` class ``env_class`` trainable under ``name`` (default
     ``env_class.name``) behind ``EnvWrapper``: backends ``numpy`` plus each GPU backend its
@@ -94,6 +106,7 @@ def register_gpu_training_env(env_class: type, name: str | None = None) -> None:
         backends=(EnvBackend.NUMPY, *map(EnvBackend, sources)),
         config_dir=_config_dir_of(env_class),
         kernel_sources=sources,
+        parity=gpu_parity_hook(env_class),
     )
     registry.ENVIRONMENTS.register(name, entry)
 

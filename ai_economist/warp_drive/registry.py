@@ -88,6 +88,10 @@ class EnvEntry:
         policy_mapping: ``policy_mapping(env)`` -> agent ids per policy tag.
         config_dir: its folder of packaged run configs (``<name>.yaml`` is the default).
         kernel_sources: ``{"pycuda": .cu path, "numba": module}`` for ``EnvironmentRegistrar``.
+        parity: ``parity(backend, num_envs, seed)`` -> a ``checks.parity.ParityCase`` (its
+            reference and backend wrappers, fields and tolerances) for
+            ``python -m ai_economist.warp_drive.checks.parity``; ``GpuEnvironment`` classes
+            get one by default (``register_gpu_training_env``).
         origin: who registered it (set by the registry).
     """
 
@@ -100,6 +104,7 @@ class EnvEntry:
     policy_mapping: Callable[[Any], dict[str, list[str]]] = default_policy_mapping
     config_dir: Path | None = None
     kernel_sources: Mapping[str, str] = field(default_factory=dict)
+    parity: Callable[[str, int, int], Any] | None = None
     origin: str = ""
 
     def __post_init__(self) -> None:

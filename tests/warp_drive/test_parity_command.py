@@ -1,6 +1,7 @@
 """``python -m ai_economist.warp_drive.checks.parity``: consistent (exit 0), the first
 difference (exit 1), unknown environments with close matches (exit 2); under the Numba
-simulator for ring chase and the one-step economy."""
+simulator for ring chase and the one-step economy (COVID-19, an environment that is no
+``GpuEnvironment`` class but registers a ``parity`` hook: ``test_parity_command_covid.py``)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_runs_as_a_module():
 def test_unknown_environment_lists_close_matches(capsys):
     assert parity_command.main(["--env", "ring_chas", *SMALL]) == 2
     err = capsys.readouterr().err
-    assert "no GpuEnvironment 'ring_chas' with numba kernels" in err
+    assert "no environment 'ring_chas' with numba kernels and a parity check" in err
     assert "Did you mean 'ring_chase'?" in err and "tag_continuous" in err
 
 

@@ -7,13 +7,19 @@ before it allocates anything.
 
 from ai_economist.warp_drive.checks.declaration import EnvironmentDeclarationError
 
-__all__ = ["EnvironmentDeclarationError", "ParityResult", "check_parity"]
+__all__ = [
+    "EnvironmentDeclarationError",
+    "ParityCase",
+    "ParityResult",
+    "check_case",
+    "check_parity",
+]
 
 
 def __getattr__(name: str):
-    """``ParityResult`` and ``check_parity`` from ``checks.parity``, imported on first use (so
+    """``ParityResult``, ``ParityCase``, ``check_parity`` and ``check_case`` from ``checks.parity``, imported on first use (so
     that ``python -m ai_economist.warp_drive.checks.parity`` runs the module only once)."""
-    if name in ("ParityResult", "check_parity"):
+    if name in ("ParityCase", "ParityResult", "check_case", "check_parity"):
         from ai_economist.warp_drive.checks import parity
 
         return getattr(parity, name)

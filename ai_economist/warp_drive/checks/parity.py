@@ -15,6 +15,7 @@ field's own pair from ``GpuEnvironment.parity_tolerances()`` (or the ``tolerance
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +117,69 @@ def compare_fields(
     return None
 
 
+@dataclass(frozen=True)
+class ParityCase:
+    """Two built wrappers to step side by side, and how to compare them (what an environment
+    registry entry's ``parity`` hook returns; :func:`check_case` runs it).
+
+    Attributes:
+        reference, other: the truth and the backend, with the methods ``check_wrappers`` needs.
+        names: the fields compared.
+        tolerances: ``{field: (rtol, atol)}`` on top of ``rtol`` / ``atol``.
+        label, backend, reference_name: word the message.
+        initial, after_reset: the fields compared before the first step / after a reset
+            (``None``: all of ``names``).
+    """
+
+    reference: Any
+    other: Any
+    names: tuple[str, ...]
+    tolerances: Mapping[str, tuple[float, Any]]
+    label: str
+    backend: str
+    reference_name: str = "the numpy reference"
+    initial: tuple[str, ...] | None = None
+    after_reset: tuple[str, ...] | None = None
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+
+def gpu_environment_case(
+    env: GpuEnvironment,
+    backend: str | EnvBackend,
+    num_envs: int = 4,
+    seed: int = 0,
+    ignore: Iterable[str] = (),
+    device: Any = None,
+    reference_env: GpuEnvironment | None = None,
+    tolerances: Mapping[str, tuple[float, Any]] | None = None,
+) -> ParityCase:
+    """The :class:`ParityCase` of a ``GpuEnvironment``: its numpy reference and ``backend``
+    behind ``EnvWrapper`` from the same seed, every per-env field not in ``ignore``, the
+    tolerances of ``env.parity_tolerances()`` updated by ``tolerances``."""
+    from ai_economist.warp_drive.env_wrapper import EnvWrapper
+
+    backend = EnvBackend.parse(backend)
+    ref = EnvWrapper(reference_env or env, num_envs, EnvBackend.NUMPY, seed=seed)
+    other = EnvWrapper(env, num_envs, backend, device=device, seed=seed)
+    skip = set(ignore)
+    tols = {**env.parity_tolerances(), **dict(tolerances or {})}
+    names = tuple(f.name for f in ref.backend.spec if f.per_env and f.name not in skip)
+    return ParityCase(ref, other, names, tols, env.name, backend.value)
+
+
+def check_case(
+    case: ParityCase, num_steps: int, seed: int = 0, actions: ActionFn | None = None
+) -> ParityResult:
+    """:func:`check_wrappers` on the wrappers of ``case`` for ``num_steps`` steps."""
+    return check_wrappers(
+        case.reference, case.other, case.names, num_steps, seed=seed, actions=actions,
+        rtol=case.rtol, atol=case.atol, tolerances=case.tolerances, label=case.label,
+        backend=case.backend, reference_name=case.reference_name,
+        after_reset=case.after_reset, initial=case.initial,
+    )  # fmt: skip
+
+
 def check_parity(
     env: GpuEnvironment,
     backend: str | EnvBackend,
@@ -145,18 +209,10 @@ def check_parity(
         reference_env: another object whose numpy reference is the truth (default ``env``).
         tolerances: ``{field: (rtol, atol)}`` on top of ``env.parity_tolerances()``.
     """
-    from ai_economist.warp_drive.env_wrapper import EnvWrapper
-
-    backend = EnvBackend.parse(backend)
-    ref = EnvWrapper(reference_env or env, num_envs, EnvBackend.NUMPY, seed=seed)
-    other = EnvWrapper(env, num_envs, backend, device=device, seed=seed)
-    skip = set(ignore)
-    tols = {**env.parity_tolerances(), **dict(tolerances or {})}
-    names = [f.name for f in ref.backend.spec if f.per_env and f.name not in skip]
-    return check_wrappers(
-        ref, other, names, num_steps, seed=seed, actions=actions, rtol=rtol, atol=atol,
-        tolerances=tols, label=env.name, backend=backend.value, reference_name="the numpy reference",
-    )  # fmt: skip
+    case = gpu_environment_case(env, backend, num_envs, seed, ignore, device, reference_env,
+                                tolerances)  # fmt: skip
+    case = dataclasses.replace(case, rtol=rtol, atol=atol)
+    return check_case(case, num_steps, seed=seed, actions=actions)
 
 
 def check_wrappers(

@@ -83,6 +83,14 @@ def _one_covid_env(env_block: dict) -> Any:
     return _covid_env_class()(**env_block)
 
 
+def covid_parity_case(backend: str, num_envs: int, seed: int) -> Any:
+    """The parity hook (``EnvEntry.parity``): the GPU kernels of the published configuration
+    against the float64 model (``backends.gpu_consistency.parity_case``)."""
+    from ai_economist.foundation.scenarios.covid19.backends.gpu_consistency import parity_case
+
+    return parity_case(backend, num_envs, seed)
+
+
 register_env(
     NAME,
     EnvEntry(
@@ -93,5 +101,6 @@ register_env(
         build_covid_eval_env,
         backends=BACKENDS,
         config_dir=Path(__file__).resolve().parent / "run_configs",
+        parity=covid_parity_case,
     ),
 )

@@ -6,7 +6,9 @@ only adapts the scenario's simulator and backend objects to it and describes whe
 differs (``compare``).  The tolerances are the scenario's (``declaration/tolerances.py``).
 
 Used by the tests (Numba simulator on the CPU, both backends on a GPU) and runnable by hand,
-where it runs ``check_parity`` on ``CovidGpuEnvironment``::
+where it runs ``check_parity`` on ``CovidGpuEnvironment`` (:func:`parity_case`, also the
+scenario's hook for ``python -m ai_economist.warp_drive.checks.parity --env
+covid_and_economy_environment``)::
 
     python -m ai_economist.foundation.scenarios.covid19.backends.gpu_consistency --backend pycuda
 """
@@ -14,6 +16,7 @@ where it runs ``check_parity`` on ``CovidGpuEnvironment``::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -255,14 +258,34 @@ def field_error_report(backend, sim, agent_rewards=None, planner_rewards=None) -
     return "\n".join(rows)
 
 
-def main(argv=None) -> int:  # pragma: no cover - a manual tool for the GPU machine
-    """``check_parity`` of ``CovidGpuEnvironment`` (the published configuration) on a GPU
-    backend, with the fused and/or the per-component kernels; exit status 1 on a mismatch."""
+def parity_case(
+    backend: str,
+    num_envs: int,
+    seed: int = 0,
+    episode_length: int = 540,
+    fused_step: bool = True,
+):
+    """The registry's ``parity`` hook of ``covid_and_economy_environment``: ``CovidGpuEnvironment``
+    of the published configuration (``episode_length`` days; the fused or the per-component
+    kernels) on ``backend`` against the float64 model stepped from the declared arrays, with
+    the scenario's tolerances (``gpu_env.CovidGpuEnvironment.parity_tolerances``)."""
     from ai_economist.foundation.scenarios.covid19.configs import published_model
     from ai_economist.foundation.scenarios.covid19.declaration.gpu_env import (
         CovidGpuEnvironment,
     )
-    from ai_economist.warp_drive.checks.parity import check_parity
+    from ai_economist.warp_drive.checks.parity import gpu_environment_case
+
+    model = published_model(episode_length=episode_length)
+    env = CovidGpuEnvironment(*model, fused_step=fused_step)
+    case = gpu_environment_case(env, backend, num_envs, seed)
+    kind = "fused" if fused_step else "per-component"
+    return dataclasses.replace(case, label=f"{env.name} ({kind} kernels)")
+
+
+def main(argv=None) -> int:  # pragma: no cover - a manual tool for the GPU machine
+    """``check_parity`` of ``CovidGpuEnvironment`` (the published configuration) on a GPU
+    backend, with the fused and/or the per-component kernels; exit status 1 on a mismatch."""
+    from ai_economist.warp_drive.checks.parity import check_case
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -273,16 +296,12 @@ def main(argv=None) -> int:  # pragma: no cover - a manual tool for the GPU mach
     parser.add_argument("--mode", default="both", choices=("per_component", "fused", "both"))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    model = published_model(episode_length=args.episode_length)
     fused = {"fused": [True], "per_component": [False], "both": [True, False]}[args.mode]
     ok = True
     for fused_step in fused:
-        env = CovidGpuEnvironment(*model, fused_step=fused_step)
-        result = check_parity(
-            env, args.backend, num_envs=args.num_envs, num_steps=args.episode_length, seed=args.seed
-        )
-        kind = "fused" if fused_step else "per-component"
-        print(f"{kind} kernels: {result.message}")
+        case = parity_case(args.backend, args.num_envs, args.seed, args.episode_length, fused_step)
+        result = check_case(case, args.episode_length, seed=args.seed)
+        print(result.message)
         ok = ok and result.ok
     return 0 if ok else 1
 
