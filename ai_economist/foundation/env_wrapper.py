@@ -31,6 +31,7 @@ raises ``NotImplementedError``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -62,6 +63,15 @@ def _dict_space(obs: dict):
     return spaces.Dict(
         {k: _dict_space(v) if isinstance(v, dict) else _box_space(v) for k, v in obs.items()}
     )
+
+
+def _layout(obs: dict) -> dict:
+    """The nesting of ``obs`` with each leaf an uninitialised array of its shape and dtype: what
+    the spaces need, safe from later changes to the returned observations."""
+    return {
+        k: _layout(v) if isinstance(v, dict) else np.empty_like(np.asarray(v))
+        for k, v in obs.items()
+    }
 
 
 def split_collated(obs: dict, n_agents: int) -> dict:
@@ -134,13 +144,23 @@ class FoundationEnvWrapper(PolicyArrays):
         self._first_obs = (
             split_collated(first_obs, self.env.n_agents) if "a" in first_obs else first_obs
         )
-        self.observation_space = {k: _dict_space(v) for k, v in self._first_obs.items()}
-        self.action_space = self._action_spaces()
+        self._obs_layout = _layout(self._first_obs)  # the spaces are built on first use
         self.fused_step = bool(fused_step)
         self.backend = self._build_backend(device)
         self.groups = self._policy_groups()
         self._reset_on_host_done = False
         self._steps_in_episode = 0  # every env steps and ends its episodes in lockstep
+
+    @functools.cached_property
+    def observation_space(self) -> dict:
+        """Per agent id, a gymnasium ``Dict`` of ``Box`` spaces shaped like the first reset's
+        observations (built on first access, so training never imports gymnasium)."""
+        return {k: _dict_space(v) for k, v in self._obs_layout.items()}
+
+    @functools.cached_property
+    def action_space(self) -> dict:
+        """Per agent id, a gymnasium ``Discrete`` or ``MultiDiscrete`` (built on first access)."""
+        return self._action_spaces()
 
     # ------------------------------------------------------------------ setup
     @staticmethod
