@@ -1,6 +1,10 @@
-"""Helpers of the gather-trade-build GPU tests: small configs and a replaying generator."""
+"""Helpers of the gather-trade-build GPU tests: small configs, a replaying generator and the
+nvcc compile check."""
 
 from __future__ import annotations
+
+import re
+import subprocess
 
 import numpy as np
 from gtb_world_helpers import SMALL_LAYOUT
@@ -97,3 +101,25 @@ def biased_actions(masks: np.ndarray, rng: np.random.Generator, build_bias=0.7) 
     actions = np.where(build, 1, actions)
     refused = rng.random(masks.shape[:2]) < 0.1
     return np.where(refused, rng.integers(0, masks.shape[-1], masks.shape[:2]), actions)
+
+
+def compile_for_sm90_without_spills(env, nvcc, tmp_path, kernels) -> None:
+    """nvcc builds ``env``'s CUDA C for sm_90 (warnings are errors) with ``kernels`` in the
+    binary and no register spills."""
+    from ai_economist.warp_drive import codegen
+    from ai_economist.warp_drive.backends.gpu import header_for
+
+    headers = codegen.write_header(env.name, header_for(env, env.state_spec()), tmp_path)
+    source = env.kernels().cuda_source
+    cubin = tmp_path / f"{env.name}.cubin"
+    cmd = [
+        str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(source), "-I", str(headers),
+        "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    binary = cubin.read_bytes()
+    for kernel in kernels:
+        assert kernel.encode() in binary, kernel
+    spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
+    assert spills and all(int(s) == 0 for s in spills), proc.stderr

@@ -4,11 +4,11 @@ the declared parameters, and the C draws equal the numpy ones (host build of gtb
 from __future__ import annotations
 
 import importlib
-import re
 import subprocess
 
 import numpy as np
 import pytest
+from gtb_gpu_helpers import compile_for_sm90_without_spills
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
@@ -27,19 +27,7 @@ def env():
 
 
 def test_compiles_for_sm90_without_spills(env, nvcc, tmp_path):
-    headers = codegen.write_header(env.name, header_for(env, env.state_spec()), tmp_path)
-    source = env.kernels().cuda_source
-    cubin = tmp_path / "gtb_world.cubin"
-    cmd = [
-        str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(source), "-I", str(headers),
-        "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills",
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
-    binary = cubin.read_bytes()
-    assert STEP_KERNEL.encode() in binary and RESET_KERNEL.encode() in binary
-    spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
-    assert spills and all(int(s) == 0 for s in spills), proc.stderr
+    compile_for_sm90_without_spills(env, nvcc, tmp_path, (STEP_KERNEL, RESET_KERNEL))
 
 
 def test_both_twins_take_the_declared_parameters(env, tmp_path):
