@@ -6,29 +6,12 @@ with ``NUMBA_ENABLE_CUDASIM=0``, the device's compute capability faked)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
+from numba_lowering import lower_in_subprocess
 
 pytest.importorskip("numba")
 
-SKIP = 77
-SCRIPT = textwrap.dedent(
-    """
-    import sys, types as pytypes
-    try:
-        from numba import types
-        from numba.cuda import compiler
-        import numba.cuda.dispatcher as dispatcher
-        compiler.compile_cuda, dispatcher.get_current_device
-    except Exception as exc:
-        print(f"numba-cuda internals unavailable: {exc!r}")
-        sys.exit(SKIP)
-    dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=(9, 0))
+BODY = """
     from ai_economist.warp_drive import reset_numba
 
     words, row_bytes = types.Array(types.int32, 2, "A"), types.Array(types.uint8, 2, "A")
@@ -39,19 +22,9 @@ SCRIPT = textwrap.dedent(
         args = (w, w, zero_w, b, b, zero_b, flags, flags)
         compiler.compile_cuda(reset_numba.ResetDoneEnvs.py_func, types.void, args, cc=(9, 0))
         print("lowered", n_words, n_bytes)
-    """
-).replace("SKIP", str(SKIP))
+"""
 
 
 def test_reset_kernel_lowers_for_sm90():
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=root,
-        timeout=600,
-    )  # fmt: skip
-    if proc.returncode == SKIP:
-        pytest.skip(proc.stdout.strip())
-    assert proc.returncode == 0, f"numba lowering failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
-    assert proc.stdout.split() == ["lowered", "2", "1", "lowered", "1", "0"], proc.stdout
+    out = lower_in_subprocess(BODY)
+    assert out.split() == ["lowered", "2", "1", "lowered", "1", "0"], out

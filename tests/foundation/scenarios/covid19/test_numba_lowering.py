@@ -12,33 +12,14 @@ does (a float64 constant or an int64 operand would silently promote them to floa
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
+from numba_lowering import lower_in_subprocess
 
 pytest.importorskip("numba")
 
-SKIP = 77
-SCRIPT = textwrap.dedent(
-    """
-    import re, sys, types as pytypes
-    try:
-        import numba
-        from numba import types
-        from numba.cuda import compiler
-        import numba.cuda.dispatcher as dispatcher
-        compiler.compile_cuda, dispatcher.get_current_device
-    except Exception as exc:
-        print(f"numba-cuda internals unavailable: {exc!r}")
-        sys.exit(SKIP)
-    # Device functions are compiled for the current device's compute capability: fake sm_90.
-    dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=(9, 0))
-
+BODY = """
     from ai_economist.datasets.covid19 import load_calibration
     from ai_economist.foundation.scenarios.covid19.declaration import gpu_state
     from ai_economist.foundation.scenarios.covid19.kernels.covid19_numba import make_numba_kernels
@@ -63,27 +44,13 @@ SCRIPT = textwrap.dedent(
     for name, kernel in make_numba_kernels(constants).items():
         cres = compiler.compile_cuda(kernel.py_func, types.void, argtypes(name), cc=(9, 0))
         print("lowered", name, "fp64", len(fp64.findall(cres.library.get_llvm_str())))
-    """
-).replace("SKIP", str(SKIP))
+"""
 
 
 @pytest.mark.parametrize("variant", ["published", "real"])
 def test_numba_kernels_lower_for_sm90(variant):
-    root = Path(__file__).resolve().parents[4]
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, variant],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-        timeout=600,
-    )
-    if proc.returncode == SKIP:
-        pytest.skip(proc.stdout.strip())
-    assert proc.returncode == 0, f"numba lowering failed:\n{proc.stdout}\n{proc.stderr[-6000:]}"
-    assert proc.stdout.count("lowered") == 6, proc.stdout
-    fp64 = dict(re.findall(r"lowered (\w+) fp64 (\d+)", proc.stdout))
-    assert int(fp64.pop("CudaComputeReward")) > 0, proc.stdout  # the check sees float64
+    out = lower_in_subprocess(BODY, variant)
+    assert out.count("lowered") == 6, out
+    fp64 = dict(re.findall(r"lowered (\w+) fp64 (\d+)", out))
+    assert int(fp64.pop("CudaComputeReward")) > 0, out  # the check sees float64
     assert fp64 == dict.fromkeys(fp64, "0"), f"float64 arithmetic in float32 kernels: {fp64}"
