@@ -137,6 +137,17 @@ def describe(result: dict, peer: float | None) -> str:
     return text
 
 
+def run_backends(env_class, kwargs: dict, args, peer: float | None) -> list[dict]:
+    """:func:`run_one` for every ``args.backends`` x ``args.num_envs``, each result printed."""
+    results = []
+    for backend in args.backends:
+        for num_envs in args.num_envs:
+            result = run_one(env_class, kwargs, backend, num_envs, args.steps, args.warmup)
+            print(describe(result, peer), flush=True)
+            results.append(result)
+    return results
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="tag_continuous", help="registered environment name")

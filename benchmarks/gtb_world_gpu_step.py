@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from example_env_step import describe, run_one  # noqa: E402
+from example_env_step import run_backends  # noqa: E402
 
 PEER = 470.0  # Foundation 1.7.1, env-steps/s on one CPU core
 
@@ -46,14 +46,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.episode_length is not None:
         config["episode_length"] = args.episode_length
     kwargs = {"env_config": config, "threads_per_env": args.threads_per_env}
-    results = []
-    for backend in args.backends:
-        for num_envs in args.num_envs:
-            result = run_one(GatherTradeBuildWorldGpu, kwargs, backend, num_envs, args.steps,
-                             args.warmup)  # fmt: skip
-            print(describe(result, PEER), flush=True)
-            results.append(result)
-    return results
+    return run_backends(GatherTradeBuildWorldGpu, kwargs, args, PEER)
 
 
 if __name__ == "__main__":
