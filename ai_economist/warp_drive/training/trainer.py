@@ -33,6 +33,7 @@ import yaml
 from ai_economist.warp_drive.env_protocol import BatchedPolicyEnv, PolicySpec
 from ai_economist.warp_drive.obs_layout import env_layout
 from ai_economist.warp_drive.training import checkpoint as ckpt
+from ai_economist.warp_drive.training.adam import Adam
 from ai_economist.warp_drive.training.algorithms import (
     STAT_NAMES,
 )
@@ -255,7 +256,7 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
             )
         schedules = {k: Schedule(pcfg[k], f"policy.{tag}.{k}") for k in SCHEDULED}
         fused = self.device.type == "cuda"  # one kernel for all parameters (same algorithm)
-        optimizer = torch.optim.Adam(
+        optimizer = Adam(  # torch's Adam without its torch._dynamo import (adam.py)
             model.parameters(), lr=schedules["lr"](0), eps=1e-5, fused=fused
         )
         act_model = torch.compile(model) if self.config["trainer"]["compile"] else model
