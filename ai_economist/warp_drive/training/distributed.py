@@ -14,9 +14,12 @@ Two ways in: :func:`launch` spawns ``trainer.num_gpus`` processes on this machin
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,10 +222,36 @@ def launch(
             f"{torch.cuda.device_count()} are visible"
         )
     port = free_port()
-    torch.multiprocessing.start_processes(
+    context = torch.multiprocessing.start_processes(
         _worker,
         args=(world_size, port, backend, fn, args),
         nprocs=world_size,
-        join=True,
+        join=False,
         start_method=start_method,
     )
+    with _forwarding_sigterm(context.processes):
+        while not context.join():
+            pass
+
+
+@contextlib.contextmanager
+def _forwarding_sigterm(processes: list) -> Iterator[None]:
+    """While the workers run, a SIGTERM sent to the launcher alone (``kill <pid>``, a job
+    scheduler) is passed on to every worker, which finishes its iteration, checkpoints and
+    stops like a worker signalled itself; without this the launcher would die at once and
+    leave the workers running. (Ctrl-C reaches the workers through the terminal's process
+    group.) Only in the main thread, where Python delivers signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def forward(signum: int, frame: object) -> None:
+        for process in processes:
+            if process.is_alive():
+                os.kill(process.pid, signum)
+
+    previous = signal.signal(signal.SIGTERM, forward)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

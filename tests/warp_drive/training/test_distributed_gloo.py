@@ -114,3 +114,57 @@ def test_a_signal_to_one_rank_stops_all_ranks_at_the_same_iteration(tmp_path):
     (saved,) = ckpt.list_checkpoints(tmp_path)
     state = ckpt.load_checkpoint(saved)
     assert state["iteration"] == 2 and len(state["ranks"]) == 2
+
+
+LAUNCHER_SCRIPT = """
+import os, signal, sys
+import torch
+from ai_economist.warp_drive.training.distributed import launch
+from ai_economist.warp_drive.training.toy_env import ToyTargetEnv, toy_run_config
+from ai_economist.warp_drive.training.trainer import Trainer, TrainingInterrupted
+
+def worker(ctx, run_dir):
+    torch.set_num_threads(1)
+    config = toy_run_config(num_envs=4, train_batch_size=20, num_episodes=12)  # 6 iterations
+    config["trainer"]["nan_check_freq"] = 2
+    config["saving"]["model_params_save_freq"] = 100
+    env = ToyTargetEnv(num_envs=4, **{**config["env"], "seed": 100 + ctx.rank})
+    trainer = Trainer(env, config, {"a": ["0", "1", "2"], "p": ["p"]}, True, "first",
+                      num_devices=ctx.world_size, device_id=ctx.rank, results_directory=run_dir,
+                      verbose=False)
+    one = trainer.train_iteration
+
+    def iteration():
+        one()
+        if ctx.rank == 0 and trainer.iteration == 1:  # SIGTERM to the launcher alone
+            os.kill(os.getppid(), signal.SIGTERM)
+
+    trainer.train_iteration = iteration
+    try:
+        trainer.train()
+        stopped = None
+    except TrainingInterrupted as exc:
+        stopped = (exc.signum, exc.iteration)
+    trainer.graceful_close()
+    torch.save({"stopped": stopped}, f"{run_dir}/rank{ctx.rank}.pt")
+
+launch(worker, 2, (sys.argv[1],), backend="gloo", start_method="fork")
+print("launcher returned")
+"""
+
+
+def test_sigterm_to_the_launcher_alone_reaches_every_worker(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER_SCRIPT, str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0 and "launcher returned" in done.stdout, done.stderr[-3000:]
+    for rank in (0, 1):  # the launcher passed it on; both stopped where the ranks compare notes
+        stopped = torch.load(tmp_path / f"rank{rank}.pt", weights_only=False)["stopped"]
+        assert stopped == (signal.SIGTERM, 2), rank
+    (saved,) = ckpt.list_checkpoints(tmp_path)
+    assert ckpt.load_checkpoint(saved)["iteration"] == 2
