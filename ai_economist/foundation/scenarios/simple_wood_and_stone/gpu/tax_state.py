@@ -8,7 +8,7 @@ rates) and the agents ``A``; the fields of :class:`~..array_tax.TaxState`:
   first step), ``tax_rate_completions`` (the episode count the rates read: the annealed
   limit, ``EconomyState.rate_completions``);
 * per agent ``(A,)``: ``last_coin`` (coin endowment after the last tax day), ``last_income``
-  (income of that period), ``last_marginal_rate``, ``last_tax_paid``;
+  (income of that period), ``last_marginal_rate``;
 * ``total_collected`` (taxes since the reset), ``last_lump_sum`` (the last tax day's
   redistribution to every agent);
 * the Saez model's income buffer, elasticity estimate and rates: the one-step economy's
@@ -129,7 +129,6 @@ def state_fields() -> list[StateField]:
         _f("last_coin", f64, ("n_agents",), doc="coin endowment after the last tax day"),
         _f("last_income", f64, ("n_agents",), doc="income of the last tax period"),
         _f("last_marginal_rate", f64, ("n_agents",), doc="its marginal rate"),
-        _f("last_tax_paid", f64, ("n_agents",), doc="tax paid on the last tax day"),
         _f("total_collected", f64, doc="taxes collected since the reset"),
         _f("last_lump_sum", f64, doc="the last tax day's transfer to every agent"),
         *[f for f in gpu_saez.saez_fields() if f.per_env],
