@@ -17,12 +17,14 @@ pytestmark = pytest.mark.gpu
 MODELS = ["model_wrapper", "us-federal-single-filer-2018-scaled", "fixed-bracket-rates", "saez"]
 
 
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", [*MODELS, "disabled"])
 @pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_tax_matches_the_reference_through_periods_resets_and_annealing(backend, model):
-    # period 5 in 23-step episodes, 4 agents, the limit annealed over the episodes
-    env = GatherTradeBuildTaxGpu(paper_tax(model, period=5, annealing=(1.0, 0.3)),
-                                 episode_length=23)  # fmt: skip
+    # period 5 in 23-step episodes, 4 agents, the limit annealed over the episodes;
+    # "disabled": phase 1 (model_wrapper with disable_taxes)
+    name = "model_wrapper" if model == "disabled" else model
+    params = paper_tax(name, period=5, annealing=(1.0, 0.3), disable_taxes=model == "disabled")
+    env = GatherTradeBuildTaxGpu(params, episode_length=23)
     result = check_parity(env, backend, num_envs=256, num_steps=100, seed=9)
     assert result, result.message
 

@@ -4,6 +4,8 @@ and one hand-computed tax day."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,15 @@ def test_planner_masks_open_on_first_days_under_the_annealed_limit():
     assert (masks[1, :, 1:].sum(axis=-1) == 11).all()  # limit 0.5: rates 0, 0.05, ..., 0.5
     state["tax_cycle_pos"][:] = 2
     assert tr.planner_masks(state, params, np.array([0, 2]))[..., 1:].sum() == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [({"n_agents": 1}, "n_agents=1"), ({"n_agents": 30}, "2..29"),
+     ({"params": paper_tax(cutoffs=np.arange(17.0), fixed_rates=np.zeros(17))}, "n_brackets=17"),
+     ({"params": paper_tax(disc_rates=np.linspace(0, 1, 129))}, "len(disc_rates)=129"),
+     ({"income_unit": [1.0]}, "income_unit")],
+)  # fmt: skip
+def test_unsupported_settings_name_the_setting(kwargs, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        GatherTradeBuildTaxGpu(**kwargs)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ai_economist import foundation
 from ai_economist.foundation.components import tax_brackets as tb
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone.array_tax import TaxParams
@@ -55,6 +56,22 @@ def paper_tax(tax_model: str = "model_wrapper", **overrides: Any) -> TaxParams:
             "disc_rates": tb.discretized_rates(0.0, 1.0, 0.05), "fixed_rates": fixed,
             "rate_max": 1.0, "annealing": None}  # fmt: skip
     return TaxParams(**{**base, **overrides})
+
+
+def tax_params(env_config: dict[str, Any], n_agents: int | None = None) -> TaxParams:
+    """The tax of a gather-trade-build env config (its ``PeriodicBracketTax``);
+    :class:`~.state.UnsupportedGpuConfig` for what the kernels do not cover."""
+    config = dict(env_config)
+    name = config.pop("scenario_name", "layout_from_file/simple_wood_and_stone")
+    config.pop("seed", None)
+    env = foundation.make_env_instance(name, seed=0, **config)
+    taxes = [c for c in env.components if c.name == "PeriodicBracketTax"]
+    if not taxes:
+        raise ts.UnsupportedGpuConfig(f"{name}: the config has no PeriodicBracketTax")
+    params = TaxParams.from_component(taxes[0])
+    ts.check_tax_support(params, env.n_agents if n_agents is None else n_agents,
+                         "PeriodicBracketTax on the GPU")  # fmt: skip
+    return params
 
 
 class GatherTradeBuildTaxGpu(GpuEnvironment):

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from ai_economist.foundation.components import tax_brackets as tb
+from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
 from ai_economist.foundation.scenarios.one_step_economy import gpu_saez
 from ai_economist.foundation.scenarios.simple_wood_and_stone.array_tax import TaxParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.state import (
@@ -152,9 +154,6 @@ def saez_params(params: TaxParams) -> gpu_saez.SaezParams | None:
     """The Saez model's constants (``rate_max`` the unannealed one), or None."""
     if params.tax_model != "saez":
         return None
-    from ai_economist.foundation.components import tax_brackets as tb
-    from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
-
     edges = np.linspace(0, params.cutoffs[-1], SAEZ_N_ESTIMATION_BINS + 1)
     return gpu_saez.SaezParams(
         rate_min=params.rate_min,
