@@ -198,7 +198,7 @@ def advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, ipara
 
 
 @cuda.jit(device=True)
-def sorted_rank(x, e, i, n):
+def tax_sorted_rank(x, e, i, n):
     """Where ``np.sort`` puts ``x[e, i]`` among ``x[e, :n]`` (ties by index)."""
     rank = 0
     for j in range(n):
@@ -220,8 +220,14 @@ def common_block(obs, e, row, off, tax_cycle_pos, tax_rates_obs, last_income, pe
     obs[e, row, k + 1] = float32(1.0 if pos >= period else 0.0)
     k += 2
     for i in range(n):
-        obs[e, row, k + sorted_rank(last_income, e, i, n)] = float32(last_income[e, i] / period)
+        obs[e, row, k + tax_sorted_rank(last_income, e, i, n)] = float32(last_income[e, i] / period)
     return k + n
+
+
+@cuda.jit(device=True)
+def income_so_far(e, i, inventory, escrow, last_coin):
+    """Agent ``i``'s income since the last tax day (its coin endowment minus ``last_coin``)."""
+    return inventory[e, i, COIN] + escrow[e, i, COIN] - last_coin[e, i]
 
 
 @cuda.jit(device=True)
@@ -233,7 +239,7 @@ def agent_observations(e, tid, obs, tax_cycle_pos, tax_rates_obs, last_income, l
         period = iparams[TI_PERIOD]
         k = common_block(obs, e, tid, iparams[TI_OBS_A], tax_cycle_pos, tax_rates_obs,
                          last_income, period)  # fmt: skip
-        income = inventory[e, tid, COIN] + escrow[e, tid, COIN] - last_coin[e, tid]
+        income = income_so_far(e, tid, inventory, escrow, last_coin)
         obs[e, tid, k] = float32(marginal_rate(income, cutoffs, s_rates))
         obs[e, tid, k + 1] = float32(float64(tax_cycle_pos[e]) / float64(period))
 
@@ -250,7 +256,7 @@ def planner_observations(e, row, obs, tax_cycle_pos, tax_rates_obs, last_income,
     obs[e, row, k] = float32(float64(tax_cycle_pos[e]) / float64(period))
     for i in range(last_coin.shape[1]):
         off = iparams[TI_OBS_PA] + i * iparams[TI_STRIDE_PA]
-        income = inventory[e, i, COIN] + escrow[e, i, COIN] - last_coin[e, i]
+        income = income_so_far(e, i, inventory, escrow, last_coin)
         obs[e, row, off] = float32(marginal_rate(income, cutoffs, s_rates))
         obs[e, row, off + 1] = float32(last_income[e, i] / period)
         obs[e, row, off + 2] = float32(last_marginal_rate[e, i])
