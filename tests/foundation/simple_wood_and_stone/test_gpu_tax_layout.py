@@ -8,6 +8,7 @@ import copy
 import dataclasses
 
 import numpy as np
+import pytest
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy_obs as aeo
@@ -102,3 +103,14 @@ def test_tax_blocks_and_masks_equal_the_economys():
         tr.planner_masks(declared, params.tax, state.mask_completions),
         obs["planner_masks"].reshape(2, b, -1),
     )
+
+
+def test_a_config_without_the_tax_is_named():
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import PHASE1_ENV_CONFIG
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.state import (
+        UnsupportedGpuConfig,
+    )
+
+    config = env_config(PHASE1_ENV_CONFIG, without_tax=True)
+    with pytest.raises(UnsupportedGpuConfig, match="has no PeriodicBracketTax"):
+        tax_params(config)
