@@ -7,16 +7,10 @@
 // N_RATES, AGENT_OBS_DIM, PLANNER_OBS_DIM, AGENT_ACTIONS, PLANNER_ACTIONS and
 // ONE_STEP_ECONOMY_STATE_PARAMS (the declared fields in order, scalar constants by value).
 #include "one_step_economy_state.h"
+#include "bracket_tax.cuh"
 #include "saez_tax.cuh"
 
 #define MAX_WORKERS 32
-
-// tax_brackets.bracket_index: searchsorted(cutoffs, income, "right") - 1, at least 0.
-__device__ int bracket_index(double income, const double* cutoffs) {
-  int count = 0;
-  for (int b = 0; b < N_BRACKETS; b++) count += cutoffs[b] <= income ? 1 : 0;
-  return count > 0 ? count - 1 : 0;
-}
 
 // array_model.current_rates: bracket b's rate (planner-set index, Saez rates or fixed rates).
 __device__ double current_rates(int b, const int* rate_index, const double* disc_rates,
@@ -24,65 +18,6 @@ __device__ double current_rates(int b, const int* rate_index, const double* disc
                                 int tax_model_code) {
   if (tax_model_code == 0) return disc_rates[rate_index[b]];
   return tax_model_code == 2 ? saez_rates[b] : fixed_rates[b];
-}
-
-// Scratch of the Saez formula (shared memory of the block).
-struct SaezScratch {
-  double counts[SAEZ_BINS];
-  double gz[SAEZ_EDGES];
-  double pz[SAEZ_EDGES];
-  double az[SAEZ_EDGES];
-  double taus[SAEZ_EDGES];
-};
-
-// gpu_saez.saez_first_day (one env, thread 0): this period's rates into rates[]: uniform
-// draws until the buffer has filled, then gpu_saez.saez_formula_rates.
-__device__ void saez_first_day(int env, const double* buffer, const int* count, int* reached,
-                               int* draws, double* elas, double* log_z0, double* rates,
-                               double* running_avg, const double* edges, const double* sizes,
-                               const double* cutoffs, const double* bracket_sizes,
-                               double rate_min, double rate_max, int pareto_weight_code,
-                               double fixed_elas, int seed, SaezScratch* s) {
-  if (!*reached && *count >= SAEZ_BUFFER_SIZE) *reached = 1;
-  if (!*reached) {
-    for (int b = 0; b < N_BRACKETS; b++) {
-      rates[b] = rate_min + (rate_max - rate_min) * uniform_draws(seed, env, *draws + b);
-    }
-    *draws += N_BRACKETS;
-    return;
-  }
-  estimate_uniform_income_elasticity(buffer, *count, elas, log_z0);
-  const double e = fixed_elas >= 0.0 ? fixed_elas : *elas;
-  int n_below, n_above;
-  double weight_above, sum_above;
-  histogram(buffer, *count, edges, s->counts, &n_below, &n_above, &weight_above, &sum_above,
-            pareto_weight_code);
-  binned_welfare_weights(s->counts, n_below, n_above, weight_above, edges, pareto_weight_code,
-                         s->gz, s->pz);
-  binned_pareto_params(s->pz, n_below, (double)(*count), n_above, sum_above, edges, s->az);
-  saez_marginal_rates(s->gz, s->az, e, s->taus);
-  bracketize_schedule(s->taus, edges, sizes, cutoffs, bracket_sizes, rates);
-  for (int b = 0; b < N_BRACKETS; b++) {
-    const double r = rates[b];
-    rates[b] = r < rate_min ? rate_min : (r > rate_max ? rate_max : r);  // np.clip keeps NaN
-    running_avg[b] = 0.99 * running_avg[b] + 0.01 * rates[b];
-  }
-}
-
-// tax_brackets.taxes_due: sum_b rate_b * min(size_b, max(0, income - cutoff_b)).
-__device__ double taxes_due(double income, const double* cutoffs, const double* rates) {
-  double total = 0.0;
-  for (int b = 0; b < N_BRACKETS; b++) {
-    const double past = fmax(0.0, income - cutoffs[b]);
-    const double in_bracket = b + 1 < N_BRACKETS ? fmin(cutoffs[b + 1] - cutoffs[b], past) : past;
-    total += rates[b] * in_bracket;
-  }
-  return total;
-}
-
-// tax_brackets.marginal_rate: the rate of the income's bracket, 0 for negative incomes.
-__device__ double marginal_rate(double income, const double* cutoffs, const double* rates) {
-  return income < 0.0 ? 0.0 : rates[bracket_index(income, cutoffs)];
 }
 
 // simple_labor.labor_step: h > 0 hours set the labour to h and pay h * skill.

@@ -1,6 +1,8 @@
 // The Saez tax model on the device: mirrors one_step_economy/gpu_saez.py and
-// components/saez.py function for function. One environment's formula runs on its block's
-// thread 0 (a period's first day only); the scratch arrays live in shared memory.
+// components/saez.py function for function (shared by the one-step economy and
+// gather-trade-build's tax). One environment's formula runs on its block's thread 0 (a
+// period's first day only); the scratch arrays live in shared memory (SaezScratch). Needs
+// N_BRACKETS, SAEZ_BINS and SAEZ_BUFFER_SIZE.
 #pragma once
 
 #define SAEZ_EDGES (SAEZ_BINS + 1)
@@ -166,4 +168,47 @@ __device__ void bracketize_schedule(const double* taus, const double* edges, con
     last_total = total;
   }
   rates[N_BRACKETS - 1] = taus[SAEZ_BINS];
+}
+
+// Scratch of the Saez formula (shared memory of the block).
+struct SaezScratch {
+  double counts[SAEZ_BINS];
+  double gz[SAEZ_EDGES];
+  double pz[SAEZ_EDGES];
+  double az[SAEZ_EDGES];
+  double taus[SAEZ_EDGES];
+};
+
+// gpu_saez.saez_first_day (one env, thread 0): this period's rates into rates[]: uniform
+// draws until the buffer has filled, then gpu_saez.saez_formula_rates.
+__device__ void saez_first_day(int env, const double* buffer, const int* count, int* reached,
+                               int* draws, double* elas, double* log_z0, double* rates,
+                               double* running_avg, const double* edges, const double* sizes,
+                               const double* cutoffs, const double* bracket_sizes,
+                               double rate_min, double rate_max, int pareto_weight_code,
+                               double fixed_elas, int seed, SaezScratch* s) {
+  if (!*reached && *count >= SAEZ_BUFFER_SIZE) *reached = 1;
+  if (!*reached) {
+    for (int b = 0; b < N_BRACKETS; b++) {
+      rates[b] = rate_min + (rate_max - rate_min) * uniform_draws(seed, env, *draws + b);
+    }
+    *draws += N_BRACKETS;
+    return;
+  }
+  estimate_uniform_income_elasticity(buffer, *count, elas, log_z0);
+  const double e = fixed_elas >= 0.0 ? fixed_elas : *elas;
+  int n_below, n_above;
+  double weight_above, sum_above;
+  histogram(buffer, *count, edges, s->counts, &n_below, &n_above, &weight_above, &sum_above,
+            pareto_weight_code);
+  binned_welfare_weights(s->counts, n_below, n_above, weight_above, edges, pareto_weight_code,
+                         s->gz, s->pz);
+  binned_pareto_params(s->pz, n_below, (double)(*count), n_above, sum_above, edges, s->az);
+  saez_marginal_rates(s->gz, s->az, e, s->taus);
+  bracketize_schedule(s->taus, edges, sizes, cutoffs, bracket_sizes, rates);
+  for (int b = 0; b < N_BRACKETS; b++) {
+    const double r = rates[b];
+    rates[b] = r < rate_min ? rate_min : (r > rate_max ? rate_max : r);  // np.clip keeps NaN
+    running_avg[b] = 0.99 * running_avg[b] + 0.01 * rates[b];
+  }
 }
