@@ -42,7 +42,7 @@ def configs(episode_length=40, order_duration=6, period=10):
     econ = env_config(PHASE1_ENV_CONFIG)
     econ.update(episode_length=episode_length, dense_log_frequency=None, starting_agent_coin=30.0)
     for comp in econ["components"]:
-        (name, kwargs), = comp.items()
+        ((name, kwargs),) = comp.items()
         if name == "ContinuousDoubleAuction":
             kwargs["order_duration"] = order_duration
         if name == "PeriodicBracketTax":
@@ -184,7 +184,10 @@ def test_the_two_worlds_refuse_each_others_configs():
         GatherTradeBuildWorldGpu(MARKET_WORLD_CONFIG)
     with pytest.raises(gs.UnsupportedGpuConfig, match="has no ContinuousDoubleAuction"):
         GatherTradeBuildMarketWorldGpu(GatherTradeBuildWorldGpu().env_config)
-    config = {**MARKET_WORLD_CONFIG, "components": [dict(c) for c in MARKET_WORLD_CONFIG["components"]]}
+    config = {
+        **MARKET_WORLD_CONFIG,
+        "components": [dict(c) for c in MARKET_WORLD_CONFIG["components"]],
+    }
     config["components"][1] = {"ContinuousDoubleAuction": {"max_num_orders": 80}}
     with pytest.raises(gs.UnsupportedGpuConfig, match="max_num_orders=80"):
         GatherTradeBuildMarketWorldGpu(config)

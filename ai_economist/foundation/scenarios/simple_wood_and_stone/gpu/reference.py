@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from ai_economist.foundation.components.cda_batched import MarketParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rewards as rewards
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw
-from ai_economist.foundation.components.cda_batched import MarketParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_reference as mr
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import state as gs

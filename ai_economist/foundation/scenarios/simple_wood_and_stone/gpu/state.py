@@ -36,6 +36,7 @@ def _market_state():
 
     return market_state
 
+
 SUPPORTED_COMPONENTS = ("Build", "Gather")
 MARKET_COMPONENTS = ("Build", "ContinuousDoubleAuction", "Gather")  # the world with the market
 MAX_WORLD_CELLS = 4096  # 64 x 64: an env's maps fit a block's shared memory (later kernels)
