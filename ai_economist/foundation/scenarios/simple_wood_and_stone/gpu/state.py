@@ -2,8 +2,8 @@
 
 What one environment holds on the GPU, with shapes from the config (``state_dims``): the
 resource maps and house owners (``(2, H, W)``, ``(H, W)``), the agents' locations,
-inventories (Coin, Stone, Wood, as :mod:`..array_rules`), escrow (zero until the market
-plugs in), labour, skills, the reward baselines, and the trainer's arrays of the two
+inventories (Coin, Stone, Wood, as :mod:`..array_rules`), escrow (the market's open
+orders; zero without a market), labour, skills, the reward baselines, and the trainer's arrays of the two
 policies ``"a"`` (the mobile agents, threads ``0..A-1``) and ``"p"`` (the planner, thread
 ``A``). The layout (the packaged map file's first resources and water), the regrowth cells
 and the fixed-four corners are constants stored once. Money, labour and skills are float64
@@ -14,6 +14,12 @@ Scalar settings travel in two constant arrays, ``world_params`` (float64, names
 :data:`FLOAT_PARAMS`) and ``world_iparams`` (int32, :data:`INT_PARAMS`), indexed by the
 ``P_*`` / ``I_*`` constants of :func:`kernel_defines` (C) and of this module (Numba), so the
 kernels work with parameter lists or a pointer table alike.
+
+With a market (``market``: its ``MarketParams``; the world of
+``GatherTradeBuildMarketWorldGpu``) the market's arrays (:mod:`.market_state`) join the
+declaration, the agents' vectors hold its block after the ``Build-*`` features, the
+planner's before its ``time``, and the action space its ``2 C P`` orders after build
+(:func:`move_start`).
 """
 
 from __future__ import annotations
