@@ -33,6 +33,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
     GatherTradeBuildMarketWorldGpu,
     GatherTradeBuildWorldGpu,
 )
+from ai_economist.warp_drive.env_wrapper import EnvWrapper
 
 TAX = "PeriodicBracketTax-"
 
@@ -191,3 +192,32 @@ def test_the_two_worlds_refuse_each_others_configs():
     config["components"][1] = {"ContinuousDoubleAuction": {"max_num_orders": 80}}
     with pytest.raises(gs.UnsupportedGpuConfig, match="max_num_orders=80"):
         GatherTradeBuildMarketWorldGpu(config)
+
+
+def test_the_market_worlds_reset_is_the_worlds_with_an_empty_market():
+    _, gpu_config = configs(episode_length=6, order_duration=50)
+    world_config = {**gpu_config, "components": [c for c in gpu_config["components"]
+                                                 if "ContinuousDoubleAuction" not in c]}  # fmt: skip
+    env, world = GatherTradeBuildMarketWorldGpu(gpu_config), GatherTradeBuildWorldGpu(world_config)
+    w, v = EnvWrapper(env, 3, "numpy", seed=4), EnvWrapper(world, 3, "numpy", seed=4)
+    for x in (w, v):
+        x.reset_all_envs()
+    rng, noop = np.random.default_rng(0), np.zeros((3, 1), np.int32)
+    for _ in range(env.episode_length):  # orders of 50 steps stay open to the episode's end
+        masks = w.action_masks("a").numpy()
+        w.step_all_envs({"a": market_actions(masks, gs.move_start(env.market), rng), "p": noop})
+    assert w.pull("_done_").all() and w.pull("n_orders").sum() > 0 and w.pull("escrow").sum() > 0
+    w.reset_only_done_envs()
+    for _ in range(world.episode_length):
+        v.step_all_envs({"a": np.zeros((3, 4), np.int32), "p": noop})
+    v.reset_only_done_envs()  # episode 1 of the same seeds: the same draws
+    for name in ("locs", "inventory", "escrow", "labor", "build_payment", "build_skill",
+                 "resource_maps", "house_owner", "completions"):  # fmt: skip
+        np.testing.assert_array_equal(w.pull(name), v.pull(name), err_msg=name)
+    for name in ("n_orders", "books", "price_history", "trade_count", "market_clock"):
+        assert not w.pull(name).any(), name
+    assert (w.pull("bid_price") == -1).all() and (w.pull("ask_price") == -1).all()
+    obs, off = w.pull("observations_a"), gs.market_obs_offsets()[0]
+    size = gs.market_sizes(env.market)[0]
+    np.testing.assert_array_equal(np.delete(obs, np.s_[off : off + size], axis=-1),
+                                  v.pull("observations_a"))  # fmt: skip
