@@ -1,11 +1,12 @@
 """Environment-only stepping speed of gather-trade-build's GPU world (Build, Gather, regrowth;
-no market or tax yet; no policy).
+with ``--market`` also the ContinuousDoubleAuction; no tax yet; no policy).
 
     python benchmarks/gtb_world_gpu_step.py --backends pycuda numba --num_envs 1000 10000 \\
-        [--steps 1000] [--warmup 20] [--threads_per_env 32]
+        [--market] [--steps 1000] [--warmup 20] [--threads_per_env 32]
 
 The paper's config without the market and the tax (``gpu.env.WORLD_CONFIG``: 4 agents + the
-planner, 25x25 quadrant map, 1,000-step episodes). Times ``step_all_envs`` +
+planner, 25x25 quadrant map, 1,000-step episodes), or with ``--market`` the paper's config
+without the tax (``gpu.env.MARKET_WORLD_CONFIG``, ``GatherTradeBuildMarketWorldGpu``). Times ``step_all_envs`` +
 ``reset_only_done_envs`` with one random allowed action per agent kept for the run, as
 ``example_env_step.py`` does for any registered env (this one is not registered yet), and
 prints env-steps/s, the state memory per env and the ratio to Foundation 1.7.1's dict env
@@ -35,18 +36,22 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--warmup", type=int, default=20, help="untimed steps first")
     parser.add_argument("--threads_per_env", type=int, default=None)
     parser.add_argument("--episode_length", type=int, default=None, help="override (tests)")
+    parser.add_argument("--market", action="store_true", help="the world with the market")
     args = parser.parse_args(argv)
 
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
+        MARKET_WORLD_CONFIG,
         WORLD_CONFIG,
+        GatherTradeBuildMarketWorldGpu,
         GatherTradeBuildWorldGpu,
     )
 
-    config = dict(WORLD_CONFIG)
+    cls = GatherTradeBuildMarketWorldGpu if args.market else GatherTradeBuildWorldGpu
+    config = dict(MARKET_WORLD_CONFIG if args.market else WORLD_CONFIG)
     if args.episode_length is not None:
         config["episode_length"] = args.episode_length
     kwargs = {"env_config": config, "threads_per_env": args.threads_per_env}
-    return run_backends(GatherTradeBuildWorldGpu, kwargs, args, PEER)
+    return run_backends(cls, kwargs, args, PEER)
 
 
 if __name__ == "__main__":

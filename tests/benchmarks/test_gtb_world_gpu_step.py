@@ -12,3 +12,14 @@ def test_gtb_world_benchmark_prints_rates_and_the_ratio_to_1_7_1(import_benchmar
     assert result["num_agents"] == 5 and result["env_steps_per_s"] > 0  # 4 agents + planner
     assert result["state_bytes_per_env"] > 2 * 25 * 25 * 4  # the resource maps at least
     assert "env-steps/s" in out and "x the peer (470 env-steps/s)" in out
+
+
+def test_gtb_world_benchmark_takes_the_market_world(import_benchmark, capsys):
+    bench = import_benchmark("gtb_world_gpu_step")
+    args = ["--backends", "numpy", "--num_envs", "2", "--steps", "5", "--warmup", "1",
+            "--episode_length", "3", "--market"]  # fmt: skip
+    (result,) = bench.main(args)
+    (world,) = bench.main(args[:-1])
+    assert result["num_agents"] == 5 and result["env_steps_per_s"] > 0
+    # the books, slots and price histories of the market on top of the world's state
+    assert result["state_bytes_per_env"] > world["state_bytes_per_env"] + 2 * 2 * 4 * 11 * 4

@@ -1,5 +1,6 @@
-"""nvcc compiles the gather-trade-build GPU world's CUDA C (no GPU needed): the kernels take
-the declared parameters, and the C draws equal the numpy ones (host build of gtb_rng.cuh)."""
+"""nvcc compiles the gather-trade-build GPU world's CUDA C, alone and with the market (no GPU
+needed): the kernels take the declared parameters, and the C draws equal the numpy ones (host
+build of gtb_rng.cuh)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from gtb_gpu_helpers import compile_for_sm90_without_spills
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
-    RESET_KERNEL,
-    STEP_KERNEL,
+    GatherTradeBuildMarketWorldGpu,
     GatherTradeBuildWorldGpu,
 )
 from ai_economist.warp_drive import codegen
@@ -21,13 +21,15 @@ from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.checks.declaration import check_cuda_kernels, check_numba_kernels
 
 
-@pytest.fixture(scope="module")
-def env():
-    return GatherTradeBuildWorldGpu()
+@pytest.fixture(scope="module", params=[GatherTradeBuildWorldGpu, GatherTradeBuildMarketWorldGpu])
+def env(request):
+    return request.param()
 
 
 def test_compiles_for_sm90_without_spills(env, nvcc, tmp_path):
-    compile_for_sm90_without_spills(env, nvcc, tmp_path, (STEP_KERNEL, RESET_KERNEL))
+    kernels = env.kernels()
+    compile_for_sm90_without_spills(env, nvcc, tmp_path,
+                                    (*kernels.step_kernels, *kernels.reset_kernels))  # fmt: skip
 
 
 def test_both_twins_take_the_declared_parameters(env, tmp_path):
@@ -52,7 +54,8 @@ int main() {
 """
 
 
-def test_the_c_draws_equal_the_numpy_draws(env, nvcc, tmp_path):
+def test_the_c_draws_equal_the_numpy_draws(nvcc, tmp_path):
+    env = GatherTradeBuildWorldGpu()
     program = tmp_path / "draws.cu"
     program.write_text(HOST_PROGRAM)
     exe = tmp_path / "draws"

@@ -108,7 +108,8 @@ def test_agent_counts_the_kernels_do_not_cover_are_named(tmp_path):
 def test_components_and_scenarios_the_kernels_do_not_cover_are_named(tmp_path):
     config = small_config(tmp_path)
     config["components"].insert(1, {"ContinuousDoubleAuction": {"max_num_orders": 5}})
-    with pytest.raises(gs.UnsupportedGpuConfig, match=r"not yet \['ContinuousDoubleAuction'\]"):
+    config["components"].append({"PeriodicBracketTax": {"disable_taxes": True}})
+    with pytest.raises(gs.UnsupportedGpuConfig, match=r"not yet \['PeriodicBracketTax'\]"):
         world_params(config)
     with pytest.raises(gs.UnsupportedGpuConfig, match="uniform/simple_wood_and_stone"):
         world_params({**WORLD_CONFIG, "scenario_name": "uniform/simple_wood_and_stone"})

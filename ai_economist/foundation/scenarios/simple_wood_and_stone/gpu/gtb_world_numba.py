@@ -18,6 +18,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
     I_GDIST,
     I_LEN,
     I_RANGE,
+    N_FLAT,
     P_COIN0,
     P_ECOST,
     P_INV,
@@ -102,33 +103,44 @@ def reset_agent(env, a, seed, ep, locs, inventory, escrow, labor, build_payment,
 
 
 @cuda.jit(device=True)
+def market_layout(observations_a, observations_p, action_mask_a, n, side):
+    """``(agent block, planner block, move start)`` of a world with a market (sizes of the
+    arrays beyond the world's; ``(0, 0, 2)`` without one)."""
+    mk = observations_a.shape[2] - N_FLAT - 9 * side * side
+    mp = observations_p.shape[2] - 4 - 3 * n
+    return mk, mp, action_mask_a.shape[2] - 4
+
+
+@cuda.jit(device=True)
 def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
             inventory, build_payment, build_skill, bonus, resource_maps, house_owner,
             layout_maps, water, landmarks, params, iparams):  # fmt: skip
-    """``reference.observe`` of one env (all threads)."""
+    """``reference.observe`` of one env (all threads): the world's parts, around the market's
+    blocks when the vectors have them."""
     n, h, w = locs.shape[1], water.shape[0], water.shape[1]
     rng_ = iparams[I_RANGE]
     side = 2 * rng_ + 1
+    mk, mp, start = market_layout(observations_a, observations_p, action_mask_a, n, side)
     for p in range(tid, n * side * side, nt):
-        write_window_cell(env, p, side, rng_, observations_a, locs, resource_maps, house_owner,
-                          layout_maps, water)  # fmt: skip
+        write_window_cell(env, p, side, rng_, observations_a, mk, locs, resource_maps,
+                          house_owner, layout_maps, water)  # fmt: skip
     if tid < n:
-        write_flat(env, tid, t, observations_a, locs, inventory, build_payment, build_skill, bonus,
-                   params, h, w)  # fmt: skip
+        write_flat(env, tid, t, observations_a, mk, locs, inventory, build_payment, build_skill,
+                   bonus, params, h, w)  # fmt: skip
         action_mask_a[env, tid, 0] = 1.0
         ok = build_masks(env, tid, inventory, resource_maps, house_owner, landmarks, locs)
         action_mask_a[env, tid, 1] = 1.0 if ok else 0.0
         for m in range(1, 5):
             ok = move_masks(env, tid, m, locs, house_owner, water)
-            action_mask_a[env, tid, 1 + m] = 1.0 if ok else 0.0
+            action_mask_a[env, tid, start - 1 + m] = 1.0 if ok else 0.0
     if tid == n:
         inv = params[P_INV]
-        observations_p[env, 0, 0] = t / params[P_TIME]
+        observations_p[env, 0, mp] = t / params[P_TIME]
         for k in range(3):
-            observations_p[env, 0, 1 + k] = 0.0
+            observations_p[env, 0, mp + 1 + k] = 0.0
         for i in range(n):
             for k in range(3):
-                observations_p[env, 0, 4 + 3 * i + k] = inventory[env, i, k] * inv
+                observations_p[env, 0, mp + 4 + 3 * i + k] = inventory[env, i, k] * inv
         action_mask_p[env, 0, 0] = 1.0
 
 
@@ -227,8 +239,8 @@ def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, r
     cuda.syncthreads()
     for slot in range(n):  # the order's slots one after the other
         if tid == move_order[env, slot]:
-            move_agent_slot(env, tid, sampled_actions_a[env, tid], locs, labor, house_owner, water,
-                            world_params)  # fmt: skip
+            move_agent_slot(env, tid, sampled_actions_a[env, tid], 2, locs, labor, house_owner,
+                            water, world_params)  # fmt: skip
         cuda.syncthreads()
     if tid < n:
         apply_gathers(env, tid, seed, ep, t, locs, inventory, labor, resource_maps,

@@ -141,9 +141,10 @@ def build_step(env, a, action, inventory, labor, resource_maps, house_owner, lan
 
 
 @cuda.jit(device=True)
-def move_agent_slot(env, a, action, locs, labor, house_owner, water, params):
-    """``array_rules.move_agent_slot`` for agent ``a``, whose slot of the order it is."""
-    m = action - 1 if action >= 2 else 0
+def move_agent_slot(env, a, action, start, locs, labor, house_owner, water, params):
+    """``array_rules.move_agent_slot`` for agent ``a``, whose slot of the order it is (the
+    moves are the actions ``start .. start + 3``)."""
+    m = action - start + 1 if action >= start else 0
     if m > 0 and move_masks(env, a, m, locs, house_owner, water):
         locs[env, a, 0] += MOVE_DR[m]
         locs[env, a, 1] += MOVE_DC[m]
@@ -212,30 +213,33 @@ def welfare_of(env, inventory, escrow, params):
 
 # ----------------------------------------------------------------------- observations
 @cuda.jit(device=True)
-def write_flat(env, a, t, obs, locs, inventory, build_payment, build_skill, bonus, params, h, w):
-    """The agent's ``flat`` features in ``state.AGENT_FLAT_KEYS`` order (float64 -> float32)."""
+def write_flat(env, a, t, obs, mk, locs, inventory, build_payment, build_skill, bonus, params,
+               h, w):  # fmt: skip
+    """The agent's ``flat`` features in ``state.AGENT_FLAT_KEYS`` order (float64 -> float32),
+    those after ``Build-*`` behind the market's block of ``mk`` floats."""
     pay = params[P_PAY]
     scale = pay if pay > 0 else 1.0
     inv = params[P_INV]
     obs[env, a, 0] = build_payment[env, a] / scale
     obs[env, a, 1] = build_skill[env, a]
-    obs[env, a, 2] = bonus[env, a]
-    obs[env, a, 3] = t / params[P_TIME]
+    obs[env, a, mk + 2] = bonus[env, a]
+    obs[env, a, mk + 3] = t / params[P_TIME]
     for k in range(3):
-        obs[env, a, 4 + k] = inventory[env, a, k] * inv
-    obs[env, a, 7] = locs[env, a, 1] / w
-    obs[env, a, 8] = locs[env, a, 0] / h
+        obs[env, a, mk + 4 + k] = inventory[env, a, k] * inv
+    obs[env, a, mk + 7] = locs[env, a, 1] / w
+    obs[env, a, mk + 8] = locs[env, a, 0] / h
 
 
 @cuda.jit(device=True)
-def write_window_cell(env, p, side, rng_, obs, locs, resource_maps, house_owner, layout, water):
+def write_window_cell(env, p, side, rng_, obs, mk, locs, resource_maps, house_owner, layout,
+                      water):  # fmt: skip
     """Window cell ``p`` (agent-major) of ``array_obs.egocentric_maps``: 7 map channels and
-    the owner and location index channels."""
+    the owner and location index channels (after the flat features and the market's ``mk``)."""
     cells = side * side
     a, cell = p // cells, p % cells
     r = locs[env, a, 0] - rng_ + cell // side
     c = locs[env, a, 1] - rng_ + cell % side
-    base = N_FLAT + cell
+    base = N_FLAT + mk + cell
     idx_base = base + 7 * cells
     inside = 0 <= r < water.shape[0] and 0 <= c < water.shape[1]
     if not inside:

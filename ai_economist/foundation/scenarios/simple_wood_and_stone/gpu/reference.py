@@ -13,6 +13,12 @@ counter-based draws of :mod:`.rng`, which a kernel thread can compute on its own
 * :func:`observe`      the agents' ``flat`` + ``world-map`` + ``world-idx_map`` vectors, the
   planner's ``flat`` + ``p<i>`` vector, the masks.
 
+With a market (``market``: its ``MarketParams``) the step runs it between ``Build`` and
+``Gather`` as the array economy does (:mod:`.market_reference`: the orders of the actions
+``2 .. 2 + 2 C P - 1``, decay, place, match, expire; the moves follow at ``2 + 2 C P``), the
+coin utility is refreshed wherever the coin endowment changed (``array_economy.step``), and
+the market's blocks sit in the vectors where the dict env's sorted keys put them.
+
 Given the same draws the world equals the array model's (``tests``: the array model stepped
 with a generator that replays :class:`StepDraws`); the draws themselves follow the array
 model's distributions (the same in distribution, not in value).
@@ -25,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from ai_economist.foundation.components.cda_batched import MarketParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_obs
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rewards as rewards
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_reference as mr
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import state as gs
 
@@ -56,11 +64,12 @@ def world_view(state: State, params: aw.GTBWorldParams) -> aw.GTBWorldState:
     return aw.GTBWorldState(rngs=[], timestep=state["_timestep_"], **{n: state[n] for n in names})
 
 
-def zero_state(params: aw.GTBWorldParams, num_envs: int, seed: int) -> State:
+def zero_state(params: aw.GTBWorldParams, num_envs: int, seed: int,
+               market: MarketParams | None = None) -> State:  # fmt: skip
     """Zeroed per-env arrays of ``num_envs`` envs (``env_seed`` = ``seed + e``) and the
-    constants."""
-    spec = {f.name: f for f in gs.state_fields()}
-    dims = gs.state_dims(params)
+    constants (with ``market``: the market's too)."""
+    spec = {f.name: f for f in gs.state_fields(market is not None)}
+    dims = gs.state_dims(params, market)
     out: State = {}
     for name, f in spec.items():
         if f.per_env:
@@ -68,13 +77,25 @@ def zero_state(params: aw.GTBWorldParams, num_envs: int, seed: int) -> State:
             out[name] = np.zeros((num_envs, *shape), dtype=f.dtype)
     out["env_seed"][:] = (int(seed) + np.arange(num_envs)).astype(np.int32)
     out.update(gs.constant_values(params))
+    if market is not None:
+        out.update(market_constants(market))
     return out
 
 
-def initial_state(params: aw.GTBWorldParams, num_envs: int, seed: int, static=None) -> State:
+def market_constants(market: MarketParams) -> dict[str, np.ndarray]:
+    """The market's constant arrays in the world: actions from 2, blocks at
+    :func:`.state.market_obs_offsets`."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state as ms
+
+    off_a, off_p = gs.market_obs_offsets()
+    return ms.constant_values(market, action_offset=2, obs_offset_a=off_a, obs_offset_p=off_p)
+
+
+def initial_state(params: aw.GTBWorldParams, num_envs: int, seed: int, static=None,
+                  market: MarketParams | None = None) -> State:  # fmt: skip
     """Every env reset (episode 0) and observed."""
-    state = zero_state(params, num_envs, seed)
-    reset_envs(state, params, np.ones(num_envs, dtype=bool), static)
+    state = zero_state(params, num_envs, seed, market)
+    reset_envs(state, params, np.ones(num_envs, dtype=bool), static, market)
     return state
 
 
@@ -149,10 +170,11 @@ def fixed_four_ranks(seed, episode, n_agents: int) -> np.ndarray:
     return np.argsort(order, axis=1)
 
 
-def reset_envs(state: State, params: aw.GTBWorldParams, which: np.ndarray, static=None) -> None:
+def reset_envs(state: State, params: aw.GTBWorldParams, which: np.ndarray, static=None,
+               market: MarketParams | None = None) -> None:  # fmt: skip
     """Reset the envs selected by the bool (E,) ``which`` in place, drawing from each env's
     ``(env_seed, completions)`` (the array model's :func:`~.array_world.reset_envs` with the
-    draws of :mod:`.rng`), then observe them."""
+    draws of :mod:`.rng`; the market emptied), then observe them."""
     idx = np.flatnonzero(which)
     if idx.size == 0:
         return
@@ -176,7 +198,9 @@ def reset_envs(state: State, params: aw.GTBWorldParams, which: np.ndarray, stati
     coin = state["inventory"][idx, :, rules.COIN] + state["escrow"][idx, :, rules.COIN]
     state["coin_utility"][idx] = rewards.coin_utilities(coin, params)
     state["utility"][idx], state["welfare"][idx] = rewards.optimization_metrics(view, params, idx)
-    observe(state, params, static, idx)
+    if market is not None:
+        mr.reset_market(state, market, which)
+    observe(state, params, static, idx, market)
 
 
 # ----------------------------------------------------------------------- step
@@ -224,15 +248,28 @@ def gather_and_regrow(state: State, params: aw.GTBWorldParams, moves: np.ndarray
     return StepDraws(order, by_slot, events, regrow_u)
 
 
-def world_step(state: State, params: aw.GTBWorldParams, static=None) -> StepDraws:
+def coin_endowment(state: State) -> np.ndarray:
+    """(E, A) coin in inventory plus escrow."""
+    return state["inventory"][..., rules.COIN] + state["escrow"][..., rules.COIN]
+
+
+def world_step(state: State, params: aw.GTBWorldParams, static=None,
+               market: MarketParams | None = None) -> StepDraws:  # fmt: skip
     """One step of every env in place (the actions in ``sampled_actions_a``: 0 NO-OP,
-    1 build, 2..5 left, right, up, down; refused actions change nothing); returns the draws."""
+    1 build, the market's orders (with a market), then left, right, up, down from
+    :func:`.state.move_start`; refused actions change nothing); returns the draws."""
     view = world_view(state, params)
     actions = state["sampled_actions_a"]
-    built = aw.build_part(view, params, actions == 1)  # the clock, then Build
-    draws = gather_and_regrow(state, params, np.where(actions >= 2, actions - 1, 0))
-    if built.any():
-        rewards.refresh_coin_utility(view, params, built)
+    coin_before = coin_endowment(state)
+    aw.build_part(view, params, actions == 1)  # the clock, then Build
+    if market is not None:
+        state["market_bids"][:], state["market_asks"][:] = mr.split_actions(market, actions, 2)
+        mr.market_step(state, market)
+    start = gs.move_start(market)
+    draws = gather_and_regrow(state, params, np.where(actions >= start, actions - start + 1, 0))
+    changed = coin_endowment(state) != coin_before  # array_economy.step's refresh
+    if changed.any():
+        rewards.refresh_coin_utility(view, params, changed)
     agent_rew, planner_rew, done = rewards.step_rewards(view, params)
     state["utility"][:], state["welfare"][:] = view.utility, view.welfare
     state["rewards_a"][:] = agent_rew
@@ -242,7 +279,7 @@ def world_step(state: State, params: aw.GTBWorldParams, static=None) -> StepDraw
     state["episode_coin"][done] = coin[done]
     state["episode_labor"][done] = state["labor"][done]
     state["episode_utility"][done] = state["utility"][done]
-    observe(state, params, static)
+    observe(state, params, static, market=market)
     return draws
 
 
@@ -261,10 +298,21 @@ def planner_vector(view: aw.GTBWorldState, params: aw.GTBWorldParams) -> np.ndar
     return np.concatenate([flat, agentwise.reshape(flat.shape[0], -1)], axis=-1)
 
 
-def observe(state: State, params: aw.GTBWorldParams, static=None, idx: Any = slice(None)) -> None:
-    """Write the observations and masks of the envs ``idx`` (all by default)."""
+def observe(state: State, params: aw.GTBWorldParams, static=None, idx: Any = slice(None),
+            market: MarketParams | None = None) -> None:  # fmt: skip
+    """Write the observations and masks of the envs ``idx`` (all by default); with a
+    market, the world's parts around its blocks, then the blocks."""
     view = world_view(state, params)
-    state["observations_a"][idx] = agent_vectors(view, params, static)[idx]
-    state["observations_p"][idx, 0] = planner_vector(view, params)[idx]
-    state["action_mask_a"][idx] = array_obs.action_masks(view, params)[idx]
+    mk_a, mk_p, _ = gs.market_sizes(market)
+    off_a, off_p = gs.market_obs_offsets()
+    agents, planner = agent_vectors(view, params, static)[idx], planner_vector(view, params)[idx]
+    state["observations_a"][idx, :, :off_a] = agents[..., :off_a]
+    state["observations_a"][idx, :, off_a + mk_a :] = agents[..., off_a:]
+    state["observations_p"][idx, 0, :off_p] = planner[..., :off_p]
+    state["observations_p"][idx, 0, off_p + mk_p :] = planner[..., off_p:]
+    masks, start = array_obs.action_masks(view, params)[idx], gs.move_start(market)
+    state["action_mask_a"][idx, :, :2] = masks[..., :2]
+    state["action_mask_a"][idx, :, start:] = masks[..., 2:]
     state["action_mask_p"][idx] = 1.0
+    if market is not None:
+        mr.observe_market(state, market, idx)

@@ -2,8 +2,8 @@
 
 What one environment holds on the GPU, with shapes from the config (``state_dims``): the
 resource maps and house owners (``(2, H, W)``, ``(H, W)``), the agents' locations,
-inventories (Coin, Stone, Wood, as :mod:`..array_rules`), escrow (zero until the market
-plugs in), labour, skills, the reward baselines, and the trainer's arrays of the two
+inventories (Coin, Stone, Wood, as :mod:`..array_rules`), escrow (the market's open
+orders; zero without a market), labour, skills, the reward baselines, and the trainer's arrays of the two
 policies ``"a"`` (the mobile agents, threads ``0..A-1``) and ``"p"`` (the planner, thread
 ``A``). The layout (the packaged map file's first resources and water), the regrowth cells
 and the fixed-four corners are constants stored once. Money, labour and skills are float64
@@ -14,11 +14,17 @@ Scalar settings travel in two constant arrays, ``world_params`` (float64, names
 :data:`FLOAT_PARAMS`) and ``world_iparams`` (int32, :data:`INT_PARAMS`), indexed by the
 ``P_*`` / ``I_*`` constants of :func:`kernel_defines` (C) and of this module (Numba), so the
 kernels work with parameter lists or a pointer table alike.
+
+With a market (``market``: its ``MarketParams``; the world of
+``GatherTradeBuildMarketWorldGpu``) the market's arrays (:mod:`.market_state`) join the
+declaration, the agents' vectors hold its block after the ``Build-*`` features, the
+planner's before its ``time``, and the action space its ``2 C P`` orders after build
+(:func:`move_start`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +32,19 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules 
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw
 from ai_economist.warp_drive.state import StateField
 
+if TYPE_CHECKING:
+    from ai_economist.foundation.components.cda_batched import MarketParams
+
+
+def _market_state():
+    """:mod:`.market_state` (imported late: it imports this module's limits)."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state
+
+    return market_state
+
+
 SUPPORTED_COMPONENTS = ("Build", "Gather")
+MARKET_COMPONENTS = ("Build", "ContinuousDoubleAuction", "Gather")  # the world with the market
 MAX_WORLD_CELLS = 4096  # 64 x 64: an env's maps fit a block's shared memory (later kernels)
 MAX_AGENTS = 29  # the exact Gini of coin_eq_times_productivity (n < 30), as the array model
 SKILL_DISTS = ("none", "pareto", "lognormal")
@@ -60,12 +78,13 @@ class UnsupportedGpuConfig(ValueError):
 
 
 def check_gpu_support_components(components: tuple[str, ...], where: str) -> None:
-    """Raise :class:`UnsupportedGpuConfig` unless the components are Build then Gather."""
-    if tuple(components) != SUPPORTED_COMPONENTS:
-        extra = [c for c in components if c not in SUPPORTED_COMPONENTS]
+    """Raise :class:`UnsupportedGpuConfig` unless the components are Build then Gather, or
+    Build, ContinuousDoubleAuction, Gather (:data:`MARKET_COMPONENTS`)."""
+    if tuple(components) not in (SUPPORTED_COMPONENTS, MARKET_COMPONENTS):
+        extra = [c for c in components if c not in MARKET_COMPONENTS]
         raise UnsupportedGpuConfig(
             f"{where}: components {list(components)}: the gather-trade-build GPU kernels cover "
-            f"{list(SUPPORTED_COMPONENTS)} in that order so far"
+            f"{list(SUPPORTED_COMPONENTS)} or {list(MARKET_COMPONENTS)} in that order so far"
             + (f"; not yet {extra}" if extra else "")
         )
 
@@ -109,11 +128,28 @@ def regrow_cells(params: aw.GTBWorldParams) -> np.ndarray:
     return np.concatenate(parts).astype(np.int32)
 
 
-def state_dims(params: aw.GTBWorldParams) -> dict[str, int]:
-    """The named sizes of :func:`state_fields` for ``params``."""
+def market_sizes(market: MarketParams | None) -> tuple[int, int, int]:
+    """``(agent block, planner block, market actions)`` of the market (zeros without one)."""
+    if market is None:
+        return 0, 0, 0
+    ms = _market_state()
+    return ms.agent_obs_size(market), ms.planner_obs_size(market), ms.n_actions(market)
+
+
+def move_start(market: MarketParams | None) -> int:
+    """Flat index of the first move action: 2 without a market, ``2 + 2 C P`` with one
+    (``array_economy.EconomyParams.move_start``)."""
+    return 2 + market_sizes(market)[2]
+
+
+def state_dims(params: aw.GTBWorldParams, market: MarketParams | None = None) -> dict[str, int]:
+    """The named sizes of :func:`state_fields` for ``params`` (and the market's, with one)."""
     h, w = params.world_size
     side, a = window_side(params), params.n_agents
+    mk_a, mk_p, mk_act = market_sizes(market)
+    market_dims = {} if market is None else _market_state().state_dims(market)
     return {
+        **market_dims,
         "num_agents": a + 1,  # threads that act: the agents and the planner
         "n_agents": a,
         "world_h": h,
@@ -122,9 +158,9 @@ def state_dims(params: aw.GTBWorldParams) -> dict[str, int]:
         "n_goods": len(rules.INVENTORY),
         "n_regrow": int(regrow_cells(params).size),
         "window": side,
-        "obs_dim_a": len(AGENT_FLAT_KEYS) + (MAP_CHANNELS + IDX_CHANNELS) * side * side,
-        "obs_dim_p": PLANNER_FLAT + len(rules.INVENTORY) * a,
-        "n_actions_a": N_ACTIONS_A,
+        "obs_dim_a": len(AGENT_FLAT_KEYS) + mk_a + (MAP_CHANNELS + IDX_CHANNELS) * side * side,
+        "obs_dim_p": mk_p + PLANNER_FLAT + len(rules.INVENTORY) * a,
+        "n_actions_a": N_ACTIONS_A + mk_act,
         "n_actions_p": N_ACTIONS_P,
         "n_float_params": len(FLOAT_PARAMS),
         "n_int_params": len(INT_PARAMS),
@@ -135,9 +171,21 @@ def _f(name, dtype, shape=(), reset="none", doc="", per_env=True) -> StateField:
     return StateField(name, dtype, shape, per_env=per_env, reset=reset, doc=doc)
 
 
-def state_fields() -> list[StateField]:
+def state_fields(market: bool = False) -> list[StateField]:
     """Every device array of the world, in kernel-parameter order. Fields with reset
-    ``"none"`` are re-initialised by the reset kernel (``gtb_world_reset``), not by snapshot."""
+    ``"none"`` are re-initialised by the reset kernel (``gtb_world_reset``), not by snapshot.
+    ``market``: the market's arrays (:func:`.market_state.state_fields`) follow the world's
+    per-env arrays, its two constant arrays the world's constants."""
+    world = _world_fields()
+    if not market:
+        return world
+    ms = _market_state()
+    first_constant = next(i for i, f in enumerate(world) if not f.per_env)
+    return [*world[:first_constant], *ms.state_fields(), *world[first_constant:],
+            *ms.constant_fields()]  # fmt: skip
+
+
+def _world_fields() -> list[StateField]:
     f32, f64, i32 = np.float32, np.float64, np.int32
     agents, goods, hw = ("n_agents",), ("n_agents", "n_goods"), ("world_h", "world_w")
     return [
@@ -150,7 +198,7 @@ def state_fields() -> list[StateField]:
         _f("house_owner", i32, hw, doc="owner of the house on a cell, -1: none"),
         _f("locs", i32, ("n_agents", 2), doc="row, column of every agent"),
         _f("inventory", f64, goods, doc="Coin, Stone, Wood of every agent"),
-        _f("escrow", f64, goods, doc="held by open orders (zero until the market plugs in)"),
+        _f("escrow", f64, goods, doc="held by open orders (zero without the market)"),
         _f("labor", f64, agents, doc="labour this episode"),
         _f("build_payment", f64, agents, doc="coin per house"),
         _f("build_skill", f64, agents, doc="the drawn build skill"),
@@ -214,17 +262,32 @@ def constant_values(params: aw.GTBWorldParams) -> dict[str, Any]:
     }
 
 
-def kernel_defines() -> dict[str, int]:
+def market_obs_offsets() -> tuple[int, int]:
+    """Where the market's blocks start: after the agents' ``Build-*`` features (the market's
+    keys sort between Build and Gather), first in the planner's vector."""
+    return sum(k.startswith("Build-") for k in AGENT_FLAT_KEYS), 0
+
+
+def kernel_defines(market: MarketParams | None = None) -> dict[str, int]:
     """C constants of the kernels: ``P_<NAME>`` / ``I_<NAME>`` parameter indices, the
-    ``OBS_<KEY>`` positions of the agents' flat features, the draw streams and limits."""
+    ``OBS_<KEY>`` positions of the agents' flat features (after the market's block with a
+    market), ``OBS_FLAT_A`` (the first map cell), ``OBS_P_TIME`` / ``OBS_FLAT_P`` (the
+    planner's time and first ``p<i>``), ``MOVE_START``, the draw streams and limits; with a
+    market also its own (:func:`.market_state.kernel_defines`)."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 
+    mk_a, mk_p, _ = market_sizes(market)
+    off_a, _ = market_obs_offsets()
     out = {f"P_{n.upper()}": i for n, i in P.items()}
     out.update({f"I_{n.upper()}": i for n, i in I.items()})
     for k, key in enumerate(AGENT_FLAT_KEYS):
-        out["OBS_" + key.replace("-", "_").upper()] = k
+        out["OBS_" + key.replace("-", "_").upper()] = k + (mk_a if k >= off_a else 0)
     out.update({f"STREAM_{n.upper()}": s for n, s in rng.STREAMS.items()})
     out["PLACEMENT_TRIES"] = rng.PLACEMENT_TRIES
-    out["OBS_FLAT_A"] = len(AGENT_FLAT_KEYS)
-    out["OBS_FLAT_P"] = PLANNER_FLAT
+    out["OBS_FLAT_A"] = len(AGENT_FLAT_KEYS) + mk_a
+    out["OBS_P_TIME"] = mk_p
+    out["OBS_FLAT_P"] = mk_p + PLANNER_FLAT
+    out["MOVE_START"] = move_start(market)
+    if market is not None:
+        out.update(_market_state().kernel_defines())
     return out

@@ -1,38 +1,7 @@
-// The two kernels of gtb_world_step.cu (included at its end, after the device functions):
+// The two kernels of gtb_world_step.cu (included after the device functions, gtb_world.cuh):
 // the twins of gtb_world_reset / gtb_world_step in gpu/gtb_world_numba.py.
 #ifndef AI_ECONOMIST_GTB_WORLD_KERNELS_CUH_
 #define AI_ECONOMIST_GTB_WORLD_KERNELS_CUH_
-
-// array_rewards.step_rewards of one env (one thread)
-__device__ void step_rewards(const GtbEnv& e, int env, int t, int* completions,
-                             int* auto_integrator, double* welfare, float* rewards_a,
-                             float* rewards_p, double* episode_coin, double* episode_labor,
-                             double* episode_utility, int* done, const double* params,
-                             const int* iparams) {
-  const double k = energy_weight(completions[env], auto_integrator[env], params, iparams) *
-                   params[P_ENERGY_COST];
-  double total = 0.0;
-  for (int i = 0; i < N_AGENTS; i++) {
-    const double fresh = e.coin_util[i] - e.labor[i] * k;
-    const double diff = fresh - e.util[i];
-    rewards_a[env * N_AGENTS + i] = (float)diff;
-    e.util[i] = fresh;
-    total = total + diff;
-  }
-  const double fresh_welfare = welfare_of(e, params);
-  rewards_p[env] = (float)(fresh_welfare - welfare[env]);
-  welfare[env] = fresh_welfare;
-  if (total > 0) auto_integrator[env] += 1;
-  if (t >= iparams[I_EPISODE_LENGTH]) {
-    completions[env] += 1;
-    done[env] = 1;
-    for (int i = 0; i < N_AGENTS; i++) {
-      episode_coin[env * N_AGENTS + i] = e.inv[i * N_GOODS] + e.esc[i * N_GOODS];
-      episode_labor[env * N_AGENTS + i] = e.labor[i];
-      episode_utility[env * N_AGENTS + i] = e.util[i];
-    }
-  }
-}
 
 extern "C" __global__ void gtb_world_reset(GATHER_TRADE_BUILD_WORLD_STATE_PARAMS) {
   const int env = blockIdx.x, tid = threadIdx.x;
