@@ -21,6 +21,7 @@ place), ``n_orders[R]`` is (n_agents,), so ``bid_hists[R][i]`` is agent i's row 
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from ai_economist.foundation.entities import resource_registry
 
 PRICE_DECAY = 0.995
 _LIFETIME_KEYS = {"bid": "bid_lifetime", "ask": "ask_lifetime"}
+_BID_RANK = operator.itemgetter("bid", "bid_lifetime")  # (price, age) of a bid, as a tuple
 
 
 @component_registry.add
@@ -151,9 +153,7 @@ class ContinuousDoubleAuction(BaseComponent):
         return trade
 
     def _match_resource(self, resource: str) -> list[dict[str, Any]]:
-        bids = sorted(
-            self.bids[resource], key=lambda b: (b["bid"], b["bid_lifetime"]), reverse=True
-        )
+        bids = sorted(self.bids[resource], key=_BID_RANK, reverse=True)
         asks = sorted(self.asks[resource], key=lambda a: (a["ask"], -a["ask_lifetime"]))
         trades: list[dict[str, Any]] = []
         possible = [True] * self.n_agents
