@@ -136,10 +136,14 @@ class World:
 
     def set_agent_loc(self, agent: BaseAgent, r: int, c: int) -> list[int]:
         """Move ``agent`` to ``(r, c)`` if it may occupy it; return its (new) location."""
-        if self.can_agent_occupy(r, c, agent):
-            self.maps.set_agent_loc(agent, r, c)
-            agent.state["loc"] = [int(r), int(c)]
-        return [agent.loc[0], agent.loc[1]]
+        maps, (h, w) = self.maps, self.world_size
+        # can_agent_occupy(r, c, agent), inlined: on the map, accessible, unoccupied
+        if 0 <= r < h and 0 <= c < w and maps.accessibility[agent.idx, r, c]:
+            if maps.unoccupied[r, c]:
+                maps.set_agent_loc(agent, r, c)
+                agent.state["loc"] = [int(r), int(c)]
+        loc = agent.state["loc"]
+        return [loc[0], loc[1]]
 
     def location_resources(self, r: int, c: int) -> dict[str, float]:
         """Collectible resources at ``(r, c)`` (empty if off the map)."""

@@ -21,6 +21,7 @@ place), ``n_orders[R]`` is (n_agents,), so ``bid_hists[R][i]`` is agent i's row 
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,8 @@ from ai_economist.foundation.components.param_checks import check_integer, check
 from ai_economist.foundation.entities import resource_registry
 
 PRICE_DECAY = 0.995
+_LIFETIME_KEYS = {"bid": "bid_lifetime", "ask": "ask_lifetime"}
+_BID_RANK = operator.itemgetter("bid", "bid_lifetime")  # (price, age) of a bid, as a tuple
 
 
 @component_registry.add
@@ -150,9 +153,7 @@ class ContinuousDoubleAuction(BaseComponent):
         return trade
 
     def _match_resource(self, resource: str) -> list[dict[str, Any]]:
-        bids = sorted(
-            self.bids[resource], key=lambda b: (b["bid"], b["bid_lifetime"]), reverse=True
-        )
+        bids = sorted(self.bids[resource], key=_BID_RANK, reverse=True)
         asks = sorted(self.asks[resource], key=lambda a: (a["ask"], -a["ask_lifetime"]))
         trades: list[dict[str, Any]] = []
         possible = [True] * self.n_agents
@@ -197,13 +198,24 @@ class ContinuousDoubleAuction(BaseComponent):
         """The ``side`` (``"bid"`` or ``"ask"``) orders on ``resource`` still open after
         ageing them by 1; each cancelled one goes back to its owner's inventory (a bid's
         coin, an ask's unit) and leaves the books."""
-        owner, hists = ("buyer", self.bid_hists) if side == "bid" else ("seller", self.ask_hists)
+        lifetime, duration = _LIFETIME_KEYS[side], self.order_duration
         kept = []
+        expired = []
         for order in orders:
-            order[f"{side}_lifetime"] += 1
-            if order[f"{side}_lifetime"] <= self.order_duration:
+            age = order[lifetime] + 1
+            order[lifetime] = age
+            if age <= duration:
                 kept.append(order)
-                continue
+            else:
+                expired.append(order)
+        if expired:
+            self._cancel(resource, expired, side)
+        return kept
+
+    def _cancel(self, resource: str, orders: list[dict], side: str) -> None:
+        """Return expired ``side`` orders on ``resource`` to their owners, in order."""
+        owner, hists = ("buyer", self.bid_hists) if side == "bid" else ("seller", self.ask_hists)
+        for order in orders:
             agent, price = order[owner], order[side]
             if side == "bid":
                 self.world.agents[agent].escrow_to_inventory("Coin", price)
@@ -211,7 +223,6 @@ class ContinuousDoubleAuction(BaseComponent):
                 self.world.agents[agent].escrow_to_inventory(resource, 1)
             hists[resource][agent, price - self.price_floor] -= 1
             self.n_orders[resource][agent] -= 1
-        return kept
 
     # ----------------------------------------------------------------- contract
     def get_n_actions(self, agent_cls_name: str) -> list[tuple[str, int]] | None:
@@ -231,24 +242,31 @@ class ContinuousDoubleAuction(BaseComponent):
         """Place the new orders, match the books, expire old orders."""
         changed = set()
         self._history *= PRICE_DECAY
+        agents = self.world.agents
         for resource in self.commodities:
             buy, sell = self._buy_names[resource], self._sell_names[resource]
             n_open = len(self.bids[resource]) + len(self.asks[resource])
-            for agent in self.world.agents:
-                for key, place in ((buy, self.create_bid), (sell, self.create_ask)):
-                    action = agent.action.get(key, 0)
-                    if not action:
-                        continue
-                    if not 1 <= action <= self.n_prices:
-                        raise ValueError(
-                            f"{self.name}: action {action} of agent {agent.idx} for {key} is "
-                            f"out of range 0..{self.n_prices}"
-                        )
-                    place(resource, agent, action - 1)
+            for agent in agents:
+                action = agent.action
+                bid, ask = action.get(buy, 0), action.get(sell, 0)
+                if bid:
+                    self._place(resource, agent, buy, bid, self.create_bid)
+                if ask:
+                    self._place(resource, agent, sell, ask, self.create_ask)
             if len(self.bids[resource]) + len(self.asks[resource]) != n_open:
                 changed.add(resource)
         self.match_orders(changed)
         self.remove_expired_orders()
+
+    def _place(self, resource: str, agent: Any, key: str, action: int, place: Any) -> None:
+        """``place`` (``create_bid`` or ``create_ask``) the order of ``agent``'s ``action``
+        for sub-space ``key`` (1..n_prices: price ``action - 1``)."""
+        if not 1 <= action <= self.n_prices:
+            raise ValueError(
+                f"{self.name}: action {action} of agent {agent.idx} for {key} is "
+                f"out of range 0..{self.n_prices}"
+            )
+        place(resource, agent, action - 1)
 
     def generate_observations(self) -> dict[Any, dict[str, Any]]:
         """Market rate, price history and the books (agents see others' orders and their own)."""

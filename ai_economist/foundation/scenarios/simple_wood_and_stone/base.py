@@ -173,7 +173,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             )
         else:
             total = float(sum(coins))
-            diff = sum(abs(x - y) for x in coins for y in coins)
+            diff = sum([abs(x - y) for x in coins for y in coins])
             gini = diff / (2 * n * total + 1e-10) / ((n - 1) / n)
             w = 1 - self.mixing_weight_gini_vs_coin
             swf = (w * (1 - gini) + 1 - w) * (total / n)
