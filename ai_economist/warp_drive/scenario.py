@@ -100,6 +100,15 @@ class PolicyGroup:
         return [str(self.first_agent + i) for i in range(self.num_agents)]
 
 
+def block_threads(name: str, needed: int, requested: int | None = None) -> int:
+    """Threads of one environment's block: ``requested``, or ``needed`` rounded up to whole
+    warps of 32; a ValueError naming ``name`` unless ``needed <= threads <= 1024``."""
+    threads = -(-needed // 32) * 32 if requested is None else int(requested)
+    if not needed <= threads <= 1024:
+        raise ValueError(f"{name}: threads_per_env={threads}: needs {needed}..1024")
+    return threads
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """Where an environment's kernels live.

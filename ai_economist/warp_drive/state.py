@@ -175,6 +175,26 @@ class StateField:
         return f"{const}{self.c_type}* {self.cname}"
 
 
+def policy_io_fields(
+    *groups: tuple[str, int | str, int | str, int | str], reset: ResetMode = "none"
+) -> list[StateField]:
+    """The arrays the trainer reads and writes for policy groups ``(tag, rows, obs_dim,
+    num_actions)``, kind by kind (each kind for every group in turn, the order kernels take
+    them): ``observations_<tag>`` and ``action_mask_<tag>`` (reset policy ``reset``), then
+    ``sampled_actions_<tag>`` and ``rewards_<tag>`` (zeroed at resets)."""
+    kinds = (
+        ("observations", np.float32, reset, lambda rows, obs, acts: (rows, obs)),
+        ("action_mask", np.float32, reset, lambda rows, obs, acts: (rows, acts)),
+        ("sampled_actions", np.int32, "zeros", lambda rows, obs, acts: (rows,)),
+        ("rewards", np.float32, "zeros", lambda rows, obs, acts: (rows,)),
+    )
+    return [
+        StateField(f"{kind}_{tag}", dtype, shape(rows, obs, acts), reset=mode)
+        for kind, dtype, mode, shape in kinds
+        for tag, rows, obs, acts in groups
+    ]
+
+
 def _to_numpy_scalar(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value

@@ -26,8 +26,8 @@ from ai_economist.foundation.components.cda_batched import MarketParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_reference as mr
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state as ms
-from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
-from ai_economist.warp_drive.state import StateField
+from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup, block_threads
+from ai_economist.warp_drive.state import StateField, policy_io_fields
 
 HERE = Path(__file__).resolve().parent
 STEP_KERNEL, RESET_KERNEL = "gtb_market_step", "gtb_market_reset"
@@ -97,10 +97,7 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
                 f"Stone, Wood), got {self.start_goods.shape}"
             )
         self.num_agents = a + 1
-        tpe = -(-self.num_agents // 32) * 32 if threads_per_env is None else int(threads_per_env)
-        if not self.num_agents <= tpe <= 1024:
-            raise ValueError(f"{self.name}: threads_per_env={tpe}: needs {self.num_agents}..1024")
-        self.threads_per_env = tpe
+        self.threads_per_env = block_threads(self.name, self.num_agents, threads_per_env)
 
     def config(self) -> dict[str, Any]:
         """Constructor arguments that rebuild this environment."""
@@ -113,7 +110,7 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
         return d
 
     def state_fields(self) -> list[StateField]:
-        f32, f64, i32 = np.float32, np.float64, np.int32
+        f64, i32 = np.float64, np.int32
         goods = ("n_agents", "n_goods")
 
         def f(name, dtype, shape=(), reset="none", per_env=True) -> StateField:
@@ -126,14 +123,10 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
             f("inventory", f64, goods),
             f("escrow", f64, goods),
             f("labor", f64, ("n_agents",)),
-            f("observations_a", f32, ("n_agents", "obs_dim_market_a")),
-            f("observations_p", f32, (1, "obs_dim_market_p")),
-            f("action_mask_a", f32, ("n_agents", "n_actions_a")),
-            f("action_mask_p", f32, (1, 1)),
-            f("sampled_actions_a", i32, ("n_agents",), reset="zeros"),
-            f("sampled_actions_p", i32, (1,), reset="zeros"),
-            f("rewards_a", f32, ("n_agents",), reset="zeros"),
-            f("rewards_p", f32, (1,), reset="zeros"),
+            *policy_io_fields(
+                ("a", "n_agents", "obs_dim_market_a", "n_actions_a"),
+                ("p", 1, "obs_dim_market_p", 1),
+            ),
             f("start_goods", f64, goods, per_env=False),
             f("episode_length", i32, per_env=False),
             *ms.constant_fields(),

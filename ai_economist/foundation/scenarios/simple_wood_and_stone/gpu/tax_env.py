@@ -27,8 +27,8 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.array_tax import TaxParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_reference as tr
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_state as ts
-from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup
-from ai_economist.warp_drive.state import StateField
+from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup, block_threads
+from ai_economist.warp_drive.state import StateField, policy_io_fields
 
 HERE = Path(__file__).resolve().parent
 STEP_KERNEL, RESET_KERNEL = "gtb_tax_step", "gtb_tax_reset"
@@ -108,10 +108,8 @@ class GatherTradeBuildTaxGpu(GpuEnvironment):
                 raise ValueError(f"{self.name}: {key} must be >= 0 of shape ({a},)")
         self.n_planner = ts.n_planner_agents(self.params)
         self.num_agents = a + self.n_planner
-        tpe = -(-max(self.num_agents, self.params.n_brackets) // 32) * 32
-        self.threads_per_env = tpe if threads_per_env is None else int(threads_per_env)
-        if not max(self.num_agents, self.params.n_brackets) <= self.threads_per_env <= 1024:
-            raise ValueError(f"{self.name}: threads_per_env={threads_per_env}: too few or > 1024")
+        needed = max(self.num_agents, self.params.n_brackets)
+        self.threads_per_env = block_threads(self.name, needed, threads_per_env)
 
     # ------------------------------------------------------------ declaration
     def one_hot_size(self) -> int:
@@ -127,7 +125,7 @@ class GatherTradeBuildTaxGpu(GpuEnvironment):
         return d
 
     def state_fields(self) -> list[StateField]:
-        f32, f64, i32 = np.float32, np.float64, np.int32
+        f64, i32 = np.float64, np.int32
         goods = ("n_agents", "n_goods")
 
         def f(name, dtype, shape=(), reset="none", per_env=True) -> StateField:
@@ -140,14 +138,10 @@ class GatherTradeBuildTaxGpu(GpuEnvironment):
             *ts.state_fields(),
             f("inventory", f64, goods),
             f("escrow", f64, goods),
-            f("observations_a", f32, ("n_agents", "obs_dim_tax_a")),
-            f("observations_p", f32, ("n_planner", "obs_dim_p")),
-            f("action_mask_a", f32, ("n_agents", "n_actions_a")),
-            f("action_mask_p", f32, ("n_planner", "n_actions_p")),
-            f("sampled_actions_a", i32, ("n_agents",), reset="zeros"),
-            f("sampled_actions_p", i32, ("n_planner",), reset="zeros"),
-            f("rewards_a", f32, ("n_agents",), reset="zeros"),
-            f("rewards_p", f32, ("n_planner",), reset="zeros"),
+            *policy_io_fields(
+                ("a", "n_agents", "obs_dim_tax_a", "n_actions_a"),
+                ("p", "n_planner", "obs_dim_p", "n_actions_p"),
+            ),
             f("start_coin", f64, ("n_agents",), per_env=False),
             f("income_unit", f64, ("n_agents",), per_env=False),
             f("episode_length", i32, per_env=False),
