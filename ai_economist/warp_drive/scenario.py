@@ -137,6 +137,13 @@ class KernelSpec:
             order), to index with compile-time row lengths instead of runtime shapes.
         other_kernels: kernels loaded and bound besides ``step_kernels`` (e.g. another way to
             step), launched by name through the backend's ``launch(name)``.
+        envs_per_block: CUDA C step kernels only: up to this many environments share a block
+            of ``threads_per_env x k`` threads (``blockDim.y = k``; an env is
+            ``blockIdx.x * blockDim.y + threadIdx.y``, its agent ``threadIdx.x``), with ``k``
+            the largest divisor of ``num_envs`` not above it; more envs in flight when an
+            env's block is small. The header defines ``ENVS_PER_BLOCK`` (the most), for
+            shared arrays with one row per env. Barriers are block-wide, so every env of the
+            block must reach each one. Numba kernels keep one env per block.
         reset_kernels: kernels launched in order after every reset of the kernel backends
             (``reset_all`` and ``reset_done``, after the declared fields were reset); each
             re-initialises every environment whose ``_timestep_`` is 0 and must give the same
@@ -153,6 +160,7 @@ class KernelSpec:
     flat_kernels: tuple[str, ...] = ()
     other_kernels: tuple[str, ...] = ()
     reset_kernels: tuple[str, ...] = ()
+    envs_per_block: int = 1
 
     @property
     def all_kernels(self) -> tuple[str, ...]:

@@ -38,7 +38,21 @@ def kernel_constants(env: GpuEnvironment) -> dict[str, int | float]:
 def header_for(env: GpuEnvironment, spec) -> str:
     """The generated ``<env name>_state.h`` text: constants (and the state struct)."""
     ks = env.kernels()
-    return codegen.generate_header(env.name, spec, kernel_constants(env), ks.state_struct)
+    constants = {**kernel_constants(env), "ENVS_PER_BLOCK": ks.envs_per_block}
+    return codegen.generate_header(env.name, spec, constants, ks.state_struct)
+
+
+def envs_per_block(env: GpuEnvironment, num_envs: int, threads_per_env: int) -> int:
+    """``KernelSpec.envs_per_block`` for ``num_envs``: its largest divisor ``k`` not above
+    the declared most (every block then holds ``k`` whole envs); an error naming the env if
+    a block of ``threads_per_env x`` the most exceeds 1,024 threads."""
+    most = int(env.kernels().envs_per_block)
+    if most < 1 or threads_per_env * most > 1024:
+        raise EnvironmentDeclarationError(
+            f"environment {env.name!r}: envs_per_block={most} with {threads_per_env} threads "
+            "per env: needs 1 <= envs_per_block and threads_per_env x envs_per_block <= 1024"
+        )
+    return max(k for k in range(1, most + 1) if num_envs % k == 0)
 
 
 def factory_module(env: GpuEnvironment, module: Any) -> Any:
@@ -176,13 +190,26 @@ class KernelBackend(BatchedBackend):
         ks, fm, dm = self.env.kernels(), self.function_manager, self.data_manager
         if self.backend is EnvBackend.PYCUDA and ks.state_struct is not None:
             self._pointer_table = codegen.pointer_table(dm, self.spec)
-            return {name: fm.bind(name, self._pointer_table) for name in ks.all_kernels}
+            return {
+                name: fm.bind(name, self._pointer_table, **self._geometry(name))
+                for name in ks.all_kernels
+            }
         args = self.spec.kernel_args(dm, backend="torch")
         flat = [a.reshape(-1) if hasattr(a, "data_ptr") else a for a in args]
         return {
-            name: fm.bind(name, *(flat if name in ks.flat_kernels else args))
+            name: fm.bind(
+                name, *(flat if name in ks.flat_kernels else args), **self._geometry(name)
+            )
             for name in ks.all_kernels
         }
+
+    def _geometry(self, name: str) -> dict[str, tuple[int, int, int]]:
+        """The launch shape of kernel ``name``: the function manager's (one env per block),
+        or for CUDA C step kernels ``KernelSpec.envs_per_block`` envs per block."""
+        if self.backend is not EnvBackend.PYCUDA or name not in self.env.kernels().step_kernels:
+            return {}
+        k = envs_per_block(self.env, self.num_envs, self.threads_per_env)
+        return {"grid": (self.num_envs // k, 1, 1), "block": (self.threads_per_env, k, 1)}
 
     def _make_fused_reset(self):
         """The one-launch reset of done environments (``None``: reset with torch ops)."""

@@ -114,10 +114,14 @@ class OneStepEconomyGpu(GpuEnvironment):
         }
 
     def kernels(self) -> KernelSpec:
+        """The CUDA C step packs up to ``256 // threads`` envs into a block (an env's block of
+        ``n_agents + n_brackets`` threads is under a warp, and at most 32 blocks fit an SM),
+        except with the Saez model, whose envs would take turns at the block's one scratch."""
         return KernelSpec(
             step_kernels=(STEP_KERNEL,),
             cuda_source=HERE / "kernels" / "one_step_economy_step.cu",
             numba_module="ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba",
+            envs_per_block=1 if self.saez is not None else max(1, 256 // self.num_agents),
         )
 
     def parity_tolerances(self) -> dict[str, tuple[float, Any]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ai_economist.warp_drive import codegen
-from ai_economist.warp_drive.backends.gpu import header_for
+from ai_economist.warp_drive.backends.gpu import envs_per_block, header_for
 from ai_economist.warp_drive.env_wrapper import EnvWrapper
 
 HERE = Path(__file__).resolve().parent
@@ -75,12 +75,13 @@ def emulated_wrapper(env, num_envs: int, build_dir: Path, seed: int = 0) -> EnvW
         else:
             args.append(ctypes.c_void_p(backend.tensor(f.name).data_ptr()))
             types.append(ctypes.c_void_p)
-    lib.emu_step.argtypes = types
+    lib.emu_step.argtypes = [types[0], types[1], ctypes.c_int, *types[2:]]
     lib.emu_step.restype = None
     threads = env.num_agents
+    per_block = envs_per_block(env, num_envs, threads)  # the pycuda backend's launch shape
 
     def step() -> None:
-        lib.emu_step(num_envs, threads, *args)
+        lib.emu_step(num_envs, threads, per_block, *args)
 
     backend.step = step
     return wrapper

@@ -393,3 +393,40 @@ def test_cuda_c_step_matches_the_reference_when_emulated_on_the_cpu(block, steps
         emu.reset_only_done_envs()
     if env.saez is not None:
         assert emu.pull("saez_reached").tolist() == [1, 1, 1]
+
+
+def test_cuda_c_step_with_envs_out_of_phase_in_one_block(tmp_path_factory):
+    """Four envs share a block (``KernelSpec.envs_per_block``) while their tax days and
+    episode ends differ: two of them are ended early, so every barrier is reached by envs
+    that take other branches."""
+    from cuda_emulation import compiler_problem, emulated_wrapper
+
+    from ai_economist.warp_drive.backends.gpu import envs_per_block
+    from ai_economist.warp_drive.checks.parity import compare_fields
+
+    if compiler_problem():
+        pytest.skip(compiler_problem())
+    env = OneStepEconomyGpu(**config(episode_length=6, tax={"period": 3}))
+    assert envs_per_block(env, 4, env.num_agents) == 4
+    ref = EnvWrapper(env, 4, "numpy", seed=1)
+    build = tmp_path_factory.getbasetemp() / "one_step_emu"
+    build.mkdir(exist_ok=True)
+    emu = emulated_wrapper(env, 4, build, seed=1)
+    names = [f.name for f in ref.backend.spec if f.per_env]
+    rng = np.random.default_rng(3)
+    phases = set()
+    for step in range(14):
+        if step in (1, 2):  # end env `step` early: it restarts out of phase
+            for wrapper in (ref, emu):
+                wrapper.backend.tensor("_done_")[step] = 1
+            ref.reset_only_done_envs()
+            emu.reset_only_done_envs()
+        phases.add(tuple(ref.pull("tax_cycle_pos").tolist()))
+        chosen = random_actions(rng, {t: ref.action_masks(t).numpy() for t in ("a", "p")})
+        ref.step_all_envs(chosen)
+        emu.step_all_envs(chosen)
+        diff = compare_fields(names, ref, emu, 1e-5, 1e-6, env.parity_tolerances())
+        assert diff is None, f"step {step + 1}: {diff}"
+        ref.reset_only_done_envs()
+        emu.reset_only_done_envs()
+    assert any(len(set(p)) == 3 for p in phases)  # three tax-cycle positions in one block

@@ -10,7 +10,11 @@
 #include "bracket_tax.cuh"
 #include "saez_tax.cuh"
 
-#define MAX_WORKERS 32
+// Environments per block, at most (KernelSpec.envs_per_block: the block is threads x k, k =
+// blockDim.y <= ENVS_PER_BLOCK): one env's agents are a row of threadIdx.x.
+#ifndef ENVS_PER_BLOCK
+#define ENVS_PER_BLOCK 1
+#endif
 
 // array_model.current_rates: bracket b's rate (planner-set index, Saez rates or fixed rates).
 __device__ double current_rates(int b, const int* rate_index, const double* disc_rates,
@@ -138,15 +142,26 @@ __device__ void action_masks(float* mask, int num_actions, bool masked) {
 }
 
 extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) {
-  __shared__ double s_rates[N_BRACKETS];
-  __shared__ double s_paid[MAX_WORKERS];
-  __shared__ double s_util[MAX_WORKERS];
-  __shared__ double s_sorted[MAX_WORKERS];
-  __shared__ double s_marginal[MAX_WORKERS];
-  __shared__ double s_lump, s_equality, s_welfare, s_coin_total;
+  // one row per env of the block; one Saez scratch for the block (its envs take turns)
+  __shared__ double s_rates_[ENVS_PER_BLOCK][N_BRACKETS];
+  __shared__ double s_paid_[ENVS_PER_BLOCK][N_WORKERS];
+  __shared__ double s_util_[ENVS_PER_BLOCK][N_WORKERS];
+  __shared__ double s_sorted_[ENVS_PER_BLOCK][N_WORKERS];
+  __shared__ double s_marginal_[ENVS_PER_BLOCK][N_WORKERS];
+  __shared__ double s_env_[ENVS_PER_BLOCK][4];  // lump sum, equality, welfare, total coin
   __shared__ SaezScratch s_saez;
-  const int env = blockIdx.x;
+  const int slot = threadIdx.y;  // the env's row of the block
+  const int env = blockIdx.x * blockDim.y + slot;
   const int tid = threadIdx.x;
+  double* s_rates = s_rates_[slot];
+  double* s_paid = s_paid_[slot];
+  double* s_util = s_util_[slot];
+  double* s_sorted = s_sorted_[slot];
+  double* s_marginal = s_marginal_[slot];
+  double& s_lump = s_env_[slot][0];
+  double& s_equality = s_env_[slot][1];
+  double& s_welfare = s_env_[slot][2];
+  double& s_coin_total = s_env_[slot][3];
   const bool is_worker = tid < N_WORKERS;
   const bool is_bracket = !is_worker && tid < N_WORKERS + N_BRACKETS;
   const int b = tid - N_WORKERS;
@@ -166,16 +181,19 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   double* e_saez_rates = saez_rates + env * N_BRACKETS;
   const bool saez = tax_model_code == 2;
 
-  // 0. the Saez model sets this period's rates on its first day
-  if (saez && first_day) {
-    if (tid == 0) {
-      saez_first_day(env, saez_buffer + env * SAEZ_BUFFER_SIZE * 2, saez_count + env,
-                     saez_reached + env, saez_draws + env, saez_elas + env, saez_log_z0 + env,
-                     e_saez_rates, saez_running_avg + env * N_BRACKETS, saez_bin_edges,
-                     saez_bin_sizes, cutoffs, bracket_sizes, rate_min, rate_max,
-                     pareto_weight_code, saez_fixed_elas, rng_seed, &s_saez);
+  // 0. the Saez model sets this period's rates on its first day (the block's envs in turn:
+  // they share the scratch; every barrier is reached by the whole block)
+  if (saez) {
+    for (int turn = 0; turn < (int)blockDim.y; turn++) {
+      if (turn == slot && first_day && tid == 0) {
+        saez_first_day(env, saez_buffer + env * SAEZ_BUFFER_SIZE * 2, saez_count + env,
+                       saez_reached + env, saez_draws + env, saez_elas + env,
+                       saez_log_z0 + env, e_saez_rates, saez_running_avg + env * N_BRACKETS,
+                       saez_bin_edges, saez_bin_sizes, cutoffs, bracket_sizes, rate_min,
+                       rate_max, pareto_weight_code, saez_fixed_elas, rng_seed, &s_saez);
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
 
   // 1. actions (checked against the masks): labor_step; on a first day the planner's rates
@@ -198,21 +216,22 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   }
   __syncthreads();
 
-  // 2. tax_step (tax_brackets.enact_taxes): bills, the lump sum, last incomes
+  // 2. tax_step (tax_brackets.enact_taxes): bills, the lump sum, last incomes (the barriers
+  // outside the condition: the block's envs need not share their tax day)
+  double income = 0.0;
+  if (tax_day && is_worker) {
+    income = e_coin[tid] - e_last_coin[tid];
+    s_paid[tid] = fmin(e_coin[tid], taxes_due(income, cutoffs, s_rates));
+  }
+  __syncthreads();
+  if (tax_day && tid == 0) {
+    double revenue = 0.0;
+    for (int i = 0; i < N_WORKERS; i++) revenue += s_paid[i];
+    s_lump = revenue / N_WORKERS;
+    total_collected_taxes[env] += revenue;
+  }
+  __syncthreads();
   if (tax_day) {
-    double income = 0.0;
-    if (is_worker) {
-      income = e_coin[tid] - e_last_coin[tid];
-      s_paid[tid] = fmin(e_coin[tid], taxes_due(income, cutoffs, s_rates));
-    }
-    __syncthreads();
-    if (tid == 0) {
-      double revenue = 0.0;
-      for (int i = 0; i < N_WORKERS; i++) revenue += s_paid[i];
-      s_lump = revenue / N_WORKERS;
-      total_collected_taxes[env] += revenue;
-    }
-    __syncthreads();
     if (is_worker) {
       e_coin[tid] = e_coin[tid] - s_paid[tid] + s_lump;
       e_last_coin[tid] = e_coin[tid];

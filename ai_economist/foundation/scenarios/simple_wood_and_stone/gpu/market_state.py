@@ -30,7 +30,7 @@ import numpy as np
 from ai_economist.foundation.components.cda_batched import MarketParams
 from ai_economist.foundation.components.cda_batched_matching import EMPTY
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
-from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.state import (
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.limits import (
     MAX_AGENTS,
     UnsupportedGpuConfig,
 )

@@ -30,23 +30,20 @@ import numpy as np
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_world as aw
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.limits import (  # noqa: F401
+    MAX_AGENTS,
+    UnsupportedGpuConfig,
+)
 from ai_economist.warp_drive.state import StateField
 
 if TYPE_CHECKING:
     from ai_economist.foundation.components.cda_batched import MarketParams
 
 
-def _market_state():
-    """:mod:`.market_state` (imported late: it imports this module's limits)."""
-    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state
-
-    return market_state
-
-
 SUPPORTED_COMPONENTS = ("Build", "Gather")
 MARKET_COMPONENTS = ("Build", "ContinuousDoubleAuction", "Gather")  # the world with the market
 MAX_WORLD_CELLS = 4096  # 64 x 64: an env's maps fit a block's shared memory (later kernels)
-MAX_AGENTS = 29  # the exact Gini of coin_eq_times_productivity (n < 30), as the array model
 SKILL_DISTS = ("none", "pareto", "lognormal")
 N_ACTIONS_A = aw.N_ACTIONS  # 0 NO-OP, 1 build, 2..5 left, right, up, down
 N_ACTIONS_P = 1  # NO-OP until PeriodicBracketTax plugs in
@@ -71,10 +68,6 @@ AGENT_FLAT_KEYS = (
     "world-loc-col", "world-loc-row",
 )  # fmt: skip
 PLANNER_FLAT = 1 + len(rules.INVENTORY)  # time, then its own (empty) inventory
-
-
-class UnsupportedGpuConfig(ValueError):
-    """A config the gather-trade-build kernels do not cover (the message names it)."""
 
 
 def check_gpu_support_components(components: tuple[str, ...], where: str) -> None:
@@ -132,7 +125,7 @@ def market_sizes(market: MarketParams | None) -> tuple[int, int, int]:
     """``(agent block, planner block, market actions)`` of the market (zeros without one)."""
     if market is None:
         return 0, 0, 0
-    ms = _market_state()
+    ms = market_state
     return ms.agent_obs_size(market), ms.planner_obs_size(market), ms.n_actions(market)
 
 
@@ -147,7 +140,7 @@ def state_dims(params: aw.GTBWorldParams, market: MarketParams | None = None) ->
     h, w = params.world_size
     side, a = window_side(params), params.n_agents
     mk_a, mk_p, mk_act = market_sizes(market)
-    market_dims = {} if market is None else _market_state().state_dims(market)
+    market_dims = {} if market is None else market_state.state_dims(market)
     return {
         **market_dims,
         "num_agents": a + 1,  # threads that act: the agents and the planner
@@ -179,10 +172,9 @@ def state_fields(market: bool = False) -> list[StateField]:
     world = _world_fields()
     if not market:
         return world
-    ms = _market_state()
     first_constant = next(i for i, f in enumerate(world) if not f.per_env)
-    return [*world[:first_constant], *ms.state_fields(), *world[first_constant:],
-            *ms.constant_fields()]  # fmt: skip
+    return [*world[:first_constant], *market_state.state_fields(), *world[first_constant:],
+            *market_state.constant_fields()]  # fmt: skip
 
 
 def _world_fields() -> list[StateField]:
@@ -289,5 +281,5 @@ def kernel_defines(market: MarketParams | None = None) -> dict[str, int]:
     out["OBS_FLAT_P"] = mk_p + PLANNER_FLAT
     out["MOVE_START"] = move_start(market)
     if market is not None:
-        out.update(_market_state().kernel_defines())
+        out.update(market_state.kernel_defines())
     return out

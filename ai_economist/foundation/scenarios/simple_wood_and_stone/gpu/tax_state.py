@@ -33,7 +33,7 @@ from ai_economist.foundation.components import tax_brackets as tb
 from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
 from ai_economist.foundation.scenarios.one_step_economy import gpu_saez
 from ai_economist.foundation.scenarios.simple_wood_and_stone.array_tax import TaxParams
-from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.state import (
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.limits import (
     MAX_AGENTS,
     UnsupportedGpuConfig,
 )

@@ -24,20 +24,27 @@ dim3 blockDim;
 dim3 gridDim;
 std::barrier<>* emu_block_barrier = nullptr;
 
-// The step kernel on grid = num_envs blocks of num_threads threads.
-extern "C" void emu_step(int num_envs, int num_threads, ONE_STEP_ECONOMY_STATE_PARAMS) {
+// The step kernel on grid = num_envs / envs_per_block blocks of num_threads x envs_per_block
+// threads (KernelSpec.envs_per_block: blockDim.y envs share a block).
+extern "C" void emu_step(int num_envs, int num_threads, int envs_per_block,
+                         ONE_STEP_ECONOMY_STATE_PARAMS) {
   blockDim.x = num_threads;
-  gridDim.x = num_envs;
-  for (int env = 0; env < num_envs; ++env) {
-    std::barrier<> barrier(num_threads);
+  blockDim.y = envs_per_block;
+  blockDim.z = 1;
+  gridDim.x = num_envs / envs_per_block;
+  for (int block = 0; block < num_envs / envs_per_block; ++block) {
+    std::barrier<> barrier(num_threads * envs_per_block);
     emu_block_barrier = &barrier;
     std::vector<std::thread> threads;
-    for (int tid = 0; tid < num_threads; ++tid) {
-      threads.emplace_back([&, tid] {
-        blockIdx.x = env;
-        threadIdx.x = tid;
-        one_step_economy_step(ONE_STEP_ECONOMY_ARGS);
-      });
+    for (int slot = 0; slot < envs_per_block; ++slot) {
+      for (int tid = 0; tid < num_threads; ++tid) {
+        threads.emplace_back([&, tid, slot] {
+          blockIdx.x = block;
+          threadIdx.x = tid;
+          threadIdx.y = slot;
+          one_step_economy_step(ONE_STEP_ECONOMY_ARGS);
+        });
+      }
     }
     for (auto& t : threads) t.join();
     emu_block_barrier = nullptr;
