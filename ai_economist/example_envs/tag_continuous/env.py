@@ -36,6 +36,8 @@ from ai_economist.warp_drive.state import StateField
 
 STEP_KERNEL = "TagContinuousStep"
 SOURCE_DIR = Path(__file__).resolve().parent
+CONSTANT_ATTRIBUTES = {"num_other_agents_observed": "num_observed"}
+"""Constant fields whose value is an attribute of another name."""
 
 
 def _levels(low: float, high: float, count: int) -> np.ndarray:
@@ -187,30 +189,15 @@ class TagContinuous(GpuEnvironment):
 
     # ------------------------------------------------------------ behaviour
     def constants(self) -> dict[str, Any]:
-        """Host values of the constant fields."""
-        return {
-            "agent_types": self.agent_types,
-            "skill_levels": self.skill_levels,
-            "step_rewards": self.step_rewards,
-            "acceleration_actions": self.acceleration_actions,
-            "turn_actions": self.turn_actions,
-            "num_agents": np.int32(self.num_agents),
-            "num_taggers": np.int32(self.num_taggers),
-            "episode_length": np.int32(self.episode_length),
-            "num_turn_actions": np.int32(self.num_turn_actions),
-            "num_other_agents_observed": np.int32(self.num_observed),
-            "use_full_observation": np.int32(self.use_full_observation),
-            "observe_own_state": np.int32(self.observe_own_state),
-            "egocentric_observation": np.int32(self.egocentric_observation),
-            "runner_exits_game_after_tagged": np.int32(self.runner_exits_game_after_tagged),
-            "grid_length": self.grid_length,
-            "max_speed": self.max_speed,
-            "edge_hit_penalty": self.edge_hit_penalty,
-            "tagging_margin": self.tagging_margin,
-            "tag_reward_for_tagger": self.tag_reward_for_tagger,
-            "tag_penalty_for_runner": self.tag_penalty_for_runner,
-            "end_of_game_reward_for_runner": self.end_of_game_reward_for_runner,
-        }
+        """Host values of the constant fields, in declaration order: the attribute of the same
+        name (``num_other_agents_observed``: ``num_observed``), integer scalars as int32."""
+        values = {}
+        for field in state_fields():
+            if not field.per_env:
+                value = getattr(self, CONSTANT_ATTRIBUTES.get(field.name, field.name))
+                scalar_int = field.dtype == np.int32 and field.shape == ()
+                values[field.name] = np.int32(value) if scalar_int else value
+        return values
 
     def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
         """Per-env starting positions (uniform in the grid) and headings (0, pi/2, pi or 3 pi/2).

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from ai_economist.foundation.base.registrar import Registry
+from ai_economist.foundation.entities.entity import Entity
 
 
-class Endogenous:
+class Endogenous(Entity):
     """Base class for endogenous entities."""
 
-    name: str = ""
-
-    def __init__(self) -> None:
-        if not self.name:
-            raise ValueError(f"{type(self).__name__} must define a name")
+    entity_kind = "Endogenous"
 
 
 endogenous_registry = Registry(Endogenous)

@@ -14,24 +14,21 @@ from __future__ import annotations
 import numpy as np
 
 from ai_economist.foundation.base.registrar import Registry
+from ai_economist.foundation.entities.entity import Entity, entity_class, rgb
 from ai_economist.foundation.entities.resources import Resource, resource_registry
 
 
-class Landmark:
+class Landmark(Entity):
     """Base class for landmark entities."""
 
-    name: str = ""
+    entity_kind = "Landmark"
+    required_attributes = (("color", "a color"), ("ownable", "ownable"))
     color: np.ndarray | None = None
     ownable: bool | None = None
     solid: bool = True
 
     def __init__(self) -> None:
-        if not self.name:
-            raise ValueError(f"{type(self).__name__} must define a name")
-        if self.color is None:
-            raise ValueError(f"Landmark {self.name} must define a color")
-        if self.ownable is None:
-            raise ValueError(f"Landmark {self.name} must define ownable")
+        super().__init__()
         self.blocking = bool(self.solid and not self.ownable)
         self.private = bool(self.solid and self.ownable)
         self.public = bool(not self.solid and not self.ownable)
@@ -40,24 +37,24 @@ class Landmark:
 landmark_registry = Registry(Landmark)
 
 
-@landmark_registry.add
-class House(Landmark):
-    """A house: owned by its builder, impassable to everyone else."""
-
-    name = "House"
-    color = np.array([220, 20, 220]) / 255.0
-    ownable = True
-    solid = True
+def _landmark(
+    name: str, color: np.ndarray, doc: str, *, ownable: bool, solid: bool
+) -> type[Landmark]:
+    """Declare and register the landmark ``name``."""
+    cls = entity_class(Landmark, name, color, doc, __name__, ownable=ownable, solid=solid)
+    return landmark_registry.add(cls)
 
 
-@landmark_registry.add
-class Water(Landmark):
-    """Water: impassable to everyone."""
-
-    name = "Water"
-    color = np.array([50, 50, 250]) / 255.0
-    ownable = False
-    solid = True
+House = _landmark(
+    "House",
+    rgb(220, 20, 220),
+    "A house: owned by its builder, impassable to everyone else.",
+    ownable=True,
+    solid=True,
+)
+Water = _landmark(
+    "Water", rgb(50, 50, 250), "Water: impassable to everyone.", ownable=False, solid=True
+)
 
 
 def source_block_for(resource_name: str) -> type[Landmark]:
@@ -73,19 +70,8 @@ def source_block_for(resource_name: str) -> type[Landmark]:
     block_name = resource_cls.name + "SourceBlock"
     if landmark_registry.has(block_name):
         return landmark_registry.get(block_name)
-    block_cls = type(
-        block_name,
-        (Landmark,),
-        {
-            "name": block_name,
-            "color": np.array(resource_cls.color),
-            "ownable": False,
-            "solid": False,
-            "__doc__": f"Cells where {resource_cls.name} can (re)spawn.",
-        },
-    )
-    landmark_registry.add(block_cls)
-    return block_cls
+    doc = f"Cells where {resource_cls.name} can (re)spawn."
+    return _landmark(block_name, np.array(resource_cls.color), doc, ownable=False, solid=False)
 
 
 for _resource_name in resource_registry.entries:

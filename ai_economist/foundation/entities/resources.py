@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ai_economist.foundation.base.registrar import Registry
+from ai_economist.foundation.entities.entity import Entity, entity_class, rgb
 
 
-class Resource:
+class Resource(Entity):
     """Base class for resource entities.
 
     Class attributes:
@@ -16,44 +17,23 @@ class Resource:
         collectible: whether the resource exists on the map and can be gathered.
     """
 
-    name: str = ""
+    entity_kind = "Resource"
+    required_attributes = (("color", "a color"), ("collectible", "collectible"))
     color: np.ndarray | None = None
     collectible: bool | None = None
-
-    def __init__(self) -> None:
-        if not self.name:
-            raise ValueError(f"{type(self).__name__} must define a name")
-        if self.color is None:
-            raise ValueError(f"Resource {self.name} must define a color")
-        if self.collectible is None:
-            raise ValueError(f"Resource {self.name} must define collectible")
 
 
 resource_registry = Registry(Resource)
 
 
-@resource_registry.add
-class Wood(Resource):
-    """Collectible wood."""
-
-    name = "Wood"
-    color = np.array([107, 143, 113]) / 255.0
-    collectible = True
+def _resource(name: str, color: np.ndarray, doc: str, *, collectible: bool) -> type[Resource]:
+    """Declare and register the resource ``name``."""
+    cls = entity_class(Resource, name, color, doc, __name__, collectible=collectible)
+    return resource_registry.add(cls)
 
 
-@resource_registry.add
-class Stone(Resource):
-    """Collectible stone."""
-
-    name = "Stone"
-    color = np.array([241, 233, 219]) / 255.0
-    collectible = True
-
-
-@resource_registry.add
-class Coin(Resource):
-    """Money. Always registered; never on the map."""
-
-    name = "Coin"
-    color = np.array([229, 211, 82]) / 255.0
-    collectible = False
+Wood = _resource("Wood", rgb(107, 143, 113), "Collectible wood.", collectible=True)
+Stone = _resource("Stone", rgb(241, 233, 219), "Collectible stone.", collectible=True)
+Coin = _resource(
+    "Coin", rgb(229, 211, 82), "Money. Always registered; never on the map.", collectible=False
+)
