@@ -138,7 +138,7 @@ class GatherTradeBuildEconomyGpu(GatherTradeBuildWorldGpu):
         out.update(OBS_FLAT_A=off["flat_a"], OBS_P_TIME=off["p_time"],
                    OBS_FLAT_P=off["tax_pa"], OBS_STRIDE_P=es.P_AGENT_STRIDE,
                    OBS_P_INV_IN_STRIDE=len(ts.PLANNER_AGENT_FIELDS),
-                   OBS_ONE_HOT_P=off["one_hot"], N_PLANNER=self.n_planner)  # fmt: skip
+                   OBS_ONE_HOT_P=off["one_hot"])  # fmt: skip
         return out
 
     def kernels(self) -> KernelSpec:
