@@ -122,15 +122,19 @@ def check_all(state, econ: ae.EconomyState, eparams: ae.EconomyParams, n_planner
                                   obs["planner_masks"].reshape(state["action_mask_p"].shape))  # fmt: skip
 
 
-def run_against_economy(config, num_envs=2, seed=3, steps=None, rng_seed=5):
+def run_against_economy(config, num_envs=2, seed=3, steps=None, rng_seed=5, goods=0.0):
     """Step the reference and the array economy side by side (random allowed actions, the
     planner's random allowed picks), resetting every env at its episode's end; return the
-    reference's state and counts of what happened."""
+    reference's state and counts of what happened. ``goods``: stone and wood every agent
+    holds at the start (builds and sales from the first step)."""
     env = GatherTradeBuildEconomyGpu(config)
     econ_env = foundation.make_env_instance(SCENARIO_NAME, seed=0, **config)
     eparams = ae.EconomyParams.from_env(econ_env)
     params, market, tx = env.params, env.market, env.tax
     state = er.initial_state(params, market, tx, num_envs, seed, env._static)
+    if goods:
+        state["inventory"][..., 1:] = goods
+        er.observe(state, params, market, tx, env._static)
     rngs = [ReplayDraws(int(state["rng_seed"]), e) for e in range(num_envs)]
     econ = economy_from(state, eparams, rngs)
     rng = np.random.default_rng(rng_seed)
@@ -237,3 +241,15 @@ def test_configs_without_the_economys_components_are_named():
     config["components"][3]["PeriodicBracketTax"]["period"] = 2_000_000
     with pytest.raises(gs.UnsupportedGpuConfig, match="period=2000000"):
         GatherTradeBuildEconomyGpu(config)
+
+
+def test_saez_formula_equals_the_array_economy():
+    # 5 agents taxed every step: the 500-sample buffer fills on step 100, the formula follows
+    config = economy_config(PHASE2_CONFIG, episode_length=200, period=1, tax_model="saez",
+                            tax_annealing_schedule=None)  # fmt: skip
+    config.update(n_agents=5, fixed_four_skill_and_loc=False)
+    state, counts = run_against_economy(config, num_envs=1, steps=106, goods=20.0)
+    assert state["saez_reached"].all() and counts["resets"] == 0
+    assert (state["total_collected"] > 0).all() and counts["trades"] > 0
+    rates = state["saez_rates"][0]
+    assert 0 < rates.min() < rates.max() < 1  # set by the formula (every step a first day)
