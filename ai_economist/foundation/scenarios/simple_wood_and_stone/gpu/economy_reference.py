@@ -80,7 +80,7 @@ def economy_step(state: State, params: aw.GTBWorldParams, market: MarketParams,
     state["tax_rate_completions"][:] = state["completions"]  # the episodes at the step's start
 
     def taxes(s: State) -> None:
-        tr.saez_first_day(s, tax, int(s["rng_seed"]) if "rng_seed" in s else 0)
+        tr.saez_first_day(s, tax, int(s["rng_seed"]))
         picks = s["sampled_actions_p"].astype(np.int64) if tax.planner_sets_rates else None
         tr.tax_step(s, tax, picks)
 
