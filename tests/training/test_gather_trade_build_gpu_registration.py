@@ -66,3 +66,25 @@ def test_the_numba_backend_trains_one_tiny_iteration(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1]
     assert np.isfinite(rows[-1]["a/loss"]) and np.isfinite(rows[-1]["p/loss"])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("phase", ["phase1", "phase2"])
+def test_both_phases_train_on_the_gpu_economy(tmp_path, phase):
+    import torch
+    import yaml
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    tiny = ["trainer.num_envs=64", "trainer.train_batch_size=640", "trainer.num_episodes=128",
+            "env.episode_length=20", "env.dense_log_frequency=null", "saving.tensorboard=false",
+            "trainer.progress_bar=false", "saving.metrics_log_freq=1",
+            "policy.a.model.fc_dims=[32]", "policy.p.model.fc_dims=[32]"]  # fmt: skip
+    args = ["--env", f"gather_trade_build_{phase}", "--device", "cuda", "--quiet",
+            "--results_dir", str(tmp_path)]  # fmt: skip
+    assert training_script.main([*args, *tiny]) == 0
+    recorded = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert recorded["trainer"]["env_backend"] == "pycuda"  # auto on a CUDA device
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [1, 2, 3, 4]
+    assert np.isfinite(rows[-1]["a/loss"]) and np.isfinite(rows[-1]["env/social/productivity"])
