@@ -1,14 +1,16 @@
 """Environment-only stepping speed of gather-trade-build's GPU world (Build, Gather, regrowth;
-with ``--market`` also the ContinuousDoubleAuction; no tax yet; no policy).
+with ``--market`` also the ContinuousDoubleAuction; with ``--economy phase1|phase2`` the full
+economy with the tax; no policy).
 
     python benchmarks/gtb_world_gpu_step.py --backends pycuda numba --num_envs 1000 10000 \\
-        [--market] [--steps 1000] [--warmup 20] [--threads_per_env 32]
+        [--market | --economy phase2] [--steps 1000] [--warmup 20] [--threads_per_env 32]
 
 The paper's config without the market and the tax (``gpu.env.WORLD_CONFIG``: 4 agents + the
-planner, 25x25 quadrant map, 1,000-step episodes), or with ``--market`` the paper's config
-without the tax (``gpu.env.MARKET_WORLD_CONFIG``, ``GatherTradeBuildMarketWorldGpu``). Times ``step_all_envs`` +
-``reset_only_done_envs`` with one random allowed action per agent kept for the run, as
-``example_env_step.py`` does for any registered env (this one is not registered yet), and
+planner, 25x25 quadrant map, 1,000-step episodes), with ``--market`` the paper's config
+without the tax (``gpu.env.MARKET_WORLD_CONFIG``, ``GatherTradeBuildMarketWorldGpu``), with
+``--economy`` the published phase-1 or phase-2 config (``GatherTradeBuildEconomyGpu``). Times
+``step_all_envs`` + ``reset_only_done_envs`` with one random allowed action per agent kept for
+the run, as ``example_env_step.py`` does for any registered env, and
 prints env-steps/s, the state memory per env and the ratio to Foundation 1.7.1's dict env
 (about 470 env-steps/s on one CPU core, issue 23). Issue 23's target for the full economy:
 1e7 env-steps/s at 10,000 envs on one H200 (pycuda), Numba within 2x.
@@ -37,8 +39,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--threads_per_env", type=int, default=None)
     parser.add_argument("--episode_length", type=int, default=None, help="override (tests)")
     parser.add_argument("--market", action="store_true", help="the world with the market")
+    parser.add_argument("--economy", choices=("phase1", "phase2"), default=None,
+                        help="the full economy of a published config")  # fmt: skip
     args = parser.parse_args(argv)
 
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import economy_env
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
         MARKET_WORLD_CONFIG,
         WORLD_CONFIG,
@@ -48,6 +53,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     cls = GatherTradeBuildMarketWorldGpu if args.market else GatherTradeBuildWorldGpu
     config = dict(MARKET_WORLD_CONFIG if args.market else WORLD_CONFIG)
+    if args.economy is not None:
+        cls = economy_env.GatherTradeBuildEconomyGpu
+        config = dict(getattr(economy_env, f"{args.economy.upper()}_CONFIG"))
     if args.episode_length is not None:
         config["episode_length"] = args.episode_length
     kwargs = {"env_config": config, "threads_per_env": args.threads_per_env}

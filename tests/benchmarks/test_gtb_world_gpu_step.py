@@ -23,3 +23,13 @@ def test_gtb_world_benchmark_takes_the_market_world(import_benchmark, capsys):
     assert result["num_agents"] == 5 and result["env_steps_per_s"] > 0
     # the books, slots and price histories of the market on top of the world's state
     assert result["state_bytes_per_env"] > world["state_bytes_per_env"] + 2 * 2 * 4 * 11 * 4
+
+
+def test_gtb_world_benchmark_takes_the_full_economy(import_benchmark, capsys):
+    bench = import_benchmark("gtb_world_gpu_step")
+    args = ["--backends", "numpy", "--num_envs", "2", "--steps", "5", "--warmup", "1",
+            "--episode_length", "3"]  # fmt: skip
+    (phase2,) = bench.main([*args, "--economy", "phase2"])
+    (market,) = bench.main([*args, "--market"])
+    assert phase2["num_agents"] == 4 + 7 and phase2["env_steps_per_s"] > 0  # 7 bracket agents
+    assert phase2["state_bytes_per_env"] > market["state_bytes_per_env"]  # the tax's arrays

@@ -71,7 +71,8 @@ def test_backend_selection():
 
     entry = registry.ENVIRONMENTS["gather_trade_build_phase2"]
     run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 2, "seed": 0}}
-    assert registration.backends(run) == (EnvBackend.NUMPY, EnvBackend.CPU)
+    assert registration.backends(run) == (EnvBackend.PYCUDA, EnvBackend.NUMBA, EnvBackend.NUMPY,
+                                          EnvBackend.CPU)  # the GPU economy covers it too  # fmt: skip
     assert isinstance(entry.make(run, "cpu"), ArrayGatherTradeBuildBatch)  # auto: the arrays
     assert isinstance(registration.build(run, "cpu"), ArrayGatherTradeBuildBatch)  # the same rule
     assert isinstance(registration.build(run, "cpu", EnvBackend.NUMPY), ArrayGatherTradeBuildBatch)
@@ -127,14 +128,22 @@ def test_phase2_trains_through_the_array_backend(tmp_path):
     assert np.isfinite(rows[-1]["env/social/productivity"]) and np.isfinite(rows[-1]["p/loss"])
 
 
-def test_auto_takes_the_arrays_for_a_gpu_device(monkeypatch):
-    """No GPU env backend: on a GPU ``auto`` is the fastest host path, the arrays."""
+def test_auto_on_a_gpu_device_takes_the_gpu_economy_else_the_arrays(monkeypatch):
+    """On a GPU ``auto`` is ``pycuda`` (the GPU economy) when its kernels cover the config,
+    else the fastest host path, the arrays."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone import array_batch
+    from ai_economist.warp_drive import registrar
+    from ai_economist.warp_drive.backend_names import EnvBackend
 
     built = []
     monkeypatch.setattr(
         array_batch, "ArrayGatherTradeBuildBatch", lambda *a, **kw: built.append(kw)
     )
+    monkeypatch.setattr(
+        registrar, "build_gpu_env", lambda cls, run, device, backend: built.append(backend)
+    )
     run = {"env": _config(PHASE2_ENV_CONFIG), "trainer": {"num_envs": 30, "seed": 0}}
-    registry.ENVIRONMENTS["gather_trade_build_phase2"].make(run, "cuda")  # the stub builds nothing
-    assert built == [{"device": "cuda"}]
+    registry.ENVIRONMENTS["gather_trade_build_phase2"].make(run, "cuda")  # the stubs build nothing
+    run["env"]["components"][1]["ContinuousDoubleAuction"]["max_num_orders"] = 80  # GPU: <= 64
+    registry.ENVIRONMENTS["gather_trade_build_phase2"].make(run, "cuda")
+    assert built == [EnvBackend.PYCUDA, {"device": "cuda"}]

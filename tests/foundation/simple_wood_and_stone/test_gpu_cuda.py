@@ -1,6 +1,7 @@
-"""nvcc compiles the gather-trade-build GPU world's CUDA C, alone and with the market (no GPU
-needed): the kernels take the declared parameters, and the C draws equal the numpy ones (host
-build of gtb_rng.cuh)."""
+"""nvcc compiles the gather-trade-build GPU world's CUDA C, alone, with the market and as the full
+economy with the tax (phase 2's bracket agents and phase 1's single planner) (no GPU needed):
+the kernels take the declared parameters, and the C draws equal the numpy ones (host build of
+gtb_rng.cuh)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import pytest
 from gtb_gpu_helpers import compile_for_sm90_without_spills
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.economy_env import (
+    PHASE1_CONFIG,
+    GatherTradeBuildEconomyGpu,
+)
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
     GatherTradeBuildMarketWorldGpu,
     GatherTradeBuildWorldGpu,
@@ -21,7 +26,12 @@ from ai_economist.warp_drive.backends.gpu import header_for
 from ai_economist.warp_drive.checks.declaration import check_cuda_kernels, check_numba_kernels
 
 
-@pytest.fixture(scope="module", params=[GatherTradeBuildWorldGpu, GatherTradeBuildMarketWorldGpu])
+@pytest.fixture(
+    scope="module",
+    params=[GatherTradeBuildWorldGpu, GatherTradeBuildMarketWorldGpu, GatherTradeBuildEconomyGpu,
+            lambda: GatherTradeBuildEconomyGpu(PHASE1_CONFIG)],
+    ids=["world", "market_world", "economy_phase2", "economy_phase1"],
+)  # fmt: skip
 def env(request):
     return request.param()
 

@@ -7,8 +7,8 @@ configs); :data:`WORLD_CONFIG` is the paper's (4 agents + planner, 25x25 quadran
 1,000-step episodes, fixed four skills and corners, phase 1's labour-cost annealing) without
 the market and the tax. ``GatherTradeBuildMarketWorldGpu`` is the same world with the
 market (``ContinuousDoubleAuction`` between Build and Gather, :data:`MARKET_WORLD_CONFIG`: the
-paper's config without the tax, which the kernels do not cover yet), stepped by
-``gtb_market_world_step``. Env ``e`` is seeded ``seed + e``; every draw is keyed by that
+paper's config without the tax), stepped by ``gtb_market_world_step``; the full economy with
+the tax is :class:`~.economy_env.GatherTradeBuildEconomyGpu`. Env ``e`` is seeded ``seed + e``; every draw is keyed by that
 seed and the env's episode count (:mod:`.rng`).
 """
 
@@ -237,7 +237,8 @@ class GatherTradeBuildMarketWorldGpu(GatherTradeBuildWorldGpu):
     """The world with the market (``Build``, ``ContinuousDoubleAuction``, ``Gather``): the
     market steps between Build and Gather, its orders are the agents' actions ``2 .. 2 + 2 C P
     - 1`` (the moves follow), its blocks sit in the vectors where the dict env's sorted keys
-    put them (``docs/gtb-gpu.md``). Not registered for training: the tax is missing.
+    put them (``docs/gtb-gpu.md``). Not registered for training: the published configs have
+    the tax (:class:`~.economy_env.GatherTradeBuildEconomyGpu` is registered).
 
     Args:
         env_config: a ``layout_from_file/simple_wood_and_stone`` config with the market

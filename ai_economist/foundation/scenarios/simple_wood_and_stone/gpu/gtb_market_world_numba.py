@@ -71,21 +71,16 @@ def market_step(env, tid, nt, clock, sampled_actions_a, market_bids, market_asks
     cuda.syncthreads()
 
 
-@cuda.jit
-def gtb_market_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator,
-                           resource_maps, house_owner, locs, inventory, escrow, labor,
-                           build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
-                           welfare, move_order, episode_coin, episode_labor, episode_utility,
-                           observations_a, observations_p, action_mask_a, action_mask_p,
-                           sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
-                           market_clock, bid_price, bid_created, ask_price, ask_created,
-                           n_orders, books, price_history, trade_count, trade_value, n_trades,
-                           market_bids, market_asks, layout_maps, water, landmarks, regrow_cells,
-                           ranked_payments, ranked_locs, world_params, world_iparams,
-                           market_params, market_iparams):  # fmt: skip
-    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    if _timestep_[env] != 0:
-        return
+@cuda.jit(device=True)
+def reset_market_world(env, tid, nt, completions, auto_integrator, resource_maps, house_owner,
+                       locs, inventory, escrow, labor, build_payment, build_skill,
+                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
+                       books, price_history, trade_count, trade_value, n_trades, market_bids,
+                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
+                       world_params, world_iparams, env_seed):  # fmt: skip
+    """The world's reset with an empty market of one env (all threads; no observations):
+    layout, agents, skills, coin, the market's slots, books and histories, the baselines."""
     n, h, w = locs.shape[1], water.shape[0], water.shape[1]
     seed, ep = env_seed[env], completions[env]
     for p in range(tid, h * w, nt):
@@ -111,28 +106,20 @@ def gtb_market_world_reset(_timestep_, _done_, env_seed, completions, auto_integ
         welfare[env] = baselines(env, completions, auto_integrator, inventory, escrow, labor,
                                  coin_utility, utility, world_params, world_iparams)  # fmt: skip
     cuda.syncthreads()
-    observe(env, tid, nt, 0, observations_a, observations_p, action_mask_a, action_mask_p, locs,
-            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
-            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
-    observe_market(env, tid, observations_a, observations_p, action_mask_a, n_orders, books,
-                   price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@cuda.jit
-def gtb_market_world_step(_timestep_, _done_, env_seed, completions, auto_integrator,
-                          resource_maps, house_owner, locs, inventory, escrow, labor,
-                          build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
-                          welfare, move_order, episode_coin, episode_labor, episode_utility,
-                          observations_a, observations_p, action_mask_a, action_mask_p,
-                          sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
-                          market_clock, bid_price, bid_created, ask_price, ask_created,
-                          n_orders, books, price_history, trade_count, trade_value, n_trades,
-                          market_bids, market_asks, layout_maps, water, landmarks, regrow_cells,
-                          ranked_payments, ranked_locs, world_params, world_iparams,
-                          market_params, market_iparams):  # fmt: skip
-    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+@cuda.jit(device=True)
+def market_world_to_regrow(env, tid, nt, t, env_seed, completions, resource_maps, house_owner,
+                           locs, inventory, escrow, labor, build_payment, bonus_gather_prob,
+                           move_order, action_mask_a, sampled_actions_a, market_clock,
+                           bid_price, bid_created, ask_price, ask_created, n_orders, books,
+                           price_history, trade_count, trade_value, n_trades, market_bids,
+                           market_asks, layout_maps, water, landmarks, regrow_cells,
+                           world_params, market_params, market_iparams):  # fmt: skip
+    """Step ``t`` of one env up to the regrowth (all threads): Build, the market, the moves,
+    the collections, the regrowth; returns the thread's agent's coin endowment before."""
     n = locs.shape[1]
-    t, clock = _timestep_[env] + 1, market_clock[env]
+    clock = market_clock[env]
     seed, ep = env_seed[env], completions[env]
     start = action_mask_a.shape[2] - 4  # the first move action
     coin_before = 0.0
@@ -157,6 +144,61 @@ def gtb_market_world_step(_timestep_, _done_, env_seed, completions, auto_integr
                       bonus_gather_prob, world_params)  # fmt: skip
     cuda.syncthreads()
     regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, world_params)
+    return coin_before
+
+
+@cuda.jit
+def gtb_market_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator,
+                           resource_maps, house_owner, locs, inventory, escrow, labor,
+                           build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
+                           welfare, move_order, episode_coin, episode_labor, episode_utility,
+                           observations_a, observations_p, action_mask_a, action_mask_p,
+                           sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
+                           market_clock, bid_price, bid_created, ask_price, ask_created,
+                           n_orders, books, price_history, trade_count, trade_value, n_trades,
+                           market_bids, market_asks, layout_maps, water, landmarks, regrow_cells,
+                           ranked_payments, ranked_locs, world_params, world_iparams,
+                           market_params, market_iparams):  # fmt: skip
+    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    if _timestep_[env] != 0:
+        return
+    reset_market_world(env, tid, nt, completions, auto_integrator, resource_maps, house_owner,
+                       locs, inventory, escrow, labor, build_payment, build_skill,
+                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
+                       books, price_history, trade_count, trade_value, n_trades, market_bids,
+                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
+                       world_params, world_iparams, env_seed)  # fmt: skip
+    observe(env, tid, nt, 0, observations_a, observations_p, action_mask_a, action_mask_p, locs,
+            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
+            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
+    observe_market(env, tid, observations_a, observations_p, action_mask_a, n_orders, books,
+                   price_history, inventory, market_params, market_iparams)  # fmt: skip
+
+
+@cuda.jit
+def gtb_market_world_step(_timestep_, _done_, env_seed, completions, auto_integrator,
+                          resource_maps, house_owner, locs, inventory, escrow, labor,
+                          build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
+                          welfare, move_order, episode_coin, episode_labor, episode_utility,
+                          observations_a, observations_p, action_mask_a, action_mask_p,
+                          sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
+                          market_clock, bid_price, bid_created, ask_price, ask_created,
+                          n_orders, books, price_history, trade_count, trade_value, n_trades,
+                          market_bids, market_asks, layout_maps, water, landmarks, regrow_cells,
+                          ranked_payments, ranked_locs, world_params, world_iparams,
+                          market_params, market_iparams):  # fmt: skip
+    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    n = locs.shape[1]
+    t = _timestep_[env] + 1
+    coin_before = market_world_to_regrow(
+        env, tid, nt, t, env_seed, completions, resource_maps, house_owner, locs, inventory,
+        escrow, labor, build_payment, bonus_gather_prob, move_order, action_mask_a,
+        sampled_actions_a, market_clock, bid_price, bid_created, ask_price, ask_created,
+        n_orders, books, price_history, trade_count, trade_value, n_trades, market_bids,
+        market_asks, layout_maps, water, landmarks, regrow_cells, world_params, market_params,
+        market_iparams,
+    )  # fmt: skip
     if tid < n and inventory[env, tid, 0] + escrow[env, tid, 0] != coin_before:
         coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, world_params)
     cuda.syncthreads()

@@ -117,16 +117,34 @@ def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, acti
             layout_maps, water, landmarks, params, iparams):  # fmt: skip
     """``reference.observe`` of one env (all threads): the world's parts, around the market's
     blocks when the vectors have them."""
+    side = 2 * iparams[I_RANGE] + 1
+    mk, mp, start = market_layout(observations_a, observations_p, action_mask_a, locs.shape[1],
+                                  side)  # fmt: skip
+    observe_world(env, tid, nt, t, mk, 0, mp, 3, 0, start, observations_a, observations_p,
+                  action_mask_a, locs, inventory, build_payment, build_skill, bonus,
+                  resource_maps, house_owner, layout_maps, water, landmarks, params, iparams)  # fmt: skip
+    if tid == locs.shape[1]:
+        action_mask_p[env, 0, 0] = 1.0
+
+
+@cuda.jit(device=True)
+def observe_world(env, tid, nt, t, mk, tx, mp, stride, pinv, start, observations_a,
+                  observations_p, action_mask_a, locs, inventory, build_payment, build_skill,
+                  bonus, resource_maps, house_owner, layout_maps, water, landmarks, params,
+                  iparams):  # fmt: skip
+    """The world's parts of the vectors and its agents' masks (all threads): the agents'
+    flat features around the market's (``mk``) and the tax's (``tx``) blocks, their windows,
+    the planner's row 0 from ``mp`` (``time``, its inventory, then per agent ``i`` its
+    inventory at ``mp + 4 + stride * i + pinv``); moves from action ``start``."""
     n, h, w = locs.shape[1], water.shape[0], water.shape[1]
     rng_ = iparams[I_RANGE]
     side = 2 * rng_ + 1
-    mk, mp, start = market_layout(observations_a, observations_p, action_mask_a, n, side)
     for p in range(tid, n * side * side, nt):
-        write_window_cell(env, p, side, rng_, observations_a, mk, locs, resource_maps,
+        write_window_cell(env, p, side, rng_, observations_a, mk + tx, locs, resource_maps,
                           house_owner, layout_maps, water)  # fmt: skip
     if tid < n:
-        write_flat(env, tid, t, observations_a, mk, locs, inventory, build_payment, build_skill,
-                   bonus, params, h, w)  # fmt: skip
+        write_flat(env, tid, t, observations_a, mk, tx, locs, inventory, build_payment,
+                   build_skill, bonus, params, h, w)  # fmt: skip
         action_mask_a[env, tid, 0] = 1.0
         ok = build_masks(env, tid, inventory, resource_maps, house_owner, landmarks, locs)
         action_mask_a[env, tid, 1] = 1.0 if ok else 0.0
@@ -140,8 +158,7 @@ def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, acti
             observations_p[env, 0, mp + 1 + k] = 0.0
         for i in range(n):
             for k in range(3):
-                observations_p[env, 0, mp + 4 + 3 * i + k] = inventory[env, i, k] * inv
-        action_mask_p[env, 0, 0] = 1.0
+                observations_p[env, 0, mp + 4 + stride * i + pinv + k] = inventory[env, i, k] * inv
 
 
 @cuda.jit(device=True)

@@ -213,21 +213,23 @@ def welfare_of(env, inventory, escrow, params):
 
 # ----------------------------------------------------------------------- observations
 @cuda.jit(device=True)
-def write_flat(env, a, t, obs, mk, locs, inventory, build_payment, build_skill, bonus, params,
-               h, w):  # fmt: skip
+def write_flat(env, a, t, obs, mk, tx, locs, inventory, build_payment, build_skill, bonus,
+               params, h, w):  # fmt: skip
     """The agent's ``flat`` features in ``state.AGENT_FLAT_KEYS`` order (float64 -> float32),
-    those after ``Build-*`` behind the market's block of ``mk`` floats."""
+    those after ``Build-*`` behind the market's block of ``mk`` floats, those after
+    ``Gather-*`` also behind the tax's block of ``tx`` floats (0 without a tax)."""
     pay = params[P_PAY]
     scale = pay if pay > 0 else 1.0
     inv = params[P_INV]
     obs[env, a, 0] = build_payment[env, a] / scale
     obs[env, a, 1] = build_skill[env, a]
     obs[env, a, mk + 2] = bonus[env, a]
-    obs[env, a, mk + 3] = t / params[P_TIME]
+    rest = mk + tx
+    obs[env, a, rest + 3] = t / params[P_TIME]
     for k in range(3):
-        obs[env, a, mk + 4 + k] = inventory[env, a, k] * inv
-    obs[env, a, mk + 7] = locs[env, a, 1] / w
-    obs[env, a, mk + 8] = locs[env, a, 0] / h
+        obs[env, a, rest + 4 + k] = inventory[env, a, k] * inv
+    obs[env, a, rest + 7] = locs[env, a, 1] / w
+    obs[env, a, rest + 8] = locs[env, a, 0] / h
 
 
 @cuda.jit(device=True)

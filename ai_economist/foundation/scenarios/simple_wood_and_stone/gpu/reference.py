@@ -27,6 +27,7 @@ model's distributions (the same in distribution, not in value).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -178,6 +179,15 @@ def reset_envs(state: State, params: aw.GTBWorldParams, which: np.ndarray, stati
     idx = np.flatnonzero(which)
     if idx.size == 0:
         return
+    reset_world(state, params, idx)
+    if market is not None:
+        mr.reset_market(state, market, which)
+    observe(state, params, static, idx, market)
+
+
+def reset_world(state: State, params: aw.GTBWorldParams, idx: np.ndarray) -> None:
+    """The world's part of :func:`reset_envs` of the envs ``idx`` (int (n,)), without the
+    market and the observations: layout, placement, skills, coin, the reward baselines."""
     seed, episode = state["env_seed"][idx], state["completions"][idx]
     state["resource_maps"][idx] = params.sources
     state["house_owner"][idx] = -1
@@ -198,9 +208,6 @@ def reset_envs(state: State, params: aw.GTBWorldParams, which: np.ndarray, stati
     coin = state["inventory"][idx, :, rules.COIN] + state["escrow"][idx, :, rules.COIN]
     state["coin_utility"][idx] = rewards.coin_utilities(coin, params)
     state["utility"][idx], state["welfare"][idx] = rewards.optimization_metrics(view, params, idx)
-    if market is not None:
-        mr.reset_market(state, market, which)
-    observe(state, params, static, idx, market)
 
 
 # ----------------------------------------------------------------------- step
@@ -258,6 +265,16 @@ def world_step(state: State, params: aw.GTBWorldParams, static=None,
     """One step of every env in place (the actions in ``sampled_actions_a``: 0 NO-OP,
     1 build, the market's orders (with a market), then left, right, up, down from
     :func:`.state.move_start`; refused actions change nothing); returns the draws."""
+    draws = step_state(state, params, market)
+    observe(state, params, static, market=market)
+    return draws
+
+
+def step_state(state: State, params: aw.GTBWorldParams, market: MarketParams | None = None,
+               after_gather: Callable[[State], None] | None = None) -> StepDraws:  # fmt: skip
+    """:func:`world_step` without the observations; ``after_gather(state)`` runs after
+    Gather's collections and the regrowth, before the coin utility refresh (the tax's place
+    in ``array_economy.step``)."""
     view = world_view(state, params)
     actions = state["sampled_actions_a"]
     coin_before = coin_endowment(state)
@@ -267,19 +284,20 @@ def world_step(state: State, params: aw.GTBWorldParams, static=None,
         mr.market_step(state, market)
     start = gs.move_start(market)
     draws = gather_and_regrow(state, params, np.where(actions >= start, actions - start + 1, 0))
+    if after_gather is not None:
+        after_gather(state)
     changed = coin_endowment(state) != coin_before  # array_economy.step's refresh
     if changed.any():
         rewards.refresh_coin_utility(view, params, changed)
     agent_rew, planner_rew, done = rewards.step_rewards(view, params)
     state["utility"][:], state["welfare"][:] = view.utility, view.welfare
     state["rewards_a"][:] = agent_rew
-    state["rewards_p"][:, 0] = planner_rew
+    state["rewards_p"][:] = planner_rew[:, None]  # every planner row (bracket agent)
     state["_done_"][done] = 1
     coin = state["inventory"][..., rules.COIN] + state["escrow"][..., rules.COIN]
     state["episode_coin"][done] = coin[done]
     state["episode_labor"][done] = state["labor"][done]
     state["episode_utility"][done] = state["utility"][done]
-    observe(state, params, static, market=market)
     return draws
 
 

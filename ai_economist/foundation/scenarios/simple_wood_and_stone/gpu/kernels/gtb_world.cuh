@@ -9,6 +9,14 @@
 #define AI_ECONOMIST_GTB_WORLD_CUH_
 #include "gtb_rng.cuh"
 
+#ifndef N_PLANNER
+#define N_PLANNER 1  // the planner's rows (one per tax bracket in the full economy)
+#endif
+#ifndef OBS_STRIDE_P
+#define OBS_STRIDE_P N_GOODS    // floats of a p<i> (the full economy: the tax's 3 fields first)
+#define OBS_P_INV_IN_STRIDE 0  // where the agent's inventory starts in its p<i>
+#endif
+
 #define HW (WORLD_H * WORLD_W)
 #define CELLS (WINDOW * WINDOW)
 
@@ -273,11 +281,16 @@ __device__ void observe(const GtbEnv& e, int env, int t, float* observations_a,
     for (int m = 1; m <= 4; m++) mask[MOVE_START - 1 + m] = move_masks(e, a, m, water) ? 1.0f : 0.0f;
   }
   if (a == N_AGENTS) {
-    float* obs_p = observations_p + env * OBS_DIM_P;
+    float* obs_p = observations_p + env * N_PLANNER * OBS_DIM_P;  // row 0
     obs_p[OBS_P_TIME] = (float)((double)t / params[P_TIME_SCALE]);
     for (int k = OBS_P_TIME + 1; k < OBS_FLAT_P; k++) obs_p[k] = 0.0f;
-    for (int i = 0; i < N_AGENTS * N_GOODS; i++) obs_p[OBS_FLAT_P + i] = (float)(e.inv[i] * inv_scale);
-    action_mask_p[env * N_ACTIONS_P] = 1.0f;
+    for (int i = 0; i < N_AGENTS; i++) {
+      for (int k = 0; k < N_GOODS; k++) {
+        obs_p[OBS_FLAT_P + i * OBS_STRIDE_P + OBS_P_INV_IN_STRIDE + k] =
+            (float)(e.inv[i * N_GOODS + k] * inv_scale);
+      }
+    }
+    action_mask_p[env * N_PLANNER * N_ACTIONS_P] = 1.0f;
   }
 }
 
@@ -322,7 +335,7 @@ __device__ void step_rewards(const GtbEnv& e, int env, int t, int* completions,
     total = total + diff;
   }
   const double fresh_welfare = welfare_of(e, params);
-  rewards_p[env] = (float)(fresh_welfare - welfare[env]);
+  rewards_p[env * N_PLANNER] = (float)(fresh_welfare - welfare[env]);  // row 0
   welfare[env] = fresh_welfare;
   if (total > 0) auto_integrator[env] += 1;
   if (t >= iparams[I_EPISODE_LENGTH]) {

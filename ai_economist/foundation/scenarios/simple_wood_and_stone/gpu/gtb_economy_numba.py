@@ -1,0 +1,246 @@
+"""The full gather-trade-build economy as Numba ``@cuda.jit`` kernels: the twins of
+``kernels/gtb_economy_step.cu`` and of :mod:`.economy_reference`.
+
+``gtb_economy_reset`` is the world with the market's reset (``reset_market_world``) with
+the tax's (``tax_reset``, ``fill_rates``); ``gtb_economy_step`` is the world with the
+market's step up to the regrowth (``market_world_to_regrow``), then the tax as
+``gtb_tax_step`` runs it (the Saez rates of a first day, ``set_rates``, ``enact_taxes``,
+``collect_revenue``, ``redistribute``, ``saez_record``, ``advance_cycle``, behind
+barriers), the coin utility of every agent whose coin endowment changed, the rewards (the
+planner's in every bracket agent's row) and the observations (:func:`observe_economy`).
+Both take the declared fields (``economy_state.state_fields()``) in declaration order. One
+block per env: threads ``0..A-1`` the agents, ``A..A+P-1`` the planner's agents, threads
+``0..B-1`` also the brackets.
+"""
+
+from __future__ import annotations
+
+from numba import cuda, float32, float64
+
+from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
+    saez_first_day,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numba import (
+    observe_market,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_world_numba import (
+    market_world_to_regrow,
+    reset_market_world,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba import (
+    MAX_AGENTS,
+    MAX_BRACKETS,
+    SAEZ_BINS,
+    SAEZ_EDGES,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_parts import (
+    TI_MODEL,
+    TI_OBS_A,
+    TI_OBS_PA,
+    TI_STRIDE_PA,
+    advance_cycle,
+    agent_observations,
+    collect_revenue,
+    enact_taxes,
+    fill_rates,
+    planner_masks,
+    planner_observations,
+    rate_limit,
+    redistribute,
+    saez_record,
+    set_rates,
+    tax_reset,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba import (
+    coin_utility_of,
+    observe_world,
+    step_rewards,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba_parts import (
+    I_RANGE,
+    N_FLAT,
+)
+
+N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
+
+
+@cuda.jit(device=True)
+def observe_economy(e, tid, nt, t, mask_completions, observations_a, observations_p,
+                    action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
+                    build_skill, bonus, resource_maps, house_owner, layout_maps, water,
+                    landmarks, n_orders, books, price_history, tax_cycle_pos, tax_rates_obs,
+                    last_coin, last_income, last_marginal_rate, tax_cutoffs, tax_disc_rates,
+                    s_rates, world_params, world_iparams, market_params, market_iparams,
+                    tax_params, tax_iparams):  # fmt: skip
+    """``economy_reference.observe`` of one env (all threads; ``s_rates`` filled): the
+    world's parts at the economy's positions (from the tax's offsets), the market's and the
+    tax's blocks, the masks; then every planner row gets row 0's shared part and its
+    bracket's one-hot."""
+    n = locs.shape[1]
+    side = 2 * world_iparams[I_RANGE] + 1
+    mk = tax_iparams[TI_OBS_A] - 3  # Build's 2 and Gather's 1 features before the tax
+    tx = observations_a.shape[2] - N_FLAT - 9 * side * side - mk
+    stride = tax_iparams[TI_STRIDE_PA]
+    mp = tax_iparams[TI_OBS_PA] - 4  # the planner's time, its inventory, then the p<i>
+    observe_world(e, tid, nt, t, mk, tx, mp, stride, N_TAX_P_AGENT,
+                  action_mask_a.shape[2] - 4, observations_a, observations_p, action_mask_a,
+                  locs, inventory, build_payment, build_skill, bonus, resource_maps,
+                  house_owner, layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
+    observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
+                   price_history, inventory, market_params, market_iparams)  # fmt: skip
+    agent_observations(e, tid, observations_a, tax_cycle_pos, tax_rates_obs, last_income,
+                       last_coin, inventory, escrow, tax_cutoffs, s_rates, tax_iparams)  # fmt: skip
+    rows = observations_p.shape[1]
+    row = tid - n
+    if 0 <= row < rows:
+        planner_observations(e, row, observations_p, tax_cycle_pos, tax_rates_obs, last_income,
+                             last_marginal_rate, last_coin, inventory, escrow, tax_cutoffs,
+                             s_rates, tax_iparams)  # fmt: skip
+        planner_masks(e, row, action_mask_p, tax_cycle_pos, mask_completions, tax_disc_rates,
+                      tax_params, tax_iparams)  # fmt: skip
+    cuda.syncthreads()
+    if rows > 1:
+        shared = tax_iparams[TI_OBS_PA] + stride * n  # where the one-hot starts
+        for p in range(tid, (rows - 1) * shared, nt):
+            r, k = 1 + p // shared, p % shared
+            observations_p[e, r, k] = observations_p[e, 0, k]
+        if 0 <= row < rows:
+            for j in range(rows):
+                observations_p[e, row, shared + j] = float32(1.0 if j == row else 0.0)
+
+
+@cuda.jit
+def gtb_economy_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
+                      house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
+                      bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                      episode_coin, episode_labor, episode_utility, observations_a,
+                      observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+                      sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
+                      bid_created, ask_price, ask_created, n_orders, books, price_history,
+                      trade_count, trade_value, n_trades, market_bids, market_asks,
+                      tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                      last_coin, last_income, last_marginal_rate, total_collected,
+                      last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached,
+                      saez_draws, saez_elas, saez_log_z0, saez_rates, saez_running_avg,
+                      layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
+                      world_params, world_iparams, market_params, market_iparams, tax_cutoffs,
+                      tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
+                      saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
+                      saez_fixed_elas, rng_seed):  # fmt: skip
+    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
+    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    if _timestep_[e] != 0:
+        return
+    reset_market_world(e, tid, nt, completions, auto_integrator, resource_maps, house_owner,
+                       locs, inventory, escrow, labor, build_payment, build_skill,
+                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
+                       books, price_history, trade_count, trade_value, n_trades, market_bids,
+                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
+                       world_params, world_iparams, env_seed)  # fmt: skip
+    # the rates' annealed limit: tax_rate_completions as the last step left it
+    tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+              last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+              saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
+              tax_params, tax_iparams)  # fmt: skip
+    fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, tax_disc_rates,
+               tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
+    cuda.syncthreads()
+    observe_economy(e, tid, nt, 0, completions[e], observations_a, observations_p,
+                    action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
+                    build_skill, bonus_gather_prob, resource_maps, house_owner, layout_maps,
+                    water, landmarks, n_orders, books, price_history, tax_cycle_pos,
+                    tax_rates_obs, last_coin, last_income, last_marginal_rate, tax_cutoffs,
+                    tax_disc_rates, s_rates, world_params, world_iparams, market_params,
+                    market_iparams, tax_params, tax_iparams)  # fmt: skip
+
+
+@cuda.jit
+def gtb_economy_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
+                     house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
+                     bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                     episode_coin, episode_labor, episode_utility, observations_a,
+                     observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+                     sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
+                     bid_created, ask_price, ask_created, n_orders, books, price_history,
+                     trade_count, trade_value, n_trades, market_bids, market_asks,
+                     tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                     last_coin, last_income, last_marginal_rate, total_collected,
+                     last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached,
+                     saez_draws, saez_elas, saez_log_z0, saez_rates, saez_running_avg,
+                     layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
+                     world_params, world_iparams, market_params, market_iparams, tax_cutoffs,
+                     tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
+                     saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
+                     saez_fixed_elas, rng_seed):  # fmt: skip
+    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
+    s_paid = cuda.shared.array(MAX_AGENTS, float64)
+    s_lump = cuda.shared.array(1, float64)
+    # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
+    s_counts = cuda.shared.array(SAEZ_BINS, float64)
+    s_stats = cuda.shared.array(4, float64)
+    s_gz = cuda.shared.array(SAEZ_EDGES, float64)
+    s_pz = cuda.shared.array(SAEZ_EDGES, float64)
+    s_az = cuda.shared.array(SAEZ_EDGES, float64)
+    s_taus = cuda.shared.array(SAEZ_EDGES, float64)
+    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    n = locs.shape[1]
+    t = _timestep_[e] + 1
+    if tid == 0:
+        tax_rate_completions[e] = completions[e]  # the episodes at the step's start
+    coin_before = market_world_to_regrow(
+        e, tid, nt, t, env_seed, completions, resource_maps, house_owner, locs, inventory,
+        escrow, labor, build_payment, bonus_gather_prob, move_order, action_mask_a,
+        sampled_actions_a, market_clock, bid_price, bid_created, ask_price, ask_created,
+        n_orders, books, price_history, trade_count, trade_value, n_trades, market_bids,
+        market_asks, layout_maps, water, landmarks, regrow_cells, world_params, market_params,
+        market_iparams,
+    )  # fmt: skip
+    cuda.syncthreads()
+    if tax_iparams[TI_MODEL] == 2 and tax_cycle_pos[e] == 1:  # array_tax.saez_between
+        if tid == 0:
+            limit = rate_limit(tax_rate_completions[e], tax_params, tax_iparams)
+            saez_first_day(e, saez_buffer, saez_count, saez_reached, saez_draws, saez_elas,
+                           saez_log_z0, saez_rates, saez_running_avg, saez_bin_edges,
+                           saez_bin_sizes, tax_cutoffs, bracket_sizes, rate_min, limit,
+                           pareto_weight_code, saez_fixed_elas, rng_seed, s_counts, s_stats,
+                           s_gz, s_pz, s_az, s_taus)  # fmt: skip
+        cuda.syncthreads()
+    set_rates(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+              tax_rate_completions, saez_rates, tax_disc_rates, tax_fixed_rates, s_rates,
+              tax_params, tax_iparams)  # fmt: skip
+    cuda.syncthreads()
+    enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income,
+                last_marginal_rate, tax_cutoffs, s_rates, s_paid, tax_iparams)  # fmt: skip
+    cuda.syncthreads()
+    if tid == 0:
+        collect_revenue(e, tax_cycle_pos, total_collected, last_lump_sum, s_paid, s_lump, n,
+                        tax_iparams)  # fmt: skip
+    cuda.syncthreads()
+    redistribute(e, tid, tax_cycle_pos, inventory, escrow, last_coin, s_paid, s_lump,
+                 tax_iparams)  # fmt: skip
+    if tax_iparams[TI_MODEL] == 2:
+        saez_record(e, tid, tax_cycle_pos, last_income, last_marginal_rate, saez_buffer,
+                    saez_next, tax_iparams)  # fmt: skip
+    cuda.syncthreads()
+    if tid == 0:
+        advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, tax_iparams)
+    if tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before:
+        coin_utility[e, tid] = coin_utility_of(e, tid, inventory, escrow, world_params)
+    cuda.syncthreads()
+    if tid == 0:
+        step_rewards(e, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
+                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
+                     episode_utility, _done_, world_params, world_iparams)  # fmt: skip
+        _timestep_[e] = t
+    cuda.syncthreads()
+    row = tid - n
+    if 0 < row < rewards_p.shape[1]:  # every bracket agent gets the planner's reward
+        rewards_p[e, row] = rewards_p[e, 0]
+    observe_economy(e, tid, nt, t, tax_rate_completions[e], observations_a, observations_p,
+                    action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
+                    build_skill, bonus_gather_prob, resource_maps, house_owner, layout_maps,
+                    water, landmarks, n_orders, books, price_history, tax_cycle_pos,
+                    tax_rates_obs, last_coin, last_income, last_marginal_rate, tax_cutoffs,
+                    tax_disc_rates, s_rates, world_params, world_iparams, market_params,
+                    market_iparams, tax_params, tax_iparams)  # fmt: skip
