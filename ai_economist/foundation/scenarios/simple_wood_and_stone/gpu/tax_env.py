@@ -11,7 +11,7 @@ rates) the tax's flat block, the ``p<i>`` fields and the bracket's one-hot; the 
 masks are the tax's (annealed). ``completions`` counts finished episodes (the annealing).
 Stepped by ``gtb_tax_step`` (``kernels/gtb_tax_step.cu``, :mod:`.gtb_tax_numba`), reset on
 the device by ``gtb_tax_reset``; the numpy truth is :mod:`.tax_reference` (``array_tax``).
-Not registered for training: the tax plugs into the world next (``docs/gtb-gpu.md``).
+Not registered for training: a test env of the tax alone; the economy that trains is ``GatherTradeBuildEconomyGpu`` (world, market and this tax; ``docs/gtb-gpu.md``).
 """
 
 from __future__ import annotations
