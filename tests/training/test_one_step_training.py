@@ -89,6 +89,21 @@ def test_training_runs_on_the_cpu(tmp_path):
     assert "env/social_welfare" in rows[-1] and np.isfinite(rows[-1]["p/loss"])
 
 
+def test_packaged_planner_waits_while_the_workers_learn(tmp_path):
+    """The packaged config's warm-up: in its first iterations the workers' policy moves and the
+    planner's hardly does (its rates stay random, so the workers learn to respond to any)."""
+    run_dir = tmp_path / "warm_up"
+    args = ["--env", "one_step_economy", "--device", "cpu", "--quiet", "--results_dir", str(run_dir),
+            "trainer.num_envs=64", "trainer.train_batch_size=256", "trainer.num_episodes=256",
+            "saving.tensorboard=false", "saving.metrics_log_freq=1", "trainer.progress_bar=false"]  # fmt: skip
+    assert training_script.main(args) == 0
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["p/lr"] <= 1e-6 < 1e-3 <= row["a/lr"]
+        assert abs(row["p/approx_kl"]) < 1e-6 < 1e-4 < row["a/approx_kl"]
+
+
 @pytest.mark.parametrize(
     ("override", "expected"),
     [

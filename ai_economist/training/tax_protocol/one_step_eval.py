@@ -12,8 +12,9 @@ inverse-income-weighted planner) has no closed-form optimal schedule, so the ref
 numerical: coordinate ascent over the planner's own rate grid (each bracket's ``K`` rates in
 turn, the others fixed, best-responding workers), started from the best of the other
 schedules rounded to the grid, until a sweep changes nothing (or ``optimum_sweeps`` sweeps).
-It is a local optimum on the grid, the rates the trained planner can pick; an off-grid
-schedule (Saez's, US federal's) may score higher (seed 0: Saez 5.189, grid optimum 5.120).
+It is a local optimum on the grid, the rates the trained planner can pick, and depends on
+where it starts; an off-grid schedule (Saez's, US federal's) may score higher (seed 0: Saez
+5.189; the grid optimum 5.120 from one trained planner's start, 6.163 from another's).
 """
 
 from __future__ import annotations
