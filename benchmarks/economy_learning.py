@@ -19,6 +19,12 @@ three runs of the packaged run configs:
   equality and equality x coin per agent (the planner's objective,
   ``coin_eq_times_productivity``), means over the seeds.
 
+The packaged one-step config spends its first 100 of 300 iterations on a planner warm-up
+(the planner nearly still while the workers learn; ``docs/results/cpu-one-step-learning-2026-12-02.md``),
+about 7 minutes on this project's 2-core CPU: a smaller one-step share of the budget scores a
+planner that has barely started learning. ``tax_protocol --scenario one-step-economy`` runs
+the whole config (0.9 min for 3 seeds on one H200).
+
 The agents were trained under the trained planner's taxes only, so the fixed schedules meet
 agents that did not adapt to them (the paper retrains the agents per schedule); the table
 says so. GTB training here uses ``--gtb_envs`` envs and ``--gtb_batch`` env-steps per
