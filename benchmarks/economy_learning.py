@@ -21,7 +21,7 @@ three runs of the packaged run configs:
 
 The packaged one-step config spends its first 100 of 300 iterations on a planner warm-up
 (the planner nearly still while the workers learn; ``docs/results/cpu-one-step-learning-2026-12-02.md``),
-about 7 minutes on this project's 2-core CPU: a smaller one-step share of the budget scores a
+3-4 minutes of the 10-11 that a whole run takes on a loaded 2-core CPU: a smaller one-step share of the budget scores a
 planner that has barely started learning. ``tax_protocol --scenario one-step-economy`` runs
 the whole config (0.9 min for 3 seeds on one H200).
 
