@@ -177,6 +177,12 @@ def test_per_agent_dict_actions_take_the_fast_path_bit_identically():
     for other in ({"3": np.int64(4)}, {3: 4}, {"3": True}, {"3": 11}, {"3": -1}, {"51": 1},
                   {"p": 21}, {"p": 2.0}, {"a": np.zeros(51, np.int64), "3": 1}):  # fmt: skip
         assert fast._checked_actions(other) is None, other
+    # the full dict in the usual key order (its own checks) and reordered (the loop) agree
+    reordered = dict(reversed(list(full.items())))
+    got = fast._checked_actions(reordered)
+    assert got[0].tolist() == agents.tolist() and got[1] == planner and got[2] == reordered
+    for key, bad in (("7", True), ("7", 11), ("7", -1), ("7", 2.0), ("p", 21), ("p", True)):
+        assert fast._checked_actions({**full, key: bad}) is None, (key, bad)
 
 
 def test_seed_state_and_rejected_actions_match_the_general_path():

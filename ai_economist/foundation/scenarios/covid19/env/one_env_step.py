@@ -28,6 +28,7 @@ from ai_economist.foundation.scenarios.covid19.model.observations import (
 
 _INT64 = np.dtype(np.int64)
 _ONE_DAY = timedelta(days=1)
+_STR_ONLY, _INT_ONLY = {str}, {int}
 
 
 class OneEnvStep:
@@ -46,6 +47,7 @@ class OneEnvStep:
         self.n_agents = env.n_agents
         self.agent_keys = list(env._agent_keys)
         self.agent_position = {str(a.idx): i for i, a in enumerate(env.world.agents)}
+        self.ordered_keys = (*self.agent_position, "p")  # the full form in the usual order
         self.action_name = open_close.name
         planner = env.world.planner
         self.planner, self.planner_noop = planner, planner._noop_action_dict
@@ -53,6 +55,7 @@ class OneEnvStep:
         self.num_planner_actions = len(planner.single_action_map)
         self.layout = env._collated_layout
         self.num_agent_actions = len(self.layout.single_map)
+        self.agent_values = frozenset(range(self.num_agent_actions + 1))  # the ints allowed
         self.indicators_key = open_close.name + "-agent_policy_indicators"
         self.until_key = subsidy.name + "-t_until_next_subsidy"
         self.level_key = subsidy.name + "-current_subsidy_level"
@@ -116,7 +119,15 @@ class OneEnvStep:
 
     def _per_agent_actions(self, actions: dict) -> tuple[np.ndarray, int, dict] | None:
         """``{str(idx): int, ..., "p": int}`` (Python ints in range, the agents' own string
-        keys) as the collated form, or None for anything else (the general path decides)."""
+        keys) as the collated form, or None for anything else (the general path decides).
+        Every agent's key in position order, then ``"p"``, is checked with a few C-level
+        passes; other orders and subsets go through the loop (the same result)."""
+        if tuple(actions) == self.ordered_keys and {*map(type, actions)} == _STR_ONLY:
+            values = list(actions.values())  # the agents' in position order, then the planner's
+            if {*map(type, values)} == _INT_ONLY:
+                planner = values.pop()
+                if 0 <= planner <= self.num_planner_actions and {*values} <= self.agent_values:
+                    return np.array(values, dtype=np.int64), planner, dict(actions)
         position, limit = self.agent_position, self.num_agent_actions
         values, planner = [0] * self.n_agents, 0
         for key, value in actions.items():
