@@ -10,9 +10,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from trajectory_pins import skip_unless_recording_platform
 
 from ai_economist import foundation
 from ai_economist.foundation.scenarios.covid19 import configs
+
+pytestmark = skip_unless_recording_platform
 
 # Recorded with the unchanged code (commit f470dc8), see _rollout_digest.
 PINNED = {

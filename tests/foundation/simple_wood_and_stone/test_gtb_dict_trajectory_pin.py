@@ -9,9 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from trajectory_pins import skip_unless_recording_platform
 
 from ai_economist import foundation
 from ai_economist.foundation.scenarios.simple_wood_and_stone import configs
+
+pytestmark = skip_unless_recording_platform
 
 # Recorded with the unchanged code (commit 7bace5d), see _rollout_digest.
 PINNED = {
