@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from trajectory_pins import feed_canonically as _feed
 from trajectory_pins import skip_unless_recording_platform
 
 from ai_economist import foundation
@@ -22,28 +23,6 @@ PINNED = {
     "dense_log": "df1a61b57e242ed2be80bb6cdd7a8e41accf98afce3ebf9c28213fabd31213ce",
     "short_episodes": "9a4562cf93724301e4a38afe666b891c2a7610ecf52e8beae02fc34c28c1ee70",
 }
-
-
-def _feed(h: Any, value: Any) -> None:
-    """Feed ``value`` (nested dicts/lists/arrays/scalars) into ``h`` canonically, with types."""
-    if isinstance(value, dict):
-        h.update(b"{")
-        for key in sorted(value, key=str):
-            h.update(repr(key).encode())
-            _feed(h, value[key])
-        h.update(b"}")
-    elif isinstance(value, (list, tuple)):
-        h.update(b"[" if isinstance(value, list) else b"(")
-        for item in value:
-            _feed(h, item)
-        h.update(b"]")
-    elif isinstance(value, np.ndarray):
-        h.update(f"nd{value.dtype.str}{value.shape}".encode())
-        h.update(np.ascontiguousarray(value).tobytes())
-    elif isinstance(value, np.generic):
-        h.update(f"np{value.dtype.str}".encode() + value.tobytes())
-    else:
-        h.update(f"{type(value).__name__}:{value!r}".encode())
 
 
 def _random_valid_action(mask: np.ndarray, rng: np.random.Generator, multi: list | None) -> Any:

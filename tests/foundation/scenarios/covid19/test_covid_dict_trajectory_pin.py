@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from trajectory_pins import feed_canonically as _feed
 from trajectory_pins import skip_unless_recording_platform
 
 from ai_economist import foundation
@@ -23,28 +24,6 @@ PINNED = {
     "short_episodes": "9a9a9bb0a7688832d1a55ea5eb475428c1aba112a9f67f95eff29008d4495c0b",
     "dense_log": "8cdcdf95ccd4a456af829c1e2ac3e7f14ab48acb32cd80d07b5838b7c595147a",
 }
-
-
-def _feed(h: Any, value: Any) -> None:
-    """Feed ``value`` (nested dicts/lists/arrays/scalars) into ``h`` canonically, with types."""
-    if isinstance(value, dict):
-        h.update(b"{")
-        for key in sorted(value, key=str):
-            h.update(repr(key).encode())
-            _feed(h, value[key])
-        h.update(b"}")
-    elif isinstance(value, (list, tuple)):
-        h.update(b"[" if isinstance(value, list) else b"(")
-        for item in value:
-            _feed(h, item)
-        h.update(b"]")
-    elif isinstance(value, np.ndarray):
-        h.update(f"nd{value.dtype.str}{value.shape}".encode())
-        h.update(np.ascontiguousarray(value).tobytes())
-    elif isinstance(value, np.generic):
-        h.update(f"np{value.dtype.str}".encode() + value.tobytes())
-    else:
-        h.update(f"{type(value).__name__}:{value!r}".encode())
 
 
 def _actions(rng: np.random.Generator, keys: list[str]) -> dict:
