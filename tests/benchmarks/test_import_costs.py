@@ -1,0 +1,29 @@
+"""benchmarks/import_costs.py times statements in fresh processes and reports failures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "import_costs.py"
+
+
+def test_it_times_each_statement_and_flags_one_that_fails(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--repeats", "2", "--statements", "pass",
+         "import no_such_module_here", "--pycache_prefix", str(tmp_path / "pyc")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if ":: " in line]
+    assert len(lines) == 4  # two statements, with and without the prefix
+    assert lines[0].endswith("rc=0 :: pass") and "rc=1 :: import no_such_module_here" in lines[1]
+    assert "PYTHONPYCACHEPREFIX" in done.stdout
+    assert all(len(line.split("(runs ")[1].split(")")[0].split()) == 2 for line in lines)
+
+
+def test_it_refuses_zero_repeats():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--repeats", "0"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "--repeats 0" in done.stderr
