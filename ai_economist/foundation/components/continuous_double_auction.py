@@ -34,6 +34,7 @@ from ai_economist.foundation.entities import resource_registry
 PRICE_DECAY = 0.995
 _LIFETIME_KEYS = {"bid": "bid_lifetime", "ask": "ask_lifetime"}
 _BID_RANK = operator.itemgetter("bid", "bid_lifetime")  # (price, age) of a bid, as a tuple
+_SUM = np.add.reduce
 
 
 @component_registry.add
@@ -301,9 +302,10 @@ class ContinuousDoubleAuction(BaseComponent):
         """Market rates, scaled price histories (commodities, prices), the full books
         (asks/bids, commodities, prices) and each agent's view of the others' orders
         (asks/bids, commodities, agents, prices)."""
-        history = self._history.sum(axis=1)  # (commodities, prices)
-        rates = ((history @ self._prices) / np.maximum(0.001, history.sum(axis=1))).tolist()
-        full = self._books.sum(axis=2)
+        # np.add.reduce is what ndarray.sum calls, without its Python wrapper
+        history = _SUM(self._history, 1)  # (commodities, prices)
+        rates = ((history @ self._prices) / np.maximum(0.001, _SUM(history, 1))).tolist()
+        full = _SUM(self._books, 2)
         return rates, history * self.inv_scale, full, full[:, :, None] - self._books
 
     def generate_masks(self, completions: int = 0) -> dict[int, dict[str, np.ndarray]]:

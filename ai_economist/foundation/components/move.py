@@ -132,25 +132,37 @@ class Gather(BaseComponent):
     def _allowed_moves(self) -> np.ndarray:
         """float32 (n_agents, 4): 1 where the move's target cell is on the map, accessible
         to the agent and unoccupied."""
+        return np.array(self._allowed_move_rows(), dtype=np.float32).reshape(self.n_agents, 4)
+
+    def _allowed_move_rows(self) -> list[list[float]]:
+        """:meth:`_allowed_moves` as one list of 4 floats per agent (1.0 or 0.0); the maps
+        are read through memoryviews (Python bools, without numpy's scalar indexing)."""
         world = self.world
         h, w = world.world_size
-        free = world.maps.unoccupied
-        access = world.maps.accessibility
-        allowed = np.zeros((self.n_agents, 4), dtype=np.float32)
+        free = memoryview(world.maps.unoccupied)
+        access = memoryview(world.maps.accessibility)
+        rows = []
         for i, agent in enumerate(world.agents):
             r, c = agent.state["loc"]
-            for k, (dr, dc) in enumerate(MOVES):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < h and 0 <= cc < w and free[rr, cc] and access[i, rr, cc]:
-                    allowed[i, k] = 1.0
-        return allowed
+            rows.append(
+                [
+                    1.0
+                    if 0 <= r + dr < h
+                    and 0 <= c + dc < w
+                    and free[r + dr, c + dc]
+                    and access[i, r + dr, c + dc]
+                    else 0.0
+                    for dr, dc in MOVES
+                ]
+            )
+        return rows
 
     def mask_writer(self, slots: Any) -> Any:
         """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
         where = np.stack([slots.positions(str(a.idx)) for a in self.world.agents])
 
         def write(buf: np.ndarray, completions: int) -> None:
-            buf[where] = self._allowed_moves()
+            buf[where] = self._allowed_move_rows()
 
         return write
 
