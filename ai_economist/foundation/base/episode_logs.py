@@ -57,6 +57,9 @@ def merge_component_logs(dense_log: dict[str, Any], components: Sequence[Any]) -
             )
 
 
+_INT_ONLY = {int}
+
+
 def copy_actions(actions: Any) -> Any:
     """A copy of a step's action dict that later mutation of the caller's buffers cannot change."""
     if actions is None:
@@ -65,8 +68,8 @@ def copy_actions(actions: Any) -> Any:
     for key, value in actions.items():
         if isinstance(value, np.ndarray):
             out[key] = value.copy()
-        elif type(value) is list and all(type(x) is int for x in value):
-            out[key] = value.copy()  # a multi-action list: no deepcopy needed
+        elif type(value) is list and set(map(type, value)) <= _INT_ONLY:
+            out[key] = value.copy()  # a multi-action list of ints: no deepcopy needed
         elif isinstance(value, (list, dict)):
             out[key] = copy.deepcopy(value)
         else:

@@ -227,7 +227,8 @@ class Maps:
 
     def location_resources(self, r: int, c: int) -> dict[str, float]:
         """``{resource: amount}`` of the collectible resources present at ``(r, c)``."""
-        return {k: self._maps[k][r, c] for k in self._collectible if self._maps[k][r, c] > 0}
+        maps = self._maps
+        return {k: v for k in self._collectible if (v := maps[k][r, c]) > 0}
 
     def location_landmarks(self, r: int, c: int) -> dict[str, float]:
         """``{landmark: value}`` of the landmarks present at ``(r, c)``."""

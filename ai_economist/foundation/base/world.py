@@ -147,7 +147,8 @@ class World:
 
     def location_resources(self, r: int, c: int) -> dict[str, float]:
         """Collectible resources at ``(r, c)`` (empty if off the map)."""
-        return self.maps.location_resources(r, c) if self.is_valid(r, c) else {}
+        h, w = self.world_size  # is_valid(r, c), inlined
+        return self.maps.location_resources(r, c) if 0 <= r < h and 0 <= c < w else {}
 
     def location_landmarks(self, r: int, c: int) -> dict[str, float]:
         """Landmarks at ``(r, c)`` (empty if off the map)."""

@@ -35,6 +35,8 @@ PRICE_DECAY = 0.995
 _LIFETIME_KEYS = {"bid": "bid_lifetime", "ask": "ask_lifetime"}
 _BID_RANK = operator.itemgetter("bid", "bid_lifetime")  # (price, age) of a bid, as a tuple
 _SUM = np.add.reduce
+_ASK_PRICE, _ASK_AGE = operator.itemgetter("ask"), operator.itemgetter("ask_lifetime")
+_LIFETIMES = {side: operator.itemgetter(key) for side, key in _LIFETIME_KEYS.items()}
 
 
 @component_registry.add
@@ -155,7 +157,8 @@ class ContinuousDoubleAuction(BaseComponent):
 
     def _match_resource(self, resource: str) -> list[dict[str, Any]]:
         bids = sorted(self.bids[resource], key=_BID_RANK, reverse=True)
-        asks = sorted(self.asks[resource], key=lambda a: (a["ask"], -a["ask_lifetime"]))
+        # by (ask, -ask_lifetime), ties in book order: two stable sorts with C-level keys
+        asks = sorted(sorted(self.asks[resource], key=_ASK_AGE, reverse=True), key=_ASK_PRICE)
         trades: list[dict[str, Any]] = []
         possible = [True] * self.n_agents
         while bids and asks and any(possible):
@@ -200,17 +203,12 @@ class ContinuousDoubleAuction(BaseComponent):
         ageing them by 1; each cancelled one goes back to its owner's inventory (a bid's
         coin, an ask's unit) and leaves the books."""
         lifetime, duration = _LIFETIME_KEYS[side], self.order_duration
-        kept = []
-        expired = []
         for order in orders:
-            age = order[lifetime] + 1
-            order[lifetime] = age
-            if age <= duration:
-                kept.append(order)
-            else:
-                expired.append(order)
-        if expired:
-            self._cancel(resource, expired, side)
+            order[lifetime] += 1
+        if not orders or max(map(_LIFETIMES[side], orders)) <= duration:
+            return list(orders)  # none expired (most steps)
+        kept = [order for order in orders if order[lifetime] <= duration]
+        self._cancel(resource, [order for order in orders if order[lifetime] > duration], side)
         return kept
 
     def _cancel(self, resource: str, orders: list[dict], side: str) -> None:

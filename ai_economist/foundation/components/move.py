@@ -25,6 +25,20 @@ SKILL_DISTS = ("none", "pareto", "lognormal")
 ROW_OFFSETS = np.array([0, 0, -1, 1])
 COL_OFFSETS = np.array([-1, 1, 0, 0])
 MOVES = tuple(zip(ROW_OFFSETS.tolist(), COL_OFFSETS.tolist()))
+_LEFT_RIGHT_UP_DOWN = ((0, -1), (0, 1), (-1, 0), (1, 0))  # the MOVES that the unrolled mask reads
+
+
+def _allowed_from(
+    free: bytes, access: bytes, i: int, r: int, c: int, h: int, w: int
+) -> list[float]:
+    """Agent i's 4 move-mask entries at ``(r, c)`` from the flat bytes of the occupancy and
+    accessibility maps (any location, any MOVES)."""
+    row = []
+    for dr, dc in MOVES:
+        rr, cc = r + dr, c + dc
+        ok = 0 <= rr < h and 0 <= cc < w and free[rr * w + cc] and access[(i * h + rr) * w + cc]
+        row.append(1.0 if ok else 0.0)
+    return row
 
 
 def draw_gather_bonus(rng: np.random.Generator, skill_dist: str) -> float:
@@ -135,27 +149,38 @@ class Gather(BaseComponent):
         return np.array(self._allowed_move_rows(), dtype=np.float32).reshape(self.n_agents, 4)
 
     def _allowed_move_rows(self) -> list[list[float]]:
-        """:meth:`_allowed_moves` as one list of 4 floats per agent (1.0 or 0.0); the maps
-        are read through memoryviews (Python bools, without numpy's scalar indexing)."""
+        """:meth:`_allowed_moves` as one list of 4 floats per agent (1.0 or 0.0), read from
+        the bytes of the occupancy and accessibility maps (without numpy's scalar indexing)."""
         world = self.world
         h, w = world.world_size
-        free = memoryview(world.maps.unoccupied)
-        access = memoryview(world.maps.accessibility)
+        maps = world.maps
+        free = maps.unoccupied.tobytes()
+        access = self._access_bytes(maps.accessibility)
         rows = []
         for i, agent in enumerate(world.agents):
             r, c = agent.state["loc"]
+            if MOVES != _LEFT_RIGHT_UP_DOWN or not (0 <= r < h and 0 <= c < w):
+                rows.append(_allowed_from(free, access, i, r, c, h, w))
+                continue
+            k = r * w + c  # the agent's cell, flat; a: the same cell in its access map
+            a = i * h * w + k
             rows.append(
                 [
-                    1.0
-                    if 0 <= r + dr < h
-                    and 0 <= c + dc < w
-                    and free[r + dr, c + dc]
-                    and access[i, r + dr, c + dc]
-                    else 0.0
-                    for dr, dc in MOVES
+                    1.0 if c > 0 and free[k - 1] and access[a - 1] else 0.0,
+                    1.0 if c + 1 < w and free[k + 1] and access[a + 1] else 0.0,
+                    1.0 if r > 0 and free[k - w] and access[a - w] else 0.0,
+                    1.0 if r + 1 < h and free[k + w] and access[a + w] else 0.0,
                 ]
             )
         return rows
+
+    def _access_bytes(self, access: np.ndarray) -> bytes:
+        """``access.tobytes()`` (C order), kept while ``Maps.accessibility`` returns the same
+        (read-only, cached) array."""
+        cached = self.__dict__.get("_access_cache")
+        if cached is None or cached[0] is not access:
+            cached = self._access_cache = (access, access.tobytes())
+        return cached[1]
 
     def mask_writer(self, slots: Any) -> Any:
         """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""

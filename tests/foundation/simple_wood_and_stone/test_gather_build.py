@@ -56,6 +56,44 @@ def test_masks_exclude_the_map_edge_and_occupied_cells(make_env):
     assert masks[1].tolist() == [0, 1, 1, 0]
 
 
+def _reference_move_mask(env, i):
+    """Agent i's move mask from the maps' arrays: on the map, unoccupied, accessible."""
+    from ai_economist.foundation.components.move import MOVES
+
+    maps, (h, w) = env.world.maps, env.world.world_size
+    r, c = env.world.agents[i].state["loc"]
+    ok = []
+    for dr, dc in MOVES:
+        rr, cc = r + dr, c + dc
+        inside = 0 <= rr < h and 0 <= cc < w
+        ok.append(inside and bool(maps.unoccupied[rr, cc]) and bool(maps.accessibility[i, rr, cc]))
+    return np.array(ok, dtype=np.float32)
+
+
+def test_move_masks_match_the_maps_at_every_cell_and_off_the_map(make_env):
+    env = make_env()
+    gather = env.get_component("Gather")
+    place(env, 1, 0, 3)
+    h, w = env.world.world_size
+    checked = 0
+    for r in range(h):
+        for c in range(w):
+            if (r, c) == (0, 3) or not env.world.maps.accessibility[0, r, c]:
+                continue
+            place(env, 0, r, c)
+            for i in (0, 1):
+                np.testing.assert_array_equal(
+                    gather.generate_masks()[i], _reference_move_mask(env, i)
+                )
+            checked += 1
+    assert checked > 20
+    env.world.maps.clear_agent_loc(env.world.agents[0])
+    env.world.agents[0].state["loc"] = [-1, -1]  # off the map: every move's target is off too
+    assert gather.generate_masks()[0].tolist() == [0, 0, 0, 0]
+    env.world.agents[0].state["loc"] = [0, -1]  # left of (0, 0): only the move right lands on it
+    assert gather.generate_masks()[0].tolist() == _reference_move_mask(env, 0).tolist()
+
+
 def test_random_play_never_puts_an_agent_on_water_or_on_another(make_env, rng):
     env = make_env(n_agents=4, episode_length=300, resource_regen_prob=0.05)
     obs = env._generate_observations()

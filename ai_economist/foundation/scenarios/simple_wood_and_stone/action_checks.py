@@ -29,6 +29,7 @@ class MaskedActionCheck:
         masks = self._last_masks
         if masks is None or not getattr(self, "check_action_masks", False):
             return checked
+        positions = self.__dict__.setdefault("_gtb_mask_positions", {})
         for target, writes in checked:
             if target == "a" or not writes:
                 continue
@@ -37,12 +38,12 @@ class MaskedActionCheck:
                 for sub, local in writes:
                     self._check_masked(target, sub, local)
                 continue
-            where = self._mask_positions(target)
-            for sub, local in writes:
-                if local:
-                    position = where.get((sub, local))
+            where = positions.get(target.idx) or self._mask_positions(target)
+            for write in writes:  # (sub-space, local action)
+                if write[1]:
+                    position = where.get(write)
                     if position is None or not mask[position] > 0:
-                        self._check_masked(target, sub, local)  # decides (raises) as before
+                        self._check_masked(target, *write)  # decides (raises) as before
         return checked
 
     def _mask_positions(self, agent: Any) -> dict[tuple[str, int], int]:
