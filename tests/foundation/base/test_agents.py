@@ -109,6 +109,26 @@ def test_multi_action_mode_space_and_parsing():
         agent.set_component_action("Trade", 1)
 
 
+def test_multi_mode_lists_resolve_alike_on_every_path():
+    """A list of in-range ints takes resolve_actions' one-pass branch; anything else (a bool,
+    a float, a numpy int, a tuple, an out-of-range or negative entry) the per-entry loop."""
+    agent = make_agent(multi=True)
+    pairs = [("Move", 4), ("Trade.Buy", 0), ("Trade.Sell", 3)]
+    assert agent.resolve_actions([4, 0, 3]) == pairs
+    assert agent.resolve_actions((4, 0, 3)) == pairs
+    assert agent.resolve_actions(np.array([4, 0, 3])) == pairs
+    assert agent.resolve_actions([np.int64(4), 0, 3.0]) == pairs
+    assert all(type(v) is int for _, v in agent.resolve_actions([np.int64(4), 0, 3.0]))
+    for bad, error in (
+        ([5, 0, 0], ValueError),
+        ([0, -1, 0], ValueError),
+        ([0, 0, 0.5], TypeError),
+        ([True, 0, 0], TypeError),
+    ):
+        with pytest.raises(error):
+            agent.resolve_actions(bad)
+
+
 def test_passive_multi_mode_agent_gets_a_placeholder():
     agent = BasicMobileAgent(1, multi_action_mode=True)
     agent.register_components([FakeComponent("Idle", 0)])
