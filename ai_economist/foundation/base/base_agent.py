@@ -18,7 +18,6 @@ Difference from Foundation 1.7.1: random actions are drawn from the environment'
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -330,17 +329,8 @@ class BaseAgent:
                 f"Agent {self.idx!r} expects {len(self._action_names)} actions (one per "
                 f"sub-space {self._action_names}), got {len(actions)}"
             )
-        names, action, sizes = self._action_names, self.action, self._subspace_n
-        if (
-            type(actions) is list
-            and actions
-            and set(map(type, actions)) <= _INT_ONLY
-            and min(actions) >= 0
-            and all(map(operator.le, actions, map(sizes.__getitem__, names)))
-            and all(map(action.__contains__, names))
-        ):  # the common case of the loop below for every entry, in C-level passes
-            return list(zip(names, actions))
         writes: list[tuple[str, int]] = []
+        action, sizes = self.action, self._subspace_n
         for name, value in zip(self._action_names, actions, strict=True):
             # the common case (an int in range for a sub-space) without the general checks
             if type(value) is int and name in action and 0 <= value <= sizes[name]:
@@ -398,7 +388,6 @@ class BaseAgent:
         return f"{type(self).__name__}(idx={self.idx!r})"
 
 
-_INT_ONLY = {int}
 _ONE = np.ones(1, dtype=np.float32)
 
 agent_registry = Registry(BaseAgent)

@@ -59,7 +59,8 @@ class EnvironmentActions:
             if target == "a":
                 written = layout.apply_actions(value, write_collated or per_agent_keys)
             else:
-                target.action.update(value)  # the (sub-space, local) pairs, in order
+                for name, local in value:
+                    target.action[name] = local
         if per_agent_keys and layout is not None:
             layout.parsed = None  # a mobile agent's own entry may override its "a" action
         return written

@@ -227,8 +227,12 @@ class Maps:
 
     def location_resources(self, r: int, c: int) -> dict[str, float]:
         """``{resource: amount}`` of the collectible resources present at ``(r, c)``."""
-        maps = self._maps
-        return {k: v for k in self._collectible if (v := maps[k][r, c]) > 0}
+        out, layers = {}, self._maps
+        for k in self._collectible:
+            v = layers[k][r, c]
+            if v > 0:
+                out[k] = v
+        return out
 
     def location_landmarks(self, r: int, c: int) -> dict[str, float]:
         """``{landmark: value}`` of the landmarks present at ``(r, c)``."""

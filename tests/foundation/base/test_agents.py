@@ -110,8 +110,8 @@ def test_multi_action_mode_space_and_parsing():
 
 
 def test_multi_mode_lists_resolve_alike_on_every_path():
-    """A list of in-range ints takes resolve_actions' one-pass branch; anything else (a bool,
-    a float, a numpy int, a tuple, an out-of-range or negative entry) the per-entry loop."""
+    """Multi-mode actions as lists, tuples or arrays of ints, numpy ints or integral floats
+    resolve to the same int writes; a bool, a fraction or an out-of-range entry is rejected."""
     agent = make_agent(multi=True)
     pairs = [("Move", 4), ("Trade.Buy", 0), ("Trade.Sell", 3)]
     assert agent.resolve_actions([4, 0, 3]) == pairs

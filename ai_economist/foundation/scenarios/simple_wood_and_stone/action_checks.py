@@ -26,46 +26,12 @@ class MaskedActionCheck:
 
     def _check_actions(self, action_dictionary: Any) -> list[tuple[Any, Any]]:
         checked = super()._check_actions(action_dictionary)  # type: ignore[misc]
-        masks = self._last_masks
-        if masks is None or not getattr(self, "check_action_masks", False):
-            return checked
-        positions = self.__dict__.setdefault("_gtb_mask_positions", {})
-        for target, writes in checked:
-            if target == "a" or not writes:
-                continue
-            mask = masks.get(str(target.idx))
-            if not isinstance(mask, np.ndarray):  # no mask, or per-sub-space masks
-                for sub, local in writes:
-                    self._check_masked(target, sub, local)
-                continue
-            where = positions.get(target.idx) or self._mask_positions(target)
-            for write in writes:  # (sub-space, local action)
-                if write[1]:
-                    position = where.get(write)
-                    if position is None or not mask[position] > 0:
-                        self._check_masked(target, *write)  # decides (raises) as before
+        if getattr(self, "check_action_masks", False) and self._last_masks is not None:
+            for target, writes in checked:
+                if target != "a":
+                    for sub, local in writes:
+                        self._check_masked(target, sub, local)
         return checked
-
-    def _mask_positions(self, agent: Any) -> dict[tuple[str, int], int]:
-        """``{(sub-space, local action >= 1): its position in agent's flat mask}``, as
-        :meth:`_mask_value` finds it (cached per agent; its action spaces do not change)."""
-        cache = self.__dict__.setdefault("_gtb_mask_positions", {})
-        where = cache.get(agent.idx)
-        if where is None:
-            where, offsets = {}, {}
-            if agent.multi_action_mode:
-                offset = 0
-                for name in agent.action_names:
-                    offsets.setdefault(name, offset)
-                    offset += agent.action_dim[name]
-                for name, start in offsets.items():
-                    for local in range(1, agent.action_dim[name]):
-                        where[name, local] = start + local
-            for g, (name, local) in agent.single_action_map.items():
-                if name not in offsets:
-                    where[name, local] = g
-            cache[agent.idx] = where
-        return where
 
     def _mask_value(self, agent: Any, sub: str, local: int) -> float:
         mask = self._last_masks.get(str(agent.idx))

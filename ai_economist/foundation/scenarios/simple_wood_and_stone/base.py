@@ -15,8 +15,6 @@ subclasses only make the starting layout (:mod:`.dynamic_layout`, :mod:`.layout_
 
 from __future__ import annotations
 
-import itertools
-import operator
 from typing import Any
 
 import numpy as np
@@ -175,8 +173,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             )
         else:
             total = float(sum(coins))
-            # sum([abs(x - y) for x in coins for y in coins]): the same terms, in order
-            diff = sum(map(abs, map(operator.sub, *zip(*itertools.product(coins, coins)))))
+            diff = sum([abs(x - y) for x in coins for y in coins])
             gini = diff / (2 * n * total + 1e-10) / ((n - 1) / n)
             w = 1 - self.mixing_weight_gini_vs_coin
             swf = (w * (1 - gini) + 1 - w) * (total / n)
