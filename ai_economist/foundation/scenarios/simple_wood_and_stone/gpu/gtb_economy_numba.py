@@ -17,9 +17,6 @@ from __future__ import annotations
 
 from numba import cuda, float32, float64
 
-from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
-    saez_first_day,
-)
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numba import (
     observe_market,
 )
@@ -28,33 +25,24 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_worl
     reset_market_world,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba import (
-    MAX_AGENTS,
     MAX_BRACKETS,
-    SAEZ_BINS,
-    SAEZ_EDGES,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_parts import (
-    TI_MODEL,
     TI_OBS_A,
     TI_OBS_PA,
     TI_STRIDE_PA,
-    advance_cycle,
     agent_observations,
-    collect_revenue,
-    enact_taxes,
     fill_rates,
     planner_masks,
     planner_observations,
-    rate_limit,
-    redistribute,
-    saez_record,
-    set_rates,
     tax_reset,
 )
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_phase import (
+    tax_phase,
+)
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba import (
-    coin_utility_of,
+    finish_step,
     observe_world,
-    step_rewards,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba_parts import (
     I_RANGE,
@@ -174,15 +162,9 @@ def gtb_economy_step(_timestep_, _done_, env_seed, completions, auto_integrator,
                      saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
                      saez_fixed_elas, rng_seed):  # fmt: skip
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    s_paid = cuda.shared.array(MAX_AGENTS, float64)
-    s_lump = cuda.shared.array(1, float64)
-    # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
-    s_counts = cuda.shared.array(SAEZ_BINS, float64)
-    s_stats = cuda.shared.array(4, float64)
-    s_gz = cuda.shared.array(SAEZ_EDGES, float64)
-    s_pz = cuda.shared.array(SAEZ_EDGES, float64)
-    s_az = cuda.shared.array(SAEZ_EDGES, float64)
-    s_taus = cuda.shared.array(SAEZ_EDGES, float64)
+    saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
+            saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
+            rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
     e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = locs.shape[1]
     t = _timestep_[e] + 1
@@ -197,43 +179,14 @@ def gtb_economy_step(_timestep_, _done_, env_seed, completions, auto_integrator,
         market_iparams,
     )  # fmt: skip
     cuda.syncthreads()
-    if tax_iparams[TI_MODEL] == 2 and tax_cycle_pos[e] == 1:  # array_tax.saez_between
-        if tid == 0:
-            limit = rate_limit(tax_rate_completions[e], tax_params, tax_iparams)
-            saez_first_day(e, saez_buffer, saez_count, saez_reached, saez_draws, saez_elas,
-                           saez_log_z0, saez_rates, saez_running_avg, saez_bin_edges,
-                           saez_bin_sizes, tax_cutoffs, bracket_sizes, rate_min, limit,
-                           pareto_weight_code, saez_fixed_elas, rng_seed, s_counts, s_stats,
-                           s_gz, s_pz, s_az, s_taus)  # fmt: skip
-        cuda.syncthreads()
-    set_rates(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-              tax_rate_completions, saez_rates, tax_disc_rates, tax_fixed_rates, s_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income,
-                last_marginal_rate, tax_cutoffs, s_rates, s_paid, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        collect_revenue(e, tax_cycle_pos, total_collected, last_lump_sum, s_paid, s_lump, n,
-                        tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    redistribute(e, tid, tax_cycle_pos, inventory, escrow, last_coin, s_paid, s_lump,
-                 tax_iparams)  # fmt: skip
-    if tax_iparams[TI_MODEL] == 2:
-        saez_record(e, tid, tax_cycle_pos, last_income, last_marginal_rate, saez_buffer,
-                    saez_next, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, tax_iparams)
-    if tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before:
-        coin_utility[e, tid] = coin_utility_of(e, tid, inventory, escrow, world_params)
-    cuda.syncthreads()
-    if tid == 0:
-        step_rewards(e, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
-                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
-                     episode_utility, _done_, world_params, world_iparams)  # fmt: skip
-        _timestep_[e] = t
-    cuda.syncthreads()
+    tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+              tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+              last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
+              tax_params, tax_iparams, saez, s_rates)  # fmt: skip
+    changed = tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before
+    finish_step(e, tid, t, changed, _timestep_, _done_, completions, auto_integrator, inventory,
+                escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
+                episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
     row = tid - n
     if 0 < row < rewards_p.shape[1]:  # every bracket agent gets the planner's reward
         rewards_p[e, row] = rewards_p[e, 0]

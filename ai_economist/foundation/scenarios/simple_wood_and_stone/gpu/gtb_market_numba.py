@@ -74,6 +74,33 @@ def gtb_market_reset(_timestep_, _done_, market_clock, bid_price, bid_created, a
 
 
 @cuda.jit(device=True)
+def market_step(split, env, tid, nt, clock, sampled_actions_a, market_bids, market_asks,
+                bid_price, bid_created, ask_price, ask_created, n_orders, books, price_history,
+                trade_count, trade_value, n_trades, inventory, escrow, labor, params, iparams):  # fmt: skip
+    """``market_reference.split_actions`` (when ``split``) and ``market_step`` of one env
+    (all threads, a barrier after each phase; the caller's barrier precedes it)."""
+    n = inventory.shape[1]
+    if split and tid < n:
+        split_actions(env, tid, sampled_actions_a[env, tid], iparams[MI_ACTION], books.shape[4],
+                      market_bids, market_asks)  # fmt: skip
+    decay_history(env, tid, nt, price_history, PRICE_DECAY)
+    cuda.syncthreads()
+    if tid < n:
+        place_orders(env, tid, clock, market_bids, market_asks, bid_price, bid_created, ask_price,
+                     ask_created, n_orders, books, inventory, escrow, labor, params, iparams)  # fmt: skip
+    cuda.syncthreads()
+    if tid == 0:
+        match_orders(env, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
+                     price_history, trade_count, trade_value, n_trades, inventory, escrow,
+                     iparams)  # fmt: skip
+    cuda.syncthreads()
+    if tid < n:
+        expire_orders(env, tid, clock, bid_price, bid_created, ask_price, ask_created, n_orders,
+                      books, inventory, escrow, iparams)  # fmt: skip
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
 def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
                     ask_created, n_orders, books, price_history, trade_count, trade_value,
                     n_trades, market_bids, market_asks, inventory, escrow, labor,
@@ -82,28 +109,10 @@ def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_crea
     """``GatherTradeBuildMarketGpu.reference_step`` of one env (``split``: the orders from
     the agents' actions; else as ``market_bids`` / ``market_asks`` hold them)."""
     e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n = inventory.shape[1]
     t, clock = _timestep_[e] + 1, market_clock[e]
-    n_prices = books.shape[4]
-    if split and tid < n:
-        split_actions(e, tid, sampled_actions_a[e, tid], market_iparams[MI_ACTION], n_prices,
-                      market_bids, market_asks)  # fmt: skip
-    decay_history(e, tid, nt, price_history, PRICE_DECAY)
-    cuda.syncthreads()
-    if tid < n:
-        place_orders(e, tid, clock, market_bids, market_asks, bid_price, bid_created, ask_price,
-                     ask_created, n_orders, books, inventory, escrow, labor, market_params,
-                     market_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        match_orders(e, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
-                     price_history, trade_count, trade_value, n_trades, inventory, escrow,
-                     market_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid < n:
-        expire_orders(e, tid, clock, bid_price, bid_created, ask_price, ask_created, n_orders,
-                      books, inventory, escrow, market_iparams)  # fmt: skip
-    cuda.syncthreads()
+    market_step(split, e, tid, nt, clock, sampled_actions_a, market_bids, market_asks, bid_price,
+                bid_created, ask_price, ask_created, n_orders, books, price_history, trade_count,
+                trade_value, n_trades, inventory, escrow, labor, market_params, market_iparams)  # fmt: skip
     if tid == 0:
         market_clock[e] = clock + 1
         _timestep_[e] = t
