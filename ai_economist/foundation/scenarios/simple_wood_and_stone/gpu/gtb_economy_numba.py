@@ -32,12 +32,11 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_p
     TI_OBS_PA,
     TI_STRIDE_PA,
     agent_observations,
-    fill_rates,
     planner_masks,
     planner_observations,
-    tax_reset,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_phase import (
+    reset_rates,
     tax_phase,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba import (
@@ -47,6 +46,11 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba_parts import (
     I_RANGE,
     N_FLAT,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
 )
 
 N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
@@ -97,44 +101,70 @@ def observe_economy(e, tid, nt, t, mask_completions, observations_a, observation
                 observations_p[e, row, shared + j] = float32(1.0 if j == row else 0.0)
 
 
-@cuda.jit
-def gtb_economy_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                      house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                      bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                      episode_coin, episode_labor, episode_utility, observations_a,
-                      observations_p, action_mask_a, action_mask_p, sampled_actions_a,
-                      sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
-                      bid_created, ask_price, ask_created, n_orders, books, price_history,
-                      trade_count, trade_value, n_trades, market_bids, market_asks,
-                      tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-                      last_coin, last_income, last_marginal_rate, total_collected,
-                      last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached,
-                      saez_draws, saez_elas, saez_log_z0, saez_rates, saez_running_avg,
-                      layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
-                      world_params, world_iparams, market_params, market_iparams, tax_cutoffs,
-                      tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                      saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                      saez_fixed_elas, rng_seed):  # fmt: skip
+@cuda.jit(device=True)
+def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator,
+                   resource_maps, house_owner, locs, inventory, escrow, labor,
+                   build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
+                   welfare, move_order, episode_coin, episode_labor, episode_utility,
+                   observations_a, observations_p, action_mask_a, action_mask_p,
+                   sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, market_clock,
+                   bid_price, bid_created, ask_price, ask_created, n_orders, books,
+                   price_history, trade_count, trade_value, n_trades, market_bids,
+                   market_asks, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+                   tax_rate_completions, last_coin, last_income, last_marginal_rate,
+                   total_collected, last_lump_sum, saez_buffer, saez_count, saez_next,
+                   saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
+                   saez_running_avg, layout_maps, water, landmarks, regrow_cells,
+                   ranked_payments, ranked_locs, world_params, world_iparams, market_params,
+                   market_iparams, tax_cutoffs, tax_disc_rates, tax_fixed_rates, tax_params,
+                   tax_iparams, saez_bin_edges, saez_bin_sizes, bracket_sizes, rate_min,
+                   rate_max, pareto_weight_code, saez_fixed_elas, rng_seed):  # fmt: skip
+    """The economy's kernels (``mode`` 0: ``gtb_economy_reset``, 1: ``gtb_economy_step``)."""
+    world = (env_seed, completions, auto_integrator, resource_maps, house_owner, locs, inventory,
+             escrow, labor, build_payment, build_skill, bonus_gather_prob, coin_utility,
+             utility, welfare, move_order)  # fmt: skip
+    market = (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
+              price_history, trade_count, trade_value, n_trades, market_bids, market_asks)  # fmt: skip
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
     e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    if _timestep_[e] != 0:
-        return
-    reset_market_world(e, tid, nt, completions, auto_integrator, resource_maps, house_owner,
-                       locs, inventory, escrow, labor, build_payment, build_skill,
-                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
-                       books, price_history, trade_count, trade_value, n_trades, market_bids,
-                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
-                       world_params, world_iparams, env_seed)  # fmt: skip
-    # the rates' annealed limit: tax_rate_completions as the last step left it
-    tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-              last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
-              saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, tax_disc_rates,
-               tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    observe_economy(e, tid, nt, 0, completions[e], observations_a, observations_p,
+    if mode == RESET:  # gtb_economy_reset
+        if _timestep_[e] != 0:
+            return
+        reset_market_world(e, tid, nt, world, market, layout_maps, water,
+                           ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
+        # the rates' annealed limit: tax_rate_completions as the last step left it
+        reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                    last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+                    saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates,
+                    tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
+        t, mask_completions = 0, completions[e]
+    else:  # gtb_economy_step
+        saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
+                saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
+                rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
+        n = locs.shape[1]
+        t = _timestep_[e] + 1
+        if tid == 0:
+            tax_rate_completions[e] = completions[e]  # the episodes at the step's start
+        coin_before = market_world_to_regrow(e, tid, nt, t, world, action_mask_a,
+                                             sampled_actions_a, market, layout_maps,
+                                             water, landmarks, regrow_cells,
+                                             world_params, market_params,
+                                             market_iparams)  # fmt: skip
+        cuda.syncthreads()
+        tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+                  tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+                  last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
+                  tax_params, tax_iparams, saez, s_rates)  # fmt: skip
+        changed = tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before
+        finish_step(e, tid, t, changed, _timestep_, _done_, completions, auto_integrator, inventory,
+                    escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
+                    episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
+        row = tid - n
+        if 0 < row < rewards_p.shape[1]:  # every bracket agent gets the planner's reward
+            rewards_p[e, row] = rewards_p[e, 0]
+        mask_completions = tax_rate_completions[e]
+    observe_economy(e, tid, nt, t, mask_completions, observations_a, observations_p,
                     action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
                     build_skill, bonus_gather_prob, resource_maps, house_owner, layout_maps,
                     water, landmarks, n_orders, books, price_history, tax_cycle_pos,
@@ -143,57 +173,5 @@ def gtb_economy_reset(_timestep_, _done_, env_seed, completions, auto_integrator
                     market_iparams, tax_params, tax_iparams)  # fmt: skip
 
 
-@cuda.jit
-def gtb_economy_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                     house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                     bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                     episode_coin, episode_labor, episode_utility, observations_a,
-                     observations_p, action_mask_a, action_mask_p, sampled_actions_a,
-                     sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
-                     bid_created, ask_price, ask_created, n_orders, books, price_history,
-                     trade_count, trade_value, n_trades, market_bids, market_asks,
-                     tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-                     last_coin, last_income, last_marginal_rate, total_collected,
-                     last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached,
-                     saez_draws, saez_elas, saez_log_z0, saez_rates, saez_running_avg,
-                     layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
-                     world_params, world_iparams, market_params, market_iparams, tax_cutoffs,
-                     tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                     saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                     saez_fixed_elas, rng_seed):  # fmt: skip
-    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
-            saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
-            rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
-    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n = locs.shape[1]
-    t = _timestep_[e] + 1
-    if tid == 0:
-        tax_rate_completions[e] = completions[e]  # the episodes at the step's start
-    coin_before = market_world_to_regrow(
-        e, tid, nt, t, env_seed, completions, resource_maps, house_owner, locs, inventory,
-        escrow, labor, build_payment, bonus_gather_prob, move_order, action_mask_a,
-        sampled_actions_a, market_clock, bid_price, bid_created, ask_price, ask_created,
-        n_orders, books, price_history, trade_count, trade_value, n_trades, market_bids,
-        market_asks, layout_maps, water, landmarks, regrow_cells, world_params, market_params,
-        market_iparams,
-    )  # fmt: skip
-    cuda.syncthreads()
-    tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-              tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
-              last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
-              tax_params, tax_iparams, saez, s_rates)  # fmt: skip
-    changed = tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before
-    finish_step(e, tid, t, changed, _timestep_, _done_, completions, auto_integrator, inventory,
-                escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
-                episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
-    row = tid - n
-    if 0 < row < rewards_p.shape[1]:  # every bracket agent gets the planner's reward
-        rewards_p[e, row] = rewards_p[e, 0]
-    observe_economy(e, tid, nt, t, tax_rate_completions[e], observations_a, observations_p,
-                    action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
-                    build_skill, bonus_gather_prob, resource_maps, house_owner, layout_maps,
-                    water, landmarks, n_orders, books, price_history, tax_cycle_pos,
-                    tax_rates_obs, last_coin, last_income, last_marginal_rate, tax_cutoffs,
-                    tax_disc_rates, s_rates, world_params, world_iparams, market_params,
-                    market_iparams, tax_params, tax_iparams)  # fmt: skip
+gtb_economy_reset = field_kernel("gtb_economy_reset", economy_kernel, RESET)
+gtb_economy_step = field_kernel("gtb_economy_step", economy_kernel, STEP)

@@ -27,6 +27,12 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numb
     planner_market_observations,
     split_actions,
 )
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    ORDERS_STEP,
+    RESET,
+    STEP,
+    field_kernel,
+)
 
 
 @cuda.jit(device=True)
@@ -42,35 +48,6 @@ def observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orde
     if tid == n:
         planner_market_observations(e, observations_p, iparams[MI_OBS_P], books, price_history,
                                     params)  # fmt: skip
-
-
-@cuda.jit
-def gtb_market_reset(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                     ask_created, n_orders, books, price_history, trade_count, trade_value,
-                     n_trades, market_bids, market_asks, inventory, escrow, labor,
-                     observations_a, observations_p, action_mask_a, action_mask_p,
-                     sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
-                     episode_length, market_params, market_iparams):  # fmt: skip
-    e, tid = cuda.blockIdx.x, cuda.threadIdx.x
-    if _timestep_[e] != 0:
-        return
-    n = inventory.shape[1]
-    if tid < n:
-        for g in range(inventory.shape[2]):
-            inventory[e, tid, g] = start_goods[tid, g]
-            escrow[e, tid, g] = 0.0
-        labor[e, tid] = 0.0
-        market_reset(e, tid, bid_price, bid_created, ask_price, ask_created, n_orders, books,
-                     price_history, trade_count, trade_value, market_bids, market_asks)  # fmt: skip
-        action_mask_a[e, tid, 0] = 1.0
-    if tid == n:
-        market_clock[e] = 0
-        for c in range(n_trades.shape[1]):
-            n_trades[e, c] = 0
-        action_mask_p[e, 0, 0] = 1.0
-    cuda.syncthreads()
-    observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
-                   price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
 @cuda.jit(device=True)
@@ -123,32 +100,46 @@ def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_crea
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@cuda.jit
-def gtb_market_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, action_mask_p,
-                    sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
-                    episode_length, market_params, market_iparams):  # fmt: skip
-    """One market step, the orders from the agents' actions (``split_actions``)."""
-    market_env_step(True, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, sampled_actions_a,
-                    episode_length, market_params, market_iparams)  # fmt: skip
+@cuda.jit(device=True)
+def market_kernel(mode, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                  ask_created, n_orders, books, price_history, trade_count, trade_value, n_trades,
+                  market_bids, market_asks, inventory, escrow, labor, observations_a,
+                  observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+                  sampled_actions_p, rewards_a, rewards_p, start_goods, episode_length,
+                  market_params, market_iparams):  # fmt: skip
+    """The market's kernels (``mode`` 0: ``gtb_market_reset``; 1: ``gtb_market_step``, the
+    orders from the agents' actions (``split_actions``); 2: ``gtb_market_orders_step``, the
+    orders already in ``market_bids`` / ``market_asks``: bids and asks on every commodity at
+    once, as the multi-action mode places them)."""
+    if mode != RESET:
+        market_env_step(mode == STEP, _timestep_, _done_, market_clock, bid_price, bid_created,
+                        ask_price, ask_created, n_orders, books, price_history, trade_count,
+                        trade_value, n_trades, market_bids, market_asks, inventory, escrow, labor,
+                        observations_a, observations_p, action_mask_a, sampled_actions_a,
+                        episode_length, market_params, market_iparams)  # fmt: skip
+        return
+    e, tid = cuda.blockIdx.x, cuda.threadIdx.x
+    if _timestep_[e] != 0:
+        return
+    n = inventory.shape[1]
+    if tid < n:
+        for g in range(inventory.shape[2]):
+            inventory[e, tid, g] = start_goods[tid, g]
+            escrow[e, tid, g] = 0.0
+        labor[e, tid] = 0.0
+        market_reset(e, tid, bid_price, bid_created, ask_price, ask_created, n_orders, books,
+                     price_history, trade_count, trade_value, market_bids, market_asks)  # fmt: skip
+        action_mask_a[e, tid, 0] = 1.0
+    if tid == n:
+        market_clock[e] = 0
+        for c in range(n_trades.shape[1]):
+            n_trades[e, c] = 0
+        action_mask_p[e, 0, 0] = 1.0
+    cuda.syncthreads()
+    observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
+                   price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@cuda.jit
-def gtb_market_orders_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                           ask_created, n_orders, books, price_history, trade_count, trade_value,
-                           n_trades, market_bids, market_asks, inventory, escrow, labor,
-                           observations_a, observations_p, action_mask_a, action_mask_p,
-                           sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
-                           episode_length, market_params, market_iparams):  # fmt: skip
-    """One market step with the orders already in ``market_bids`` / ``market_asks``
-    (bids and asks on every commodity at once, as the multi-action mode places them)."""
-    market_env_step(False, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, sampled_actions_a,
-                    episode_length, market_params, market_iparams)  # fmt: skip
+gtb_market_reset = field_kernel("gtb_market_reset", market_kernel, RESET)
+gtb_market_step = field_kernel("gtb_market_step", market_kernel, STEP)
+gtb_market_orders_step = field_kernel("gtb_market_orders_step", market_kernel, ORDERS_STEP)

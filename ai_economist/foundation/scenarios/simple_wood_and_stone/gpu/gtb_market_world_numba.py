@@ -28,18 +28,23 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
     observe,
     reset_world,
 )
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
+)
 
 
 @cuda.jit(device=True)
-def reset_market_world(env, tid, nt, completions, auto_integrator, resource_maps, house_owner,
-                       locs, inventory, escrow, labor, build_payment, build_skill,
-                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
-                       books, price_history, trade_count, trade_value, n_trades, market_bids,
-                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
-                       world_params, world_iparams, env_seed):  # fmt: skip
+def reset_market_world(env, tid, nt, world, market, layout_maps, water,
+                       ranked_payments, ranked_locs, world_params, world_iparams):  # fmt: skip
     """The world's reset with an empty market of one env (all threads; no observations):
     layout, agents, skills, coin, the market's slots, books and histories, the baselines."""
+    (env_seed, completions, auto_integrator, resource_maps, house_owner, locs, inventory, escrow,
+     labor, build_payment, build_skill, bonus_gather_prob, coin_utility, utility, welfare,
+     move_order) = world  # fmt: skip
+    (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books, price_history,
+     trade_count, trade_value, n_trades, market_bids, market_asks) = market  # fmt: skip
     n = locs.shape[1]
     if tid < n:
         market_reset(env, tid, bid_price, bid_created, ask_price, ask_created, n_orders, books,
@@ -55,15 +60,16 @@ def reset_market_world(env, tid, nt, completions, auto_integrator, resource_maps
 
 
 @cuda.jit(device=True)
-def market_world_to_regrow(env, tid, nt, t, env_seed, completions, resource_maps, house_owner,
-                           locs, inventory, escrow, labor, build_payment, bonus_gather_prob,
-                           move_order, action_mask_a, sampled_actions_a, market_clock,
-                           bid_price, bid_created, ask_price, ask_created, n_orders, books,
-                           price_history, trade_count, trade_value, n_trades, market_bids,
-                           market_asks, layout_maps, water, landmarks, regrow_cells,
+def market_world_to_regrow(env, tid, nt, t, world, action_mask_a, sampled_actions_a,
+                           market, layout_maps, water, landmarks, regrow_cells,
                            world_params, market_params, market_iparams):  # fmt: skip
     """Step ``t`` of one env up to the regrowth (all threads): Build, the market, the moves,
     the collections, the regrowth; returns the thread's agent's coin endowment before."""
+    (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books, price_history,
+     trade_count, trade_value, n_trades, market_bids, market_asks) = market  # fmt: skip
+    (env_seed, completions, auto_integrator, resource_maps, house_owner, locs, inventory, escrow,
+     labor, build_payment, build_skill, bonus_gather_prob, coin_utility, utility, welfare,
+     move_order) = world  # fmt: skip
     n = locs.shape[1]
     clock = market_clock[env]
     seed, ep = env_seed[env], completions[env]
@@ -85,64 +91,49 @@ def market_world_to_regrow(env, tid, nt, t, env_seed, completions, resource_maps
     return coin_before
 
 
-@cuda.jit
-def gtb_market_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator,
-                           resource_maps, house_owner, locs, inventory, escrow, labor,
-                           build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
-                           welfare, move_order, episode_coin, episode_labor, episode_utility,
-                           observations_a, observations_p, action_mask_a, action_mask_p,
-                           sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
-                           market_clock, bid_price, bid_created, ask_price, ask_created,
-                           n_orders, books, price_history, trade_count, trade_value, n_trades,
-                           market_bids, market_asks, layout_maps, water, landmarks, regrow_cells,
-                           ranked_payments, ranked_locs, world_params, world_iparams,
-                           market_params, market_iparams):  # fmt: skip
+@cuda.jit(device=True)
+def market_world_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator,
+                        resource_maps, house_owner, locs, inventory, escrow, labor, build_payment,
+                        build_skill, bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                        episode_coin, episode_labor, episode_utility, observations_a,
+                        observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+                        sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
+                        bid_created, ask_price, ask_created, n_orders, books, price_history,
+                        trade_count, trade_value, n_trades, market_bids, market_asks, layout_maps,
+                        water, landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
+                        world_iparams, market_params, market_iparams):  # fmt: skip
+    """The kernels of the world with the market (``mode`` 0: ``gtb_market_world_reset``, 1:
+    ``gtb_market_world_step``)."""
     env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    if _timestep_[env] != 0:
-        return
-    reset_market_world(env, tid, nt, completions, auto_integrator, resource_maps, house_owner,
-                       locs, inventory, escrow, labor, build_payment, build_skill,
-                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
-                       books, price_history, trade_count, trade_value, n_trades, market_bids,
-                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
-                       world_params, world_iparams, env_seed)  # fmt: skip
-    observe(env, tid, nt, 0, observations_a, observations_p, action_mask_a, action_mask_p, locs,
-            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
-            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
-    observe_market(env, tid, observations_a, observations_p, action_mask_a, n_orders, books,
-                   price_history, inventory, market_params, market_iparams)  # fmt: skip
-
-
-@cuda.jit
-def gtb_market_world_step(_timestep_, _done_, env_seed, completions, auto_integrator,
-                          resource_maps, house_owner, locs, inventory, escrow, labor,
-                          build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
-                          welfare, move_order, episode_coin, episode_labor, episode_utility,
-                          observations_a, observations_p, action_mask_a, action_mask_p,
-                          sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
-                          market_clock, bid_price, bid_created, ask_price, ask_created,
-                          n_orders, books, price_history, trade_count, trade_value, n_trades,
-                          market_bids, market_asks, layout_maps, water, landmarks, regrow_cells,
-                          ranked_payments, ranked_locs, world_params, world_iparams,
-                          market_params, market_iparams):  # fmt: skip
-    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n = locs.shape[1]
-    t = _timestep_[env] + 1
-    coin_before = market_world_to_regrow(
-        env, tid, nt, t, env_seed, completions, resource_maps, house_owner, locs, inventory,
-        escrow, labor, build_payment, bonus_gather_prob, move_order, action_mask_a,
-        sampled_actions_a, market_clock, bid_price, bid_created, ask_price, ask_created,
-        n_orders, books, price_history, trade_count, trade_value, n_trades, market_bids,
-        market_asks, layout_maps, water, landmarks, regrow_cells, world_params, market_params,
-        market_iparams,
-    )  # fmt: skip
-    changed = tid < n and inventory[env, tid, 0] + escrow[env, tid, 0] != coin_before
-    finish_step(env, tid, t, changed, _timestep_, _done_, completions, auto_integrator, inventory,
-                escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
-                episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
+    world = (env_seed, completions, auto_integrator, resource_maps, house_owner, locs, inventory,
+             escrow, labor, build_payment, build_skill, bonus_gather_prob, coin_utility,
+             utility, welfare, move_order)  # fmt: skip
+    market = (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
+              price_history, trade_count, trade_value, n_trades, market_bids, market_asks)  # fmt: skip
+    if mode == RESET:  # gtb_market_world_reset
+        if _timestep_[env] != 0:
+            return
+        reset_market_world(env, tid, nt, world, market, layout_maps, water,
+                           ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
+        t = 0
+    else:  # gtb_market_world_step
+        n = locs.shape[1]
+        t = _timestep_[env] + 1
+        coin_before = market_world_to_regrow(env, tid, nt, t, world, action_mask_a,
+                                             sampled_actions_a, market, layout_maps,
+                                             water, landmarks, regrow_cells,
+                                             world_params, market_params,
+                                             market_iparams)  # fmt: skip
+        changed = tid < n and inventory[env, tid, 0] + escrow[env, tid, 0] != coin_before
+        finish_step(env, tid, t, changed, _timestep_, _done_, completions, auto_integrator, inventory,
+                    escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
+                    episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
     observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
             inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
             layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
     observe_market(env, tid, observations_a, observations_p, action_mask_a, n_orders, books,
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
+
+
+gtb_market_world_reset = field_kernel("gtb_market_world_reset", market_world_kernel, RESET)
+gtb_market_world_step = field_kernel("gtb_market_world_step", market_world_kernel, STEP)

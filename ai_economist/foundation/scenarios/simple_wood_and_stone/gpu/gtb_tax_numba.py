@@ -15,16 +15,20 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_stat
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_parts import (
     COIN,
     agent_observations,
-    fill_rates,
     planner_masks,
     planner_observations,
-    tax_reset,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_phase import (
     MAX_AGENTS,
     SAEZ_BINS,
     SAEZ_EDGES,
+    reset_rates,
     tax_phase,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
 )
 
 MAX_BRACKETS = ts.MAX_BRACKETS
@@ -56,44 +60,6 @@ def observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin,
             observations_p[e, row, width - n_hot + j] = float32(1.0 if j == row else 0.0)
 
 
-@cuda.jit
-def gtb_tax_reset(_timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-                  tax_rate_completions, last_coin, last_income, last_marginal_rate,
-                  total_collected, last_lump_sum, saez_buffer, saez_count, saez_next,
-                  saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
-                  saez_running_avg, inventory, escrow, observations_a, observations_p,
-                  action_mask_a, action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a,
-                  rewards_p, start_coin, income_unit, episode_length, tax_cutoffs,
-                  tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                  saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                  saez_fixed_elas, rng_seed):  # fmt: skip
-    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    e, tid = cuda.blockIdx.x, cuda.threadIdx.x
-    if _timestep_[e] != 0:
-        return
-    n = last_coin.shape[1]
-    if tid < n:
-        for g in range(inventory.shape[2]):
-            inventory[e, tid, g] = 0.0
-            escrow[e, tid, g] = 0.0
-        inventory[e, tid, COIN] = start_coin[tid]
-    if tid == 0:
-        tax_rate_completions[e] = completions[e]
-    cuda.syncthreads()
-    tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-              last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
-              saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, tax_disc_rates,
-               tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    n_hot = observations_p.shape[1] if observations_p.shape[1] > 1 else 0
-    observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin, last_income,
-            last_marginal_rate, inventory, escrow, observations_a, observations_p,
-            action_mask_a, action_mask_p, tax_cutoffs, tax_disc_rates, s_rates, tax_params,
-            tax_iparams)  # fmt: skip
-
-
 @cuda.jit(device=True)
 def income_step(e, tid, action, inventory, escrow, income_unit):
     """``GatherTradeBuildTaxGpu.income_step`` of agent ``tid``."""
@@ -108,41 +74,63 @@ def income_step(e, tid, action, inventory, escrow, income_unit):
         escrow[e, tid, COIN] = 0.0
 
 
-@cuda.jit
-def gtb_tax_step(_timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-                 tax_rate_completions, last_coin, last_income, last_marginal_rate,
-                 total_collected, last_lump_sum, saez_buffer, saez_count, saez_next,
-                 saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
-                 saez_running_avg, inventory, escrow, observations_a, observations_p,
-                 action_mask_a, action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a,
-                 rewards_p, start_coin, income_unit, episode_length, tax_cutoffs,
-                 tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                 saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                 saez_fixed_elas, rng_seed):  # fmt: skip
+@cuda.jit(device=True)
+def tax_kernel(mode, _timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+               tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+               last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached, saez_draws,
+               saez_elas, saez_log_z0, saez_rates, saez_running_avg, inventory, escrow,
+               observations_a, observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+               sampled_actions_p, rewards_a, rewards_p, start_coin, income_unit, episode_length,
+               tax_cutoffs, tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams,
+               saez_bin_edges, saez_bin_sizes, bracket_sizes, rate_min, rate_max,
+               pareto_weight_code, saez_fixed_elas, rng_seed):  # fmt: skip
+    """The tax's kernels (``mode`` 0: ``gtb_tax_reset``, 1: ``gtb_tax_step``; see the module
+    docstring)."""
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
-            saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
-            rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
     e, tid = cuda.blockIdx.x, cuda.threadIdx.x
-    n = last_coin.shape[1]
-    if tid == 0:
-        tax_rate_completions[e] = completions[e]
-    if tid < n:
-        income_step(e, tid, sampled_actions_a[e, tid], inventory, escrow, income_unit)
-    cuda.syncthreads()
-    tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-              tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
-              last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
-              tax_params, tax_iparams, saez, s_rates)  # fmt: skip
-    if tid == 0:
-        t = _timestep_[e] + 1
-        _timestep_[e] = t
-        if t >= episode_length:
-            _done_[e] = 1
-            completions[e] += 1
-    cuda.syncthreads()
+    if mode == RESET:  # gtb_tax_reset
+        if _timestep_[e] != 0:
+            return
+        n = last_coin.shape[1]
+        if tid < n:
+            for g in range(inventory.shape[2]):
+                inventory[e, tid, g] = 0.0
+                escrow[e, tid, g] = 0.0
+            inventory[e, tid, COIN] = start_coin[tid]
+        if tid == 0:
+            tax_rate_completions[e] = completions[e]
+        cuda.syncthreads()
+        reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                    last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+                    saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates,
+                    tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
+    else:  # gtb_tax_step
+        saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
+                saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
+                rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
+        n = last_coin.shape[1]
+        if tid == 0:
+            tax_rate_completions[e] = completions[e]
+        if tid < n:
+            income_step(e, tid, sampled_actions_a[e, tid], inventory, escrow, income_unit)
+        cuda.syncthreads()
+        tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+                  tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+                  last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
+                  tax_params, tax_iparams, saez, s_rates)  # fmt: skip
+        if tid == 0:
+            t = _timestep_[e] + 1
+            _timestep_[e] = t
+            if t >= episode_length:
+                _done_[e] = 1
+                completions[e] += 1
+        cuda.syncthreads()
     n_hot = observations_p.shape[1] if observations_p.shape[1] > 1 else 0
     observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin, last_income,
             last_marginal_rate, inventory, escrow, observations_a, observations_p,
             action_mask_a, action_mask_p, tax_cutoffs, tax_disc_rates, s_rates, tax_params,
             tax_iparams)  # fmt: skip
+
+
+gtb_tax_reset = field_kernel("gtb_tax_reset", tax_kernel, RESET)
+gtb_tax_step = field_kernel("gtb_tax_step", tax_kernel, STEP)

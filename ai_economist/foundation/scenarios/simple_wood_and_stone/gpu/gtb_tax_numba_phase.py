@@ -17,16 +17,34 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_p
     advance_cycle,
     collect_revenue,
     enact_taxes,
+    fill_rates,
     rate_limit,
     redistribute,
     saez_record,
     set_rates,
+    tax_reset,
 )
 
 MAX_AGENTS = 32
 SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
 SAEZ_EDGES = SAEZ_BINS + 1  # shared-array sizes must be literals for Numba
 N_EDGE_ROWS = 4  # the Saez formula's per-edge scratch: g(z), p(z), a(z), the taus
+
+
+@cuda.jit(device=True)
+def reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+                saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
+                s_rates, tax_params, tax_iparams):  # fmt: skip
+    """The tax's reset of one env (``tax_reset``; ``tax_rate_completions`` as the caller
+    left it) and this period's rates in ``s_rates`` (``fill_rates``), then a barrier."""
+    tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+              last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+              saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
+              tax_params, tax_iparams)  # fmt: skip
+    fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, tax_disc_rates,
+               tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
+    cuda.syncthreads()
 
 
 @cuda.jit(device=True)

@@ -48,6 +48,11 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
     write_flat,
     write_window_cell,
 )  # fmt: skip
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
+)
 
 
 @cuda.jit(device=True)
@@ -276,47 +281,42 @@ def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor,
             episode_utility[env, i] = utility[env, i]
 
 
-@cuda.jit
-def gtb_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                    house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                    bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
-                    episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
-                    action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
-                    water,                     landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
-                    world_iparams):  # fmt: skip
+@cuda.jit(device=True)
+def world_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
+                 house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
+                 bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
+                 episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
+                 action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
+                 layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
+                 world_params, world_iparams):  # fmt: skip
+    """The world's kernels (``mode`` 0: ``gtb_world_reset``, 1: ``gtb_world_step``; see the
+    module docstring)."""
     env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    if _timestep_[env] != 0:
-        return
-    reset_world(env, tid, nt, env_seed[env], completions[env], completions, auto_integrator,
-                resource_maps, house_owner, locs, inventory, escrow, labor, build_payment,
-                build_skill, bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                layout_maps, water, ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
-    observe(env, tid, nt, 0, observations_a, observations_p, action_mask_a, action_mask_p, locs,
-            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
-            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
-
-
-@cuda.jit
-def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                   house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                   bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
-                   episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
-                   action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
-                   water, landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
-                   world_iparams):  # fmt: skip
-    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    t = _timestep_[env] + 1
-    seed, ep = env_seed[env], completions[env]
-    built = build_and_order(env, tid, seed, ep, t, sampled_actions_a, inventory, labor,
-                            resource_maps, house_owner, landmarks, locs, build_payment, move_order,
-                            world_params)  # fmt: skip
-    cuda.syncthreads()
-    move_gather_regrow(env, tid, nt, seed, ep, t, 2, sampled_actions_a, locs, inventory, labor,
-                       house_owner, water, resource_maps, bonus_gather_prob, move_order,
-                       layout_maps, regrow_cells, world_params)  # fmt: skip
-    finish_step(env, tid, t, built, _timestep_, _done_, completions, auto_integrator, inventory,
-                escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
-                episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
+    if mode == RESET:  # gtb_world_reset
+        if _timestep_[env] != 0:
+            return
+        reset_world(env, tid, nt, env_seed[env], completions[env], completions, auto_integrator,
+                    resource_maps, house_owner, locs, inventory, escrow, labor, build_payment,
+                    build_skill, bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                    layout_maps, water, ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
+        t = 0
+    else:  # gtb_world_step
+        t = _timestep_[env] + 1
+        seed, ep = env_seed[env], completions[env]
+        built = build_and_order(env, tid, seed, ep, t, sampled_actions_a, inventory, labor,
+                                resource_maps, house_owner, landmarks, locs, build_payment, move_order,
+                                world_params)  # fmt: skip
+        cuda.syncthreads()
+        move_gather_regrow(env, tid, nt, seed, ep, t, 2, sampled_actions_a, locs, inventory, labor,
+                           house_owner, water, resource_maps, bonus_gather_prob, move_order,
+                           layout_maps, regrow_cells, world_params)  # fmt: skip
+        finish_step(env, tid, t, built, _timestep_, _done_, completions, auto_integrator, inventory,
+                    escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
+                    episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
     observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
             inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
             layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
+
+
+gtb_world_reset = field_kernel("gtb_world_reset", world_kernel, RESET)
+gtb_world_step = field_kernel("gtb_world_step", world_kernel, STEP)
