@@ -17,9 +17,6 @@ from __future__ import annotations
 
 from numba import cuda, float32, float64
 
-from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
-    saez_first_day,
-)
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numba import (
     observe_market,
 )
@@ -28,37 +25,32 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_worl
     reset_market_world,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba import (
-    MAX_AGENTS,
     MAX_BRACKETS,
-    SAEZ_BINS,
-    SAEZ_EDGES,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_parts import (
-    TI_MODEL,
     TI_OBS_A,
     TI_OBS_PA,
     TI_STRIDE_PA,
-    advance_cycle,
     agent_observations,
-    collect_revenue,
-    enact_taxes,
-    fill_rates,
     planner_masks,
     planner_observations,
-    rate_limit,
-    redistribute,
-    saez_record,
-    set_rates,
-    tax_reset,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_phase import (
+    reset_rates,
+    tax_phase,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba import (
-    coin_utility_of,
+    finish_step,
     observe_world,
-    step_rewards,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba_parts import (
     I_RANGE,
     N_FLAT,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
 )
 
 N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
@@ -109,138 +101,77 @@ def observe_economy(e, tid, nt, t, mask_completions, observations_a, observation
                 observations_p[e, row, shared + j] = float32(1.0 if j == row else 0.0)
 
 
-@cuda.jit
-def gtb_economy_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                      house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                      bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                      episode_coin, episode_labor, episode_utility, observations_a,
-                      observations_p, action_mask_a, action_mask_p, sampled_actions_a,
-                      sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
-                      bid_created, ask_price, ask_created, n_orders, books, price_history,
-                      trade_count, trade_value, n_trades, market_bids, market_asks,
-                      tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-                      last_coin, last_income, last_marginal_rate, total_collected,
-                      last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached,
-                      saez_draws, saez_elas, saez_log_z0, saez_rates, saez_running_avg,
-                      layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
-                      world_params, world_iparams, market_params, market_iparams, tax_cutoffs,
-                      tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                      saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                      saez_fixed_elas, rng_seed):  # fmt: skip
+@cuda.jit(device=True)
+def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator,
+                   resource_maps, house_owner, locs, inventory, escrow, labor,
+                   build_payment, build_skill, bonus_gather_prob, coin_utility, utility,
+                   welfare, move_order, episode_coin, episode_labor, episode_utility,
+                   observations_a, observations_p, action_mask_a, action_mask_p,
+                   sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, market_clock,
+                   bid_price, bid_created, ask_price, ask_created, n_orders, books,
+                   price_history, trade_count, trade_value, n_trades, market_bids,
+                   market_asks, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+                   tax_rate_completions, last_coin, last_income, last_marginal_rate,
+                   total_collected, last_lump_sum, saez_buffer, saez_count, saez_next,
+                   saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
+                   saez_running_avg, layout_maps, water, landmarks, regrow_cells,
+                   ranked_payments, ranked_locs, world_params, world_iparams, market_params,
+                   market_iparams, tax_cutoffs, tax_disc_rates, tax_fixed_rates, tax_params,
+                   tax_iparams, saez_bin_edges, saez_bin_sizes, bracket_sizes, rate_min,
+                   rate_max, pareto_weight_code, saez_fixed_elas, rng_seed):  # fmt: skip
+    """The economy's kernels (``mode`` 0: ``gtb_economy_reset``, 1: ``gtb_economy_step``)."""
+    world = (env_seed, completions, auto_integrator, resource_maps, house_owner, locs, inventory,
+             escrow, labor, build_payment, build_skill, bonus_gather_prob, coin_utility,
+             utility, welfare, move_order)  # fmt: skip
+    market = (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
+              price_history, trade_count, trade_value, n_trades, market_bids, market_asks)  # fmt: skip
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
     e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    if _timestep_[e] != 0:
-        return
-    reset_market_world(e, tid, nt, completions, auto_integrator, resource_maps, house_owner,
-                       locs, inventory, escrow, labor, build_payment, build_skill,
-                       bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                       market_clock, bid_price, bid_created, ask_price, ask_created, n_orders,
-                       books, price_history, trade_count, trade_value, n_trades, market_bids,
-                       market_asks, layout_maps, water, ranked_payments, ranked_locs,
-                       world_params, world_iparams, env_seed)  # fmt: skip
-    # the rates' annealed limit: tax_rate_completions as the last step left it
-    tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-              last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
-              saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, tax_disc_rates,
-               tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    observe_economy(e, tid, nt, 0, completions[e], observations_a, observations_p,
-                    action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
-                    build_skill, bonus_gather_prob, resource_maps, house_owner, layout_maps,
-                    water, landmarks, n_orders, books, price_history, tax_cycle_pos,
-                    tax_rates_obs, last_coin, last_income, last_marginal_rate, tax_cutoffs,
-                    tax_disc_rates, s_rates, world_params, world_iparams, market_params,
-                    market_iparams, tax_params, tax_iparams)  # fmt: skip
-
-
-@cuda.jit
-def gtb_economy_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                     house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                     bonus_gather_prob, coin_utility, utility, welfare, move_order,
-                     episode_coin, episode_labor, episode_utility, observations_a,
-                     observations_p, action_mask_a, action_mask_p, sampled_actions_a,
-                     sampled_actions_p, rewards_a, rewards_p, market_clock, bid_price,
-                     bid_created, ask_price, ask_created, n_orders, books, price_history,
-                     trade_count, trade_value, n_trades, market_bids, market_asks,
-                     tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-                     last_coin, last_income, last_marginal_rate, total_collected,
-                     last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached,
-                     saez_draws, saez_elas, saez_log_z0, saez_rates, saez_running_avg,
-                     layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
-                     world_params, world_iparams, market_params, market_iparams, tax_cutoffs,
-                     tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                     saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                     saez_fixed_elas, rng_seed):  # fmt: skip
-    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    s_paid = cuda.shared.array(MAX_AGENTS, float64)
-    s_lump = cuda.shared.array(1, float64)
-    # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
-    s_counts = cuda.shared.array(SAEZ_BINS, float64)
-    s_stats = cuda.shared.array(4, float64)
-    s_gz = cuda.shared.array(SAEZ_EDGES, float64)
-    s_pz = cuda.shared.array(SAEZ_EDGES, float64)
-    s_az = cuda.shared.array(SAEZ_EDGES, float64)
-    s_taus = cuda.shared.array(SAEZ_EDGES, float64)
-    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n = locs.shape[1]
-    t = _timestep_[e] + 1
-    if tid == 0:
-        tax_rate_completions[e] = completions[e]  # the episodes at the step's start
-    coin_before = market_world_to_regrow(
-        e, tid, nt, t, env_seed, completions, resource_maps, house_owner, locs, inventory,
-        escrow, labor, build_payment, bonus_gather_prob, move_order, action_mask_a,
-        sampled_actions_a, market_clock, bid_price, bid_created, ask_price, ask_created,
-        n_orders, books, price_history, trade_count, trade_value, n_trades, market_bids,
-        market_asks, layout_maps, water, landmarks, regrow_cells, world_params, market_params,
-        market_iparams,
-    )  # fmt: skip
-    cuda.syncthreads()
-    if tax_iparams[TI_MODEL] == 2 and tax_cycle_pos[e] == 1:  # array_tax.saez_between
+    if mode == RESET:  # gtb_economy_reset
+        if _timestep_[e] != 0:
+            return
+        reset_market_world(e, tid, nt, world, market, layout_maps, water,
+                           ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
+        # the rates' annealed limit: tax_rate_completions as the last step left it
+        reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                    last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+                    saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates,
+                    tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
+        t, mask_completions = 0, completions[e]
+    else:  # gtb_economy_step
+        saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
+                saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
+                rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
+        n = locs.shape[1]
+        t = _timestep_[e] + 1
         if tid == 0:
-            limit = rate_limit(tax_rate_completions[e], tax_params, tax_iparams)
-            saez_first_day(e, saez_buffer, saez_count, saez_reached, saez_draws, saez_elas,
-                           saez_log_z0, saez_rates, saez_running_avg, saez_bin_edges,
-                           saez_bin_sizes, tax_cutoffs, bracket_sizes, rate_min, limit,
-                           pareto_weight_code, saez_fixed_elas, rng_seed, s_counts, s_stats,
-                           s_gz, s_pz, s_az, s_taus)  # fmt: skip
+            tax_rate_completions[e] = completions[e]  # the episodes at the step's start
+        coin_before = market_world_to_regrow(e, tid, nt, t, world, action_mask_a,
+                                             sampled_actions_a, market, layout_maps,
+                                             water, landmarks, regrow_cells,
+                                             world_params, market_params,
+                                             market_iparams)  # fmt: skip
         cuda.syncthreads()
-    set_rates(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-              tax_rate_completions, saez_rates, tax_disc_rates, tax_fixed_rates, s_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income,
-                last_marginal_rate, tax_cutoffs, s_rates, s_paid, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        collect_revenue(e, tax_cycle_pos, total_collected, last_lump_sum, s_paid, s_lump, n,
-                        tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    redistribute(e, tid, tax_cycle_pos, inventory, escrow, last_coin, s_paid, s_lump,
-                 tax_iparams)  # fmt: skip
-    if tax_iparams[TI_MODEL] == 2:
-        saez_record(e, tid, tax_cycle_pos, last_income, last_marginal_rate, saez_buffer,
-                    saez_next, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, tax_iparams)
-    if tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before:
-        coin_utility[e, tid] = coin_utility_of(e, tid, inventory, escrow, world_params)
-    cuda.syncthreads()
-    if tid == 0:
-        step_rewards(e, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
-                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
-                     episode_utility, _done_, world_params, world_iparams)  # fmt: skip
-        _timestep_[e] = t
-    cuda.syncthreads()
-    row = tid - n
-    if 0 < row < rewards_p.shape[1]:  # every bracket agent gets the planner's reward
-        rewards_p[e, row] = rewards_p[e, 0]
-    observe_economy(e, tid, nt, t, tax_rate_completions[e], observations_a, observations_p,
+        tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+                  tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+                  last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
+                  tax_params, tax_iparams, saez, s_rates)  # fmt: skip
+        changed = tid < n and inventory[e, tid, 0] + escrow[e, tid, 0] != coin_before
+        finish_step(e, tid, t, changed, _timestep_, _done_, completions, auto_integrator, inventory,
+                    escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
+                    episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
+        row = tid - n
+        if 0 < row < rewards_p.shape[1]:  # every bracket agent gets the planner's reward
+            rewards_p[e, row] = rewards_p[e, 0]
+        mask_completions = tax_rate_completions[e]
+    observe_economy(e, tid, nt, t, mask_completions, observations_a, observations_p,
                     action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
                     build_skill, bonus_gather_prob, resource_maps, house_owner, layout_maps,
                     water, landmarks, n_orders, books, price_history, tax_cycle_pos,
                     tax_rates_obs, last_coin, last_income, last_marginal_rate, tax_cutoffs,
                     tax_disc_rates, s_rates, world_params, world_iparams, market_params,
                     market_iparams, tax_params, tax_iparams)  # fmt: skip
+
+
+gtb_economy_reset = field_kernel("gtb_economy_reset", economy_kernel, RESET)
+gtb_economy_step = field_kernel("gtb_economy_step", economy_kernel, STEP)

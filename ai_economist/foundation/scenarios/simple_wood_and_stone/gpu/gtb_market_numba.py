@@ -27,6 +27,12 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numb
     planner_market_observations,
     split_actions,
 )
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    ORDERS_STEP,
+    RESET,
+    STEP,
+    field_kernel,
+)
 
 
 @cuda.jit(device=True)
@@ -44,13 +50,74 @@ def observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orde
                                     params)  # fmt: skip
 
 
-@cuda.jit
-def gtb_market_reset(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                     ask_created, n_orders, books, price_history, trade_count, trade_value,
-                     n_trades, market_bids, market_asks, inventory, escrow, labor,
-                     observations_a, observations_p, action_mask_a, action_mask_p,
-                     sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
-                     episode_length, market_params, market_iparams):  # fmt: skip
+@cuda.jit(device=True)
+def market_step(split, env, tid, nt, clock, sampled_actions_a, market_bids, market_asks,
+                bid_price, bid_created, ask_price, ask_created, n_orders, books, price_history,
+                trade_count, trade_value, n_trades, inventory, escrow, labor, params, iparams):  # fmt: skip
+    """``market_reference.split_actions`` (when ``split``) and ``market_step`` of one env
+    (all threads, a barrier after each phase; the caller's barrier precedes it)."""
+    n = inventory.shape[1]
+    if split and tid < n:
+        split_actions(env, tid, sampled_actions_a[env, tid], iparams[MI_ACTION], books.shape[4],
+                      market_bids, market_asks)  # fmt: skip
+    decay_history(env, tid, nt, price_history, PRICE_DECAY)
+    cuda.syncthreads()
+    if tid < n:
+        place_orders(env, tid, clock, market_bids, market_asks, bid_price, bid_created, ask_price,
+                     ask_created, n_orders, books, inventory, escrow, labor, params, iparams)  # fmt: skip
+    cuda.syncthreads()
+    if tid == 0:
+        match_orders(env, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
+                     price_history, trade_count, trade_value, n_trades, inventory, escrow,
+                     iparams)  # fmt: skip
+    cuda.syncthreads()
+    if tid < n:
+        expire_orders(env, tid, clock, bid_price, bid_created, ask_price, ask_created, n_orders,
+                      books, inventory, escrow, iparams)  # fmt: skip
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                    ask_created, n_orders, books, price_history, trade_count, trade_value,
+                    n_trades, market_bids, market_asks, inventory, escrow, labor,
+                    observations_a, observations_p, action_mask_a, sampled_actions_a,
+                    episode_length, market_params, market_iparams):  # fmt: skip
+    """``GatherTradeBuildMarketGpu.reference_step`` of one env (``split``: the orders from
+    the agents' actions; else as ``market_bids`` / ``market_asks`` hold them)."""
+    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    t, clock = _timestep_[e] + 1, market_clock[e]
+    market_step(split, e, tid, nt, clock, sampled_actions_a, market_bids, market_asks, bid_price,
+                bid_created, ask_price, ask_created, n_orders, books, price_history, trade_count,
+                trade_value, n_trades, inventory, escrow, labor, market_params, market_iparams)  # fmt: skip
+    if tid == 0:
+        market_clock[e] = clock + 1
+        _timestep_[e] = t
+        if t >= episode_length:
+            _done_[e] = 1
+    cuda.syncthreads()
+    observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
+                   price_history, inventory, market_params, market_iparams)  # fmt: skip
+
+
+@cuda.jit(device=True)
+def market_kernel(mode, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
+                  ask_created, n_orders, books, price_history, trade_count, trade_value, n_trades,
+                  market_bids, market_asks, inventory, escrow, labor, observations_a,
+                  observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+                  sampled_actions_p, rewards_a, rewards_p, start_goods, episode_length,
+                  market_params, market_iparams):  # fmt: skip
+    """The market's kernels (``mode`` 0: ``gtb_market_reset``; 1: ``gtb_market_step``, the
+    orders from the agents' actions (``split_actions``); 2: ``gtb_market_orders_step``, the
+    orders already in ``market_bids`` / ``market_asks``: bids and asks on every commodity at
+    once, as the multi-action mode places them)."""
+    if mode != RESET:
+        market_env_step(mode == STEP, _timestep_, _done_, market_clock, bid_price, bid_created,
+                        ask_price, ask_created, n_orders, books, price_history, trade_count,
+                        trade_value, n_trades, market_bids, market_asks, inventory, escrow, labor,
+                        observations_a, observations_p, action_mask_a, sampled_actions_a,
+                        episode_length, market_params, market_iparams)  # fmt: skip
+        return
     e, tid = cuda.blockIdx.x, cuda.threadIdx.x
     if _timestep_[e] != 0:
         return
@@ -73,73 +140,6 @@ def gtb_market_reset(_timestep_, _done_, market_clock, bid_price, bid_created, a
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@cuda.jit(device=True)
-def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, sampled_actions_a,
-                    episode_length, market_params, market_iparams):  # fmt: skip
-    """``GatherTradeBuildMarketGpu.reference_step`` of one env (``split``: the orders from
-    the agents' actions; else as ``market_bids`` / ``market_asks`` hold them)."""
-    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n = inventory.shape[1]
-    t, clock = _timestep_[e] + 1, market_clock[e]
-    n_prices = books.shape[4]
-    if split and tid < n:
-        split_actions(e, tid, sampled_actions_a[e, tid], market_iparams[MI_ACTION], n_prices,
-                      market_bids, market_asks)  # fmt: skip
-    decay_history(e, tid, nt, price_history, PRICE_DECAY)
-    cuda.syncthreads()
-    if tid < n:
-        place_orders(e, tid, clock, market_bids, market_asks, bid_price, bid_created, ask_price,
-                     ask_created, n_orders, books, inventory, escrow, labor, market_params,
-                     market_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        match_orders(e, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
-                     price_history, trade_count, trade_value, n_trades, inventory, escrow,
-                     market_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid < n:
-        expire_orders(e, tid, clock, bid_price, bid_created, ask_price, ask_created, n_orders,
-                      books, inventory, escrow, market_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        market_clock[e] = clock + 1
-        _timestep_[e] = t
-        if t >= episode_length:
-            _done_[e] = 1
-    cuda.syncthreads()
-    observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
-                   price_history, inventory, market_params, market_iparams)  # fmt: skip
-
-
-@cuda.jit
-def gtb_market_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, action_mask_p,
-                    sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
-                    episode_length, market_params, market_iparams):  # fmt: skip
-    """One market step, the orders from the agents' actions (``split_actions``)."""
-    market_env_step(True, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, sampled_actions_a,
-                    episode_length, market_params, market_iparams)  # fmt: skip
-
-
-@cuda.jit
-def gtb_market_orders_step(_timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                           ask_created, n_orders, books, price_history, trade_count, trade_value,
-                           n_trades, market_bids, market_asks, inventory, escrow, labor,
-                           observations_a, observations_p, action_mask_a, action_mask_p,
-                           sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, start_goods,
-                           episode_length, market_params, market_iparams):  # fmt: skip
-    """One market step with the orders already in ``market_bids`` / ``market_asks``
-    (bids and asks on every commodity at once, as the multi-action mode places them)."""
-    market_env_step(False, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
-                    ask_created, n_orders, books, price_history, trade_count, trade_value,
-                    n_trades, market_bids, market_asks, inventory, escrow, labor,
-                    observations_a, observations_p, action_mask_a, sampled_actions_a,
-                    episode_length, market_params, market_iparams)  # fmt: skip
+gtb_market_reset = field_kernel("gtb_market_reset", market_kernel, RESET)
+gtb_market_step = field_kernel("gtb_market_step", market_kernel, STEP)
+gtb_market_orders_step = field_kernel("gtb_market_orders_step", market_kernel, ORDERS_STEP)

@@ -11,32 +11,28 @@ from __future__ import annotations
 
 from numba import cuda, float32, float64
 
-from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
-from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
-    saez_first_day,
-)
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_state as ts
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_parts import (
     COIN,
-    TI_MODEL,
-    advance_cycle,
     agent_observations,
-    collect_revenue,
-    enact_taxes,
-    fill_rates,
     planner_masks,
     planner_observations,
-    rate_limit,
-    redistribute,
-    saez_record,
-    set_rates,
-    tax_reset,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_phase import (
+    MAX_AGENTS,
+    SAEZ_BINS,
+    SAEZ_EDGES,
+    reset_rates,
+    tax_phase,
+)
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
 )
 
 MAX_BRACKETS = ts.MAX_BRACKETS
-MAX_AGENTS = 32
-SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
-SAEZ_EDGES = SAEZ_BINS + 1  # shared-array sizes must be literals for Numba
+__all__ = ["MAX_AGENTS", "MAX_BRACKETS", "SAEZ_BINS", "SAEZ_EDGES", "gtb_tax_reset", "gtb_tax_step"]
 INCOME_LEVELS = 4  # tax_env.INCOME_LEVELS
 
 
@@ -64,44 +60,6 @@ def observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin,
             observations_p[e, row, width - n_hot + j] = float32(1.0 if j == row else 0.0)
 
 
-@cuda.jit
-def gtb_tax_reset(_timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-                  tax_rate_completions, last_coin, last_income, last_marginal_rate,
-                  total_collected, last_lump_sum, saez_buffer, saez_count, saez_next,
-                  saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
-                  saez_running_avg, inventory, escrow, observations_a, observations_p,
-                  action_mask_a, action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a,
-                  rewards_p, start_coin, income_unit, episode_length, tax_cutoffs,
-                  tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                  saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                  saez_fixed_elas, rng_seed):  # fmt: skip
-    s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    e, tid = cuda.blockIdx.x, cuda.threadIdx.x
-    if _timestep_[e] != 0:
-        return
-    n = last_coin.shape[1]
-    if tid < n:
-        for g in range(inventory.shape[2]):
-            inventory[e, tid, g] = 0.0
-            escrow[e, tid, g] = 0.0
-        inventory[e, tid, COIN] = start_coin[tid]
-    if tid == 0:
-        tax_rate_completions[e] = completions[e]
-    cuda.syncthreads()
-    tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
-              last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
-              saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, tax_disc_rates,
-               tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    n_hot = observations_p.shape[1] if observations_p.shape[1] > 1 else 0
-    observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin, last_income,
-            last_marginal_rate, inventory, escrow, observations_a, observations_p,
-            action_mask_a, action_mask_p, tax_cutoffs, tax_disc_rates, s_rates, tax_params,
-            tax_iparams)  # fmt: skip
-
-
 @cuda.jit(device=True)
 def income_step(e, tid, action, inventory, escrow, income_unit):
     """``GatherTradeBuildTaxGpu.income_step`` of agent ``tid``."""
@@ -116,72 +74,63 @@ def income_step(e, tid, action, inventory, escrow, income_unit):
         escrow[e, tid, COIN] = 0.0
 
 
-@cuda.jit
-def gtb_tax_step(_timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-                 tax_rate_completions, last_coin, last_income, last_marginal_rate,
-                 total_collected, last_lump_sum, saez_buffer, saez_count, saez_next,
-                 saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
-                 saez_running_avg, inventory, escrow, observations_a, observations_p,
-                 action_mask_a, action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a,
-                 rewards_p, start_coin, income_unit, episode_length, tax_cutoffs,
-                 tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams, saez_bin_edges,
-                 saez_bin_sizes, bracket_sizes, rate_min, rate_max, pareto_weight_code,
-                 saez_fixed_elas, rng_seed):  # fmt: skip
+@cuda.jit(device=True)
+def tax_kernel(mode, _timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+               tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+               last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached, saez_draws,
+               saez_elas, saez_log_z0, saez_rates, saez_running_avg, inventory, escrow,
+               observations_a, observations_p, action_mask_a, action_mask_p, sampled_actions_a,
+               sampled_actions_p, rewards_a, rewards_p, start_coin, income_unit, episode_length,
+               tax_cutoffs, tax_disc_rates, tax_fixed_rates, tax_params, tax_iparams,
+               saez_bin_edges, saez_bin_sizes, bracket_sizes, rate_min, rate_max,
+               pareto_weight_code, saez_fixed_elas, rng_seed):  # fmt: skip
+    """The tax's kernels (``mode`` 0: ``gtb_tax_reset``, 1: ``gtb_tax_step``; see the module
+    docstring)."""
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    s_paid = cuda.shared.array(MAX_AGENTS, float64)
-    s_lump = cuda.shared.array(1, float64)
-    # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
-    s_counts = cuda.shared.array(SAEZ_BINS, float64)
-    s_stats = cuda.shared.array(4, float64)
-    s_gz = cuda.shared.array(SAEZ_EDGES, float64)
-    s_pz = cuda.shared.array(SAEZ_EDGES, float64)
-    s_az = cuda.shared.array(SAEZ_EDGES, float64)
-    s_taus = cuda.shared.array(SAEZ_EDGES, float64)
     e, tid = cuda.blockIdx.x, cuda.threadIdx.x
-    n = last_coin.shape[1]
-    if tid == 0:
-        tax_rate_completions[e] = completions[e]
-    if tid < n:
-        income_step(e, tid, sampled_actions_a[e, tid], inventory, escrow, income_unit)
-    cuda.syncthreads()
-    # the Saez model's rates on a period's first step (array_tax.saez_between)
-    if tax_iparams[TI_MODEL] == 2 and tax_cycle_pos[e] == 1:
+    if mode == RESET:  # gtb_tax_reset
+        if _timestep_[e] != 0:
+            return
+        n = last_coin.shape[1]
+        if tid < n:
+            for g in range(inventory.shape[2]):
+                inventory[e, tid, g] = 0.0
+                escrow[e, tid, g] = 0.0
+            inventory[e, tid, COIN] = start_coin[tid]
         if tid == 0:
-            limit = rate_limit(tax_rate_completions[e], tax_params, tax_iparams)
-            saez_first_day(e, saez_buffer, saez_count, saez_reached, saez_draws, saez_elas,
-                           saez_log_z0, saez_rates, saez_running_avg, saez_bin_edges,
-                           saez_bin_sizes, tax_cutoffs, bracket_sizes, rate_min, limit,
-                           pareto_weight_code, saez_fixed_elas, rng_seed, s_counts, s_stats,
-                           s_gz, s_pz, s_az, s_taus)  # fmt: skip
+            tax_rate_completions[e] = completions[e]
         cuda.syncthreads()
-    # array_tax.tax_step
-    set_rates(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
-              tax_rate_completions, saez_rates, tax_disc_rates, tax_fixed_rates, s_rates,
-              tax_params, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income,
-                last_marginal_rate, tax_cutoffs, s_rates, s_paid, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        collect_revenue(e, tax_cycle_pos, total_collected, last_lump_sum, s_paid, s_lump, n,
-                        tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    redistribute(e, tid, tax_cycle_pos, inventory, escrow, last_coin, s_paid, s_lump,
-                 tax_iparams)  # fmt: skip
-    if tax_iparams[TI_MODEL] == 2:
-        saez_record(e, tid, tax_cycle_pos, last_income, last_marginal_rate, saez_buffer,
-                    saez_next, tax_iparams)  # fmt: skip
-    cuda.syncthreads()
-    if tid == 0:
-        advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, tax_iparams)
-        t = _timestep_[e] + 1
-        _timestep_[e] = t
-        if t >= episode_length:
-            _done_[e] = 1
-            completions[e] += 1
-    cuda.syncthreads()
+        reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
+                    last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
+                    saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates,
+                    tax_fixed_rates, s_rates, tax_params, tax_iparams)  # fmt: skip
+    else:  # gtb_tax_step
+        saez = (saez_buffer, saez_count, saez_next, saez_reached, saez_draws, saez_elas, saez_log_z0,
+                saez_rates, saez_running_avg, saez_bin_edges, saez_bin_sizes, bracket_sizes,
+                rate_min, pareto_weight_code, saez_fixed_elas, rng_seed)  # fmt: skip
+        n = last_coin.shape[1]
+        if tid == 0:
+            tax_rate_completions[e] = completions[e]
+        if tid < n:
+            income_step(e, tid, sampled_actions_a[e, tid], inventory, escrow, income_unit)
+        cuda.syncthreads()
+        tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
+                  tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
+                  last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,
+                  tax_params, tax_iparams, saez, s_rates)  # fmt: skip
+        if tid == 0:
+            t = _timestep_[e] + 1
+            _timestep_[e] = t
+            if t >= episode_length:
+                _done_[e] = 1
+                completions[e] += 1
+        cuda.syncthreads()
     n_hot = observations_p.shape[1] if observations_p.shape[1] > 1 else 0
     observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin, last_income,
             last_marginal_rate, inventory, escrow, observations_a, observations_p,
             action_mask_a, action_mask_p, tax_cutoffs, tax_disc_rates, s_rates, tax_params,
             tax_iparams)  # fmt: skip
+
+
+gtb_tax_reset = field_kernel("gtb_tax_reset", tax_kernel, RESET)
+gtb_tax_step = field_kernel("gtb_tax_step", tax_kernel, STEP)

@@ -48,6 +48,11 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
     write_flat,
     write_window_cell,
 )  # fmt: skip
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+    RESET,
+    STEP,
+    field_kernel,
+)
 
 
 @cuda.jit(device=True)
@@ -100,6 +105,81 @@ def reset_agent(env, a, seed, ep, locs, inventory, escrow, labor, build_payment,
         rank = rank_of(seed, ep, 0, S_RANK, a, locs.shape[1])
         locs[env, a, 0], locs[env, a, 1] = ranked_locs[rank, 0], ranked_locs[rank, 1]
         build_payment[env, a] = ranked_payments[rank]
+
+
+@cuda.jit(device=True)
+def reset_world(env, tid, nt, seed, ep, completions, auto_integrator, resource_maps, house_owner,
+                locs, inventory, escrow, labor, build_payment, build_skill, bonus, coin_utility,
+                utility, welfare, move_order, layout_maps, water, ranked_payments, ranked_locs,
+                params, iparams):  # fmt: skip
+    """``reference.reset_envs`` of one env (all threads, both barriers; no observations):
+    the layout, the agents, their skills and coin, the placement, the baselines."""
+    n, h, w = locs.shape[1], water.shape[0], water.shape[1]
+    for p in range(tid, h * w, nt):
+        r, c = p // w, p % w
+        house_owner[env, r, c] = -1
+        for j in range(resource_maps.shape[1]):
+            resource_maps[env, j, r, c] = layout_maps[j, r, c]
+    if tid < n:
+        reset_agent(env, tid, seed, ep, locs, inventory, escrow, labor, build_payment, build_skill,
+                    bonus, move_order, ranked_payments, ranked_locs, params, iparams)  # fmt: skip
+        coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, params)
+    cuda.syncthreads()
+    if tid == 0:
+        if iparams[I_FIXED] == 0:
+            place_agents(env, seed, ep, locs, water)
+        welfare[env] = baselines(env, completions, auto_integrator, inventory, escrow, labor,
+                                 coin_utility, utility, params, iparams)  # fmt: skip
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def build_and_order(env, tid, seed, ep, t, actions, inventory, labor, resource_maps, house_owner,
+                    landmarks, locs, build_payment, move_order, params):  # fmt: skip
+    """Build (agent ``tid``) and its slot of the move order; returns whether it built (no
+    barrier: the caller's follows)."""
+    n = locs.shape[1]
+    built = False
+    if tid < n:
+        built = build_step(env, tid, actions[env, tid], inventory, labor, resource_maps,
+                           house_owner, landmarks, locs, build_payment, params)  # fmt: skip
+        move_order[env, rank_of(seed, ep, t, S_MOVE, tid, n)] = tid
+    return built
+
+
+@cuda.jit(device=True)
+def move_gather_regrow(env, tid, nt, seed, ep, t, start, actions, locs, inventory, labor,
+                       house_owner, water, resource_maps, bonus, move_order, layout_maps,
+                       regrow_cells, params):  # fmt: skip
+    """The moves (actions from ``start``) in the order's slots, the collections and the
+    regrowth of one env (all threads; no barrier after the regrowth)."""
+    n = locs.shape[1]
+    for slot in range(n):  # the order's slots one after the other
+        if tid == move_order[env, slot]:
+            move_agent_slot(env, tid, actions[env, tid], start, locs, labor, house_owner, water,
+                            params)  # fmt: skip
+        cuda.syncthreads()
+    if tid < n:
+        apply_gathers(env, tid, seed, ep, t, locs, inventory, labor, resource_maps, bonus, params)
+    cuda.syncthreads()
+    regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, params)
+
+
+@cuda.jit(device=True)
+def finish_step(env, tid, t, refresh, _timestep_, _done_, completions, auto_integrator,
+                inventory, escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p,
+                episode_coin, episode_labor, episode_utility, params, iparams):  # fmt: skip
+    """The coin utility of agent ``tid`` when ``refresh`` (its coin endowment changed), the
+    rewards and the clock of one env (all threads, both barriers)."""
+    if refresh:  # array_rewards.refresh_coin_utility
+        coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, params)
+    cuda.syncthreads()
+    if tid == 0:
+        step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
+                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
+                     episode_utility, _done_, params, iparams)  # fmt: skip
+        _timestep_[env] = t
+    cuda.syncthreads()
 
 
 @cuda.jit(device=True)
@@ -201,78 +281,42 @@ def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor,
             episode_utility[env, i] = utility[env, i]
 
 
-@cuda.jit
-def gtb_world_reset(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                    house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                    bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
-                    episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
-                    action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
-                    water,                     landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
-                    world_iparams):  # fmt: skip
+@cuda.jit(device=True)
+def world_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
+                 house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
+                 bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
+                 episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
+                 action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p,
+                 layout_maps, water, landmarks, regrow_cells, ranked_payments, ranked_locs,
+                 world_params, world_iparams):  # fmt: skip
+    """The world's kernels (``mode`` 0: ``gtb_world_reset``, 1: ``gtb_world_step``; see the
+    module docstring)."""
     env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    if _timestep_[env] != 0:
-        return
-    n, h, w = locs.shape[1], water.shape[0], water.shape[1]
-    seed, ep = env_seed[env], completions[env]
-    for p in range(tid, h * w, nt):
-        r, c = p // w, p % w
-        house_owner[env, r, c] = -1
-        for j in range(resource_maps.shape[1]):
-            resource_maps[env, j, r, c] = layout_maps[j, r, c]
-    if tid < n:
-        reset_agent(env, tid, seed, ep, locs, inventory, escrow, labor, build_payment, build_skill,
-                    bonus_gather_prob, move_order, ranked_payments, ranked_locs, world_params,
-                    world_iparams)  # fmt: skip
-        coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, world_params)
-    cuda.syncthreads()
-    if tid == 0:
-        if world_iparams[I_FIXED] == 0:
-            place_agents(env, seed, ep, locs, water)
-        welfare[env] = baselines(env, completions, auto_integrator, inventory, escrow, labor,
-                                 coin_utility, utility, world_params, world_iparams)  # fmt: skip
-    cuda.syncthreads()
-    observe(env, tid, nt, 0, observations_a, observations_p, action_mask_a, action_mask_p, locs,
-            inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
-            layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
-
-
-@cuda.jit
-def gtb_world_step(_timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
-                   house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
-                   bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,
-                   episode_labor, episode_utility, observations_a, observations_p, action_mask_a,
-                   action_mask_p, sampled_actions_a, sampled_actions_p, rewards_a, rewards_p, layout_maps,
-                   water, landmarks, regrow_cells, ranked_payments, ranked_locs, world_params,
-                   world_iparams):  # fmt: skip
-    env, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
-    n = locs.shape[1]
-    t = _timestep_[env] + 1
-    seed, ep = env_seed[env], completions[env]
-    built = False
-    if tid < n:
-        built = build_step(env, tid, sampled_actions_a[env, tid], inventory, labor, resource_maps,
-                           house_owner, landmarks, locs, build_payment, world_params)  # fmt: skip
-        move_order[env, rank_of(seed, ep, t, S_MOVE, tid, n)] = tid
-    cuda.syncthreads()
-    for slot in range(n):  # the order's slots one after the other
-        if tid == move_order[env, slot]:
-            move_agent_slot(env, tid, sampled_actions_a[env, tid], 2, locs, labor, house_owner,
-                            water, world_params)  # fmt: skip
+    if mode == RESET:  # gtb_world_reset
+        if _timestep_[env] != 0:
+            return
+        reset_world(env, tid, nt, env_seed[env], completions[env], completions, auto_integrator,
+                    resource_maps, house_owner, locs, inventory, escrow, labor, build_payment,
+                    build_skill, bonus_gather_prob, coin_utility, utility, welfare, move_order,
+                    layout_maps, water, ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
+        t = 0
+    else:  # gtb_world_step
+        t = _timestep_[env] + 1
+        seed, ep = env_seed[env], completions[env]
+        built = build_and_order(env, tid, seed, ep, t, sampled_actions_a, inventory, labor,
+                                resource_maps, house_owner, landmarks, locs, build_payment, move_order,
+                                world_params)  # fmt: skip
         cuda.syncthreads()
-    if tid < n:
-        apply_gathers(env, tid, seed, ep, t, locs, inventory, labor, resource_maps,
-                      bonus_gather_prob, world_params)  # fmt: skip
-    cuda.syncthreads()
-    regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, world_params)
-    if built:  # array_rewards.refresh_coin_utility
-        coin_utility[env, tid] = coin_utility_of(env, tid, inventory, escrow, world_params)
-    cuda.syncthreads()
-    if tid == 0:
-        step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
-                     utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
-                     episode_utility, _done_, world_params, world_iparams)  # fmt: skip
-        _timestep_[env] = t
-    cuda.syncthreads()
+        move_gather_regrow(env, tid, nt, seed, ep, t, 2, sampled_actions_a, locs, inventory, labor,
+                           house_owner, water, resource_maps, bonus_gather_prob, move_order,
+                           layout_maps, regrow_cells, world_params)  # fmt: skip
+        finish_step(env, tid, t, built, _timestep_, _done_, completions, auto_integrator, inventory,
+                    escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p, episode_coin,
+                    episode_labor, episode_utility, world_params, world_iparams)  # fmt: skip
     observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
             inventory, build_payment, build_skill, bonus_gather_prob, resource_maps, house_owner,
             layout_maps, water, landmarks, world_params, world_iparams)  # fmt: skip
+
+
+gtb_world_reset = field_kernel("gtb_world_reset", world_kernel, RESET)
+gtb_world_step = field_kernel("gtb_world_step", world_kernel, STEP)

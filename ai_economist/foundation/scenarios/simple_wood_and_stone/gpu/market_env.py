@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist import foundation
 from ai_economist.foundation.components.cda_batched import MarketParams
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_reference as mr
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state as ms
-from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup, block_threads
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import standalone_env as se
+from ai_economist.warp_drive.scenario import KernelSpec, PolicyGroup, block_threads
 from ai_economist.warp_drive.state import StateField, policy_io_fields
 
 HERE = Path(__file__).resolve().parent
@@ -45,14 +45,8 @@ TOLERANCES = {n: (1e-6, 1e-6) for n in ("observations_a", "observations_p")}
 def market_params(env_config: dict[str, Any]) -> MarketParams:
     """The market of a gather-trade-build env config (its ``ContinuousDoubleAuction``);
     :class:`~.state.UnsupportedGpuConfig` for what the kernels do not cover."""
-    config = dict(env_config)
-    name = config.pop("scenario_name", "layout_from_file/simple_wood_and_stone")
-    config.pop("seed", None)
-    env = foundation.make_env_instance(name, seed=0, **config)
-    cda = [c for c in env.components if c.name == "ContinuousDoubleAuction"]
-    if not cda:
-        raise ms.UnsupportedGpuConfig(f"{name}: the config has no ContinuousDoubleAuction")
-    params = MarketParams.from_component(cda[0])
+    cda, _ = se.config_component(env_config, "ContinuousDoubleAuction")
+    params = MarketParams.from_component(cda)
     ms.check_market_support(params, "ContinuousDoubleAuction on the GPU")
     return params
 
@@ -64,7 +58,7 @@ def default_start_goods(n_agents: int) -> np.ndarray:
     return np.stack([17.3 + 3.7 * a, 2.0 + a % 3, 4.0 - 2 * (a % 2)], axis=1)
 
 
-class GatherTradeBuildMarketGpu(GpuEnvironment):
+class GatherTradeBuildMarketGpu(se.StandaloneGpuEnv):
     """The market alone on the generic GPU path (see the module docstring).
 
     Args:
@@ -85,9 +79,7 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
             params = MarketParams(**{**params, "commodities": tuple(params["commodities"])})
         self.params = PAPER_MARKET if params is None else params
         ms.check_market_support(self.params, self.name)
-        self.episode_length = int(episode_length)
-        if self.episode_length < 1:
-            raise ValueError(f"{self.name}: episode_length={episode_length}: needs >= 1")
+        self.episode_length = se.checked_episode_length(self.name, episode_length)
         a = self.params.n_agents
         goods = default_start_goods(a) if start_goods is None else start_goods
         self.start_goods = np.asarray(goods, dtype=np.float64)
@@ -110,25 +102,17 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
         return d
 
     def state_fields(self) -> list[StateField]:
-        f64, i32 = np.float64, np.int32
-        goods = ("n_agents", "n_goods")
-
-        def f(name, dtype, shape=(), reset="none", per_env=True) -> StateField:
-            return StateField(name, dtype, shape, per_env=per_env, reset=reset)
-
         return [
-            f("_timestep_", i32, reset="snapshot"),
-            f("_done_", i32, reset="snapshot"),
+            *se.clock_fields(),
             *ms.state_fields(),
-            f("inventory", f64, goods),
-            f("escrow", f64, goods),
-            f("labor", f64, ("n_agents",)),
+            *se.goods_fields(),
+            se.field("labor", se.F64, ("n_agents",)),
             *policy_io_fields(
                 ("a", "n_agents", "obs_dim_market_a", "n_actions_a"),
                 ("p", 1, "obs_dim_market_p", 1),
             ),
-            f("start_goods", f64, goods, per_env=False),
-            f("episode_length", i32, per_env=False),
+            se.field("start_goods", se.F64, se.GOODS, per_env=False),
+            se.field("episode_length", se.I32, per_env=False),
             *ms.constant_fields(),
         ]
 
@@ -151,22 +135,12 @@ class GatherTradeBuildMarketGpu(GpuEnvironment):
         )
 
     # ------------------------------------------------------------ the truth
-    def constants(self) -> dict[str, np.ndarray]:
-        """Host values of the constant fields."""
+    def constants(self, seed: int | None = None) -> dict[str, np.ndarray]:
+        """Host values of the constant fields (the seed is unused: nothing is drawn)."""
         return {"start_goods": self.start_goods,
                 "episode_length": np.int32(self.episode_length),
                 **ms.constant_values(self.params, action_offset=1, obs_offset_a=0,
                                      obs_offset_p=0)}  # fmt: skip
-
-    def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
-        """Every env with the start goods and empty books (the seed is unused: nothing is
-        drawn)."""
-        spec = self.state_spec()
-        state = {f.name: np.zeros((num_envs, *f.shape), dtype=f.dtype)
-                 for f in spec if f.per_env}  # fmt: skip
-        state.update(self.constants())
-        self.reference_reset(state)
-        return {k: v for k, v in state.items() if k not in ("_timestep_", "_done_")}
 
     def reference_reset(self, state: dict[str, np.ndarray]) -> None:
         which = state["_timestep_"] == 0

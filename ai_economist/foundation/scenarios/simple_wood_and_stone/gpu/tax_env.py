@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ai_economist import foundation
 from ai_economist.foundation.components import tax_brackets as tb
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_rules as rules
 from ai_economist.foundation.scenarios.simple_wood_and_stone.array_tax import TaxParams
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import standalone_env as se
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_reference as tr
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_state as ts
-from ai_economist.warp_drive.scenario import GpuEnvironment, KernelSpec, PolicyGroup, block_threads
+from ai_economist.warp_drive.scenario import KernelSpec, PolicyGroup, block_threads
 from ai_economist.warp_drive.state import StateField, policy_io_fields
 
 HERE = Path(__file__).resolve().parent
@@ -61,20 +61,14 @@ def paper_tax(tax_model: str = "model_wrapper", **overrides: Any) -> TaxParams:
 def tax_params(env_config: dict[str, Any], n_agents: int | None = None) -> TaxParams:
     """The tax of a gather-trade-build env config (its ``PeriodicBracketTax``);
     :class:`~.state.UnsupportedGpuConfig` for what the kernels do not cover."""
-    config = dict(env_config)
-    name = config.pop("scenario_name", "layout_from_file/simple_wood_and_stone")
-    config.pop("seed", None)
-    env = foundation.make_env_instance(name, seed=0, **config)
-    taxes = [c for c in env.components if c.name == "PeriodicBracketTax"]
-    if not taxes:
-        raise ts.UnsupportedGpuConfig(f"{name}: the config has no PeriodicBracketTax")
-    params = TaxParams.from_component(taxes[0])
+    tax, env = se.config_component(env_config, "PeriodicBracketTax")
+    params = TaxParams.from_component(tax)
     ts.check_tax_support(params, env.n_agents if n_agents is None else n_agents,
                          "PeriodicBracketTax on the GPU")  # fmt: skip
     return params
 
 
-class GatherTradeBuildTaxGpu(GpuEnvironment):
+class GatherTradeBuildTaxGpu(se.StandaloneGpuEnv):
     """The tax alone on the generic GPU path (see the module docstring).
 
     Args:
@@ -95,9 +89,7 @@ class GatherTradeBuildTaxGpu(GpuEnvironment):
         self.params = paper_tax() if params is None else params
         ts.check_tax_support(self.params, n_agents, self.name)
         self.n_agents = a = int(n_agents)
-        self.episode_length = int(episode_length)
-        if self.episode_length < 1:
-            raise ValueError(f"{self.name}: episode_length={episode_length}: needs >= 1")
+        self.episode_length = se.checked_episode_length(self.name, episode_length)
         i = np.arange(a)
         self.income_unit = np.asarray(1.3 + 0.9 * i if income_unit is None else income_unit,
                                       dtype=np.float64)  # fmt: skip
@@ -125,26 +117,18 @@ class GatherTradeBuildTaxGpu(GpuEnvironment):
         return d
 
     def state_fields(self) -> list[StateField]:
-        f64, i32 = np.float64, np.int32
-        goods = ("n_agents", "n_goods")
-
-        def f(name, dtype, shape=(), reset="none", per_env=True) -> StateField:
-            return StateField(name, dtype, shape, per_env=per_env, reset=reset)
-
         return [
-            f("_timestep_", i32, reset="snapshot"),
-            f("_done_", i32, reset="snapshot"),
-            f("completions", i32),
+            *se.clock_fields(),
+            se.field("completions", se.I32),
             *ts.state_fields(),
-            f("inventory", f64, goods),
-            f("escrow", f64, goods),
+            *se.goods_fields(),
             *policy_io_fields(
                 ("a", "n_agents", "obs_dim_tax_a", "n_actions_a"),
                 ("p", "n_planner", "obs_dim_p", "n_actions_p"),
             ),
-            f("start_coin", f64, ("n_agents",), per_env=False),
-            f("income_unit", f64, ("n_agents",), per_env=False),
-            f("episode_length", i32, per_env=False),
+            se.field("start_coin", se.F64, ("n_agents",), per_env=False),
+            se.field("income_unit", se.F64, ("n_agents",), per_env=False),
+            se.field("episode_length", se.I32, per_env=False),
             *ts.constant_fields(),
         ]
 
@@ -175,15 +159,9 @@ class GatherTradeBuildTaxGpu(GpuEnvironment):
                                      obs_offset_pa=ts.planner_obs_size(self.params, a),
                                      obs_stride_pa=3, seed=seed)}  # fmt: skip
 
-    def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:
-        """Every env reset (the Saez estimate at its start value 0.5)."""
-        spec = self.state_spec()
-        state = {f.name: np.zeros((num_envs, *f.shape), dtype=f.dtype)
-                 for f in spec if f.per_env}  # fmt: skip
-        state.update(self.constants(seed))
+    def prepare(self, state: dict[str, np.ndarray]) -> None:
+        """The Saez estimate at its start value 0.5."""
         state["saez_elas"][:] = 0.5
-        self.reference_reset(state)
-        return {k: v for k, v in state.items() if k not in ("_timestep_", "_done_")}
 
     def reference_reset(self, state: dict[str, np.ndarray]) -> None:
         which = state["_timestep_"] == 0
