@@ -17,6 +17,7 @@ from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
 from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
     saez_first_day,
 )
+from ai_economist.warp_drive.numba_float import mul_rn
 
 MAX_WORKERS = 32
 MAX_BRACKETS = 64
@@ -50,7 +51,7 @@ def taxes_due(income, cutoffs, rates):
     for b in range(nb):
         past = max(0.0, income - cutoffs[b])
         in_bracket = min(cutoffs[b + 1] - cutoffs[b], past) if b + 1 < nb else past
-        total += rates[b] * in_bracket
+        total += mul_rn(rates[b], in_bracket)  # unfused, as numpy rounds
     return total
 
 

@@ -15,7 +15,7 @@ __device__ double taxes_due(double income, const double* cutoffs, const double* 
   for (int b = 0; b < N_BRACKETS; b++) {
     const double past = fmax(0.0, income - cutoffs[b]);
     const double in_bracket = b + 1 < N_BRACKETS ? fmin(cutoffs[b + 1] - cutoffs[b], past) : past;
-    total += rates[b] * in_bracket;
+    total += __dmul_rn(rates[b], in_bracket);  // unfused: rounds as numpy does
   }
   return total;
 }

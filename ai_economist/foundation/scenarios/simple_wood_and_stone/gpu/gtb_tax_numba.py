@@ -30,6 +30,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
+from ai_economist.warp_drive.numba_float import mul_rn
 
 MAX_BRACKETS = ts.MAX_BRACKETS
 __all__ = ["MAX_AGENTS", "MAX_BRACKETS", "SAEZ_BINS", "SAEZ_EDGES", "gtb_tax_reset", "gtb_tax_step"]
@@ -64,7 +65,7 @@ def observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin,
 def income_step(e, tid, action, inventory, escrow, income_unit):
     """``GatherTradeBuildTaxGpu.income_step`` of agent ``tid``."""
     if 1 <= action <= INCOME_LEVELS:
-        inventory[e, tid, COIN] += action * income_unit[tid]
+        inventory[e, tid, COIN] += mul_rn(float64(action), income_unit[tid])  # unfused
     elif action == INCOME_LEVELS + 1:
         half = 0.5 * inventory[e, tid, COIN]
         inventory[e, tid, COIN] -= half

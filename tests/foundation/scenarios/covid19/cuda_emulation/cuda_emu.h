@@ -28,6 +28,8 @@ extern dim3 gridDim;
 extern std::barrier<>* emu_block_barrier;
 
 inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+// __dmul_rn: the product rounded on its own (baseline x86-64 g++, no -mfma, never fuses).
+inline double __dmul_rn(double a, double b) { return a * b; }
 
 // Warp shuffle down. Every thread of the block must call it together (block_sum3 does): the
 // values pass through a block-wide buffer between two barriers. A source lane outside the

@@ -59,7 +59,7 @@ __device__ void income_step(const TaxEnv& t, int a, int action, const double* in
   double* inv = t.inv + a * N_GOODS + TAX_COIN;
   double* esc = t.esc + a * N_GOODS + TAX_COIN;
   if (action >= 1 && action <= INCOME_LEVELS) {
-    *inv += action * income_unit[a];
+    *inv += __dmul_rn((double)action, income_unit[a]);  // unfused: rounds as numpy does
   } else if (action == INCOME_LEVELS + 1) {
     const double half = 0.5 * *inv;
     *inv -= half;
