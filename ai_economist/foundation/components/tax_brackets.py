@@ -130,8 +130,16 @@ def bracket_index(income: Any, cutoffs: np.ndarray) -> np.ndarray:
     return np.maximum(idx, 0)
 
 
+# An income counts as negative below -NEGATIVE_INCOME_ATOL coin, not below 0: moving coin
+# between inventory and escrow leaves a rounding residue of about 1e-15 in ``coin - last_coin``,
+# and its sign is no income (the original's marginal rate flipped to 0 on it;
+# docs/differences.md). The CUDA C (``bracket_tax.cuh``) and Numba twins use the same value.
+NEGATIVE_INCOME_ATOL = 1e-9
+
+
 def marginal_rate(income: Any, cutoffs: np.ndarray, rates: Any) -> np.ndarray:
-    """The rate on the next unit of ``income`` (0 for negative incomes).
+    """The rate on the next unit of ``income`` (0 for negative incomes, i.e. below
+    ``-NEGATIVE_INCOME_ATOL``).
 
     ``income`` (..., n_agents) with ``rates`` (..., n_brackets); a 1-D ``rates`` is shared.
     """
@@ -143,7 +151,7 @@ def marginal_rate(income: Any, cutoffs: np.ndarray, rates: Any) -> np.ndarray:
     else:
         rates = np.broadcast_to(rates, income.shape[:-1] + rates.shape[-1:])
         rate = np.take_along_axis(rates, idx, axis=-1)
-    return np.where(income < 0, 0.0, rate)
+    return np.where(income < -NEGATIVE_INCOME_ATOL, 0.0, rate)
 
 
 class TaxOutcome(NamedTuple):

@@ -1,5 +1,8 @@
 """Bracket tax arithmetic by hand (tax_brackets) and the component's rule methods."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -171,3 +174,27 @@ def test_annealing_follows_completed_episodes():
         env.step({})
         env.step({})
     assert limits == [0.0, 0.0, 0.5, 1.0]
+
+
+def test_a_rounding_residue_below_zero_is_no_negative_income():
+    # locking half of 14.19125 coin in escrow (12.6475 there) leaves inventory + escrow
+    # -3.55e-15 below the 26.83875 it was: an income of 0, taxed at bracket 0's rate
+    cutoffs = np.array([0.0, 9.7, 39.475])
+    rates = np.array([0.25, 0.3, 0.35])
+    half = 0.5 * 14.19125
+    residue = (14.19125 - half) + (12.6475 + half) - (14.19125 + 12.6475)
+    assert -1e-14 < residue < 0.0
+    assert tb.marginal_rate(residue, cutoffs, rates) == 0.25
+    assert tb.marginal_rate(-2 * tb.NEGATIVE_INCOME_ATOL, cutoffs, rates) == 0.0
+    assert tb.marginal_rate(np.array([[-1.0, residue, 10.0]]), cutoffs, rates).tolist() == [
+        [0.0, 0.25, 0.3]
+    ]
+
+
+def test_the_kernels_use_the_same_negative_income_tolerance():
+    cuh = (
+        Path(tb.__file__).resolve().parents[1]
+        / "scenarios/one_step_economy/kernels/bracket_tax.cuh"
+    )
+    defined = re.search(r"#define TAX_NEGATIVE_INCOME_ATOL (\S+)", cuh.read_text())
+    assert defined and float(defined.group(1)) == tb.NEGATIVE_INCOME_ATOL

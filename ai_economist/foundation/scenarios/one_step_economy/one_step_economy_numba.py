@@ -14,6 +14,7 @@ import math
 from numba import cuda, float64
 
 from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
+from ai_economist.foundation.components.tax_brackets import NEGATIVE_INCOME_ATOL
 from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba_saez import (
     saez_first_day,
 )
@@ -57,8 +58,8 @@ def taxes_due(income, cutoffs, rates):
 
 @cuda.jit(device=True)
 def marginal_rate(income, cutoffs, rates):
-    """The rate of the income's bracket, 0 for negative incomes."""
-    return 0.0 if income < 0.0 else rates[bracket_index(income, cutoffs)]
+    """The rate of the income's bracket, 0 for negative incomes (``tax_brackets``)."""
+    return 0.0 if income < -NEGATIVE_INCOME_ATOL else rates[bracket_index(income, cutoffs)]
 
 
 @cuda.jit(device=True)

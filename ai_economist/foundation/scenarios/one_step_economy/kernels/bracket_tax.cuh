@@ -20,7 +20,10 @@ __device__ double taxes_due(double income, const double* cutoffs, const double* 
   return total;
 }
 
+// tax_brackets.NEGATIVE_INCOME_ATOL: a rounding residue below 0 is no negative income.
+#define TAX_NEGATIVE_INCOME_ATOL 1e-9
+
 // tax_brackets.marginal_rate: the rate of the income's bracket, 0 for negative incomes.
 __device__ double marginal_rate(double income, const double* cutoffs, const double* rates) {
-  return income < 0.0 ? 0.0 : rates[bracket_index(income, cutoffs)];
+  return income < -TAX_NEGATIVE_INCOME_ATOL ? 0.0 : rates[bracket_index(income, cutoffs)];
 }
