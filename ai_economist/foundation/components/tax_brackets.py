@@ -137,6 +137,13 @@ def bracket_index(income: Any, cutoffs: np.ndarray) -> np.ndarray:
 NEGATIVE_INCOME_ATOL = 1e-9
 
 
+def period_income(coin_endowment: Any, last_coin: Any) -> np.ndarray:
+    """``coin_endowment - last_coin``, with a rounding residue (``|income| <``
+    ``NEGATIVE_INCOME_ATOL``) as exactly 0: what a tax day bills and records."""
+    income = np.asarray(coin_endowment, dtype=np.float64) - np.asarray(last_coin, dtype=np.float64)
+    return np.where(np.abs(income) < NEGATIVE_INCOME_ATOL, 0.0, income)
+
+
 def marginal_rate(income: Any, cutoffs: np.ndarray, rates: Any) -> np.ndarray:
     """The rate on the next unit of ``income`` (0 for negative incomes, i.e. below
     ``-NEGATIVE_INCOME_ATOL``).
@@ -171,12 +178,12 @@ def enact_taxes(
 ) -> TaxOutcome:
     """Collect income taxes and pay the revenue back as an equal lump sum.
 
-    income = inventory + escrow - last_coin; tax paid = min(inventory, taxes_due(income));
+    income = inventory + escrow - last_coin (``period_income``); tax paid = min(inventory, taxes_due(income));
     every agent then receives revenue / n_agents. Revenue equals the transfers paid.
     """
     inventory = np.asarray(inventory_coin, dtype=np.float64)
     escrow = np.asarray(escrow_coin, dtype=np.float64)
-    income = inventory + escrow - np.asarray(last_coin, dtype=np.float64)
+    income = period_income(inventory + escrow, last_coin)
     paid = np.minimum(inventory, taxes_due(income, cutoffs, rates))
     lump_sum = paid.sum(axis=-1) / inventory.shape[-1]
     new_inventory = inventory - paid + lump_sum[..., None]

@@ -57,6 +57,13 @@ def taxes_due(income, cutoffs, rates):
 
 
 @cuda.jit(device=True)
+def period_income(coin_endowment, last_coin):
+    """``tax_brackets.period_income``: a rounding residue as exactly 0."""
+    income = coin_endowment - last_coin
+    return 0.0 if abs(income) < NEGATIVE_INCOME_ATOL else income
+
+
+@cuda.jit(device=True)
 def marginal_rate(income, cutoffs, rates):
     """The rate of the income's bracket, 0 for negative incomes (``tax_brackets``)."""
     return 0.0 if income < -NEGATIVE_INCOME_ATOL else rates[bracket_index(income, cutoffs)]
@@ -273,7 +280,7 @@ def one_step_economy_step(
     if tax_day:
         income = 0.0
         if is_worker:
-            income = e_coin[tid] - e_last_coin[tid]
+            income = period_income(e_coin[tid], e_last_coin[tid])
             s_paid[tid] = min(e_coin[tid], taxes_due(income, cutoffs, s_rates))
         cuda.syncthreads()
         if tid == 0:

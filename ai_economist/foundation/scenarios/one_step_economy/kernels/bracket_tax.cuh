@@ -23,6 +23,12 @@ __device__ double taxes_due(double income, const double* cutoffs, const double* 
 // tax_brackets.NEGATIVE_INCOME_ATOL: a rounding residue below 0 is no negative income.
 #define TAX_NEGATIVE_INCOME_ATOL 1e-9
 
+// tax_brackets.period_income: coin endowment minus last_coin, a rounding residue as 0.
+__device__ double period_income(double coin_endowment, double last_coin) {
+  const double income = coin_endowment - last_coin;
+  return fabs(income) < TAX_NEGATIVE_INCOME_ATOL ? 0.0 : income;
+}
+
 // tax_brackets.marginal_rate: the rate of the income's bracket, 0 for negative incomes.
 __device__ double marginal_rate(double income, const double* cutoffs, const double* rates) {
   return income < -TAX_NEGATIVE_INCOME_ATOL ? 0.0 : rates[bracket_index(income, cutoffs)];

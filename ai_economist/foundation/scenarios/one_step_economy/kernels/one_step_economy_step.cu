@@ -220,7 +220,7 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   // outside the condition: the block's envs need not share their tax day)
   double income = 0.0;
   if (tax_day && is_worker) {
-    income = e_coin[tid] - e_last_coin[tid];
+    income = period_income(e_coin[tid], e_last_coin[tid]);
     s_paid[tid] = fmin(e_coin[tid], taxes_due(income, cutoffs, s_rates));
   }
   __syncthreads();

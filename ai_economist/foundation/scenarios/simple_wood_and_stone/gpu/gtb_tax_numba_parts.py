@@ -14,6 +14,7 @@ from numba import cuda, float32, float64
 
 from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba import (
     marginal_rate,
+    period_income,
     taxes_due,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_state as ts
@@ -144,7 +145,7 @@ def enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income
     tax day, the tax paid (at most its inventory coin) into ``s_paid``, its marginal rate."""
     if tid < last_coin.shape[1] and tax_cycle_pos[e] >= iparams[TI_PERIOD]:
         inv = inventory[e, tid, COIN]
-        income = inv + escrow[e, tid, COIN] - last_coin[e, tid]
+        income = period_income(inv + escrow[e, tid, COIN], last_coin[e, tid])
         s_paid[tid] = min(inv, taxes_due(income, cutoffs, s_rates))
         last_income[e, tid] = income
         last_marginal_rate[e, tid] = marginal_rate(income, cutoffs, s_rates)

@@ -128,7 +128,7 @@ __device__ void enact_taxes(const TaxEnv& t, int tid, const double* cutoffs,
                             const double* s_rates, double* s_paid, const int* iparams) {
   if (tid >= N_AGENTS || *t.cycle_pos < iparams[TI_PERIOD]) return;
   const double inv = t.inv[tid * N_GOODS + TAX_COIN];
-  const double income = inv + t.esc[tid * N_GOODS + TAX_COIN] - t.last_coin[tid];
+  const double income = period_income(inv + t.esc[tid * N_GOODS + TAX_COIN], t.last_coin[tid]);
   s_paid[tid] = fmin(inv, taxes_due(income, cutoffs, s_rates));
   t.last_income[tid] = income;
   t.last_marginal_rate[tid] = marginal_rate(income, cutoffs, s_rates);
