@@ -69,6 +69,13 @@ COMPONENT_NAMES = (
     "FederalGovernmentSubsidy",
     "VaccinationCampaign",
 )
+_COMPONENT_FIELDS = (
+    ("action_cooldown_period",),
+    ("num_subsidy_levels", "subsidy_interval", "max_daily_subsidy_per_state"),
+    ("first_delivery_step", "delivery_interval", "num_vaccines_per_delivery",
+     "daily_vaccines_per_million_people", "observe_rate"),
+)  # fmt: skip
+"""The :class:`ComponentParams` fields each of ``COMPONENT_NAMES`` holds, under the same name."""
 
 
 @scenario_registry.add
@@ -185,17 +192,12 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             raise ValueError(
                 f"batched/GPU backends need the components {list(COMPONENT_NAMES)}; missing {missing}"
             )
-        open_close, subsidy, vaccination = (self._components_dict[n] for n in COMPONENT_NAMES)
         return ComponentParams(
-            action_cooldown_period=open_close.action_cooldown_period,
-            num_subsidy_levels=subsidy.num_subsidy_levels,
-            subsidy_interval=subsidy.subsidy_interval,
-            max_daily_subsidy_per_state=subsidy.max_daily_subsidy_per_state,
-            first_delivery_step=vaccination.first_delivery_step,
-            delivery_interval=vaccination.delivery_interval,
-            num_vaccines_per_delivery=vaccination.num_vaccines_per_delivery,
-            daily_vaccines_per_million_people=vaccination.daily_vaccines_per_million_people,
-            observe_rate=vaccination.observe_rate,
+            **{
+                field: getattr(self._components_dict[name], field)
+                for name, fields in zip(COMPONENT_NAMES, _COMPONENT_FIELDS)
+                for field in fields
+            }
         )
 
     def set_parameter_modulations(

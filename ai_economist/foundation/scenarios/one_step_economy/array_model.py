@@ -31,6 +31,11 @@ SUPPORTED_TAX_MODELS = (
     "us-federal-single-filer-2018-scaled",
     "fixed-bracket-rates",
 )
+_ENV_REWARD_FIELDS = (
+    "agent_reward_type", "isoelastic_eta", "labor_exponent", "labor_cost",
+    "planner_reward_type", "mixing_weight_gini_vs_coin",
+)  # fmt: skip
+"""The :class:`OneStepParams` reward fields that ``from_env`` copies from the env by name."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,12 +100,7 @@ class OneStepParams:
             tax_model=tax.tax_model,
             disc_rates=np.array(tax.config.disc_rates, dtype=np.float64),
             fixed_rates=np.array(fixed, dtype=np.float64),
-            agent_reward_type=env.agent_reward_type,
-            isoelastic_eta=env.isoelastic_eta,
-            labor_exponent=env.labor_exponent,
-            labor_cost=env.labor_cost,
-            planner_reward_type=env.planner_reward_type,
-            mixing_weight_gini_vs_coin=env.mixing_weight_gini_vs_coin,
+            **{name: getattr(env, name) for name in _ENV_REWARD_FIELDS},
             time_scale=float(env.episode_length if env._allow_observation_scaling else 1),
         )
 
