@@ -18,7 +18,12 @@ import numpy as np
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
 from ai_economist.foundation.components import tax_brackets as tb
 from ai_economist.foundation.components.saez_tax import SaezTaxMixin
-from ai_economist.foundation.components.tax_config import PlannerTaxMasks, TaxConfig
+from ai_economist.foundation.components.tax_config import (
+    TAX_ARGUMENTS,
+    PlannerTaxMasks,
+    TaxConfig,
+    tax_component_signature,
+)
 
 
 def _nan_mean(values: Any) -> float:
@@ -45,32 +50,10 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
     required_entities = ["Coin"]
     agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
 
-    def __init__(
-        self,
-        *base_component_args: Any,
-        disable_taxes: bool = False,
-        tax_model: str = "model_wrapper",
-        period: int = 100,
-        rate_min: float = 0.0,
-        rate_max: float = 1.0,
-        rate_disc: float = 0.05,
-        n_brackets: int = 5,
-        top_bracket_cutoff: float = 100,
-        usd_scaling: float = 1000.0,
-        bracket_spacing: str = "us-federal",
-        fixed_bracket_rates: Any = None,
-        pareto_weight_type: str = "inverse_income",
-        saez_fixed_elas: float | None = None,
-        tax_annealing_schedule: Any = None,
-        bracket_cutoffs: Any = None,
-        **base_component_kwargs: Any,
-    ) -> None:
-        super().__init__(*base_component_args, **base_component_kwargs)
-        cfg = TaxConfig(
-            disable_taxes, tax_model, period, rate_min, rate_max, rate_disc, n_brackets,
-            top_bracket_cutoff, usd_scaling, bracket_spacing, fixed_bracket_rates,
-            pareto_weight_type, saez_fixed_elas, tax_annealing_schedule, bracket_cutoffs,
-        ).checked()  # fmt: skip
+    def __init__(self, *base_component_args: Any, **kwargs: Any) -> None:
+        tax_kwargs = {name: kwargs.pop(name) for name in TAX_ARGUMENTS if name in kwargs}
+        super().__init__(*base_component_args, **kwargs)
+        cfg = TaxConfig(**tax_kwargs).checked()
         self.config = cfg
         self.disable_taxes = cfg.disable_taxes
         self.tax_model = cfg.tax_model
@@ -368,3 +351,8 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
     def get_dense_log(self) -> list[Any] | None:
         """Per step: ``[]``, or on tax days the schedule, cutoffs and each agent's taxes."""
         return None if self.disable_taxes else self.taxes
+
+
+# The keywords are TaxConfig's fields, defaults included (one list of them); inspect.signature
+# shows them (the run-config key check reads it).
+PeriodicBracketTax.__init__.__signature__ = tax_component_signature()

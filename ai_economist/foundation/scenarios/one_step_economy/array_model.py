@@ -124,6 +124,11 @@ class OneStepState:
     total_collected_taxes: np.ndarray  # (E,)
 
 
+_AGENT_FLOAT_FIELDS = ("coin", "labor", "production", "last_coin", "last_income",
+                       "last_marginal_rate", "utility")  # fmt: skip
+"""The :class:`OneStepState` fields that are ``(E, N)`` floats, zero at reset."""
+
+
 def initial_state(params: OneStepParams, num_envs: int) -> OneStepState:
     """Every env at its reset state."""
     e, n, b = num_envs, params.n_agents, params.n_brackets
@@ -132,13 +137,7 @@ def initial_state(params: OneStepParams, num_envs: int) -> OneStepState:
         tax_cycle_pos=np.ones(e, dtype=np.int64),
         rate_index=np.zeros((e, b), dtype=np.int64),
         rates_obs=np.zeros((e, b)),
-        coin=np.zeros((e, n)),
-        labor=np.zeros((e, n)),
-        production=np.zeros((e, n)),
-        last_coin=np.zeros((e, n)),
-        last_income=np.zeros((e, n)),
-        last_marginal_rate=np.zeros((e, n)),
-        utility=np.zeros((e, n)),
+        **{name: np.zeros((e, n)) for name in _AGENT_FLOAT_FIELDS},
         welfare=np.zeros(e),
         total_collected_taxes=np.zeros(e),
     )
