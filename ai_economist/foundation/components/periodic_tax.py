@@ -16,14 +16,10 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.base.validation import with_keywords
 from ai_economist.foundation.components import tax_brackets as tb
 from ai_economist.foundation.components.saez_tax import SaezTaxMixin
-from ai_economist.foundation.components.tax_config import (
-    TAX_ARGUMENTS,
-    PlannerTaxMasks,
-    TaxConfig,
-    tax_component_signature,
-)
+from ai_economist.foundation.components.tax_config import TAX_PARAMETERS, PlannerTaxMasks, TaxConfig
 
 
 def _nan_mean(values: Any) -> float:
@@ -50,9 +46,13 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
     required_entities = ["Coin"]
     agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
 
-    def __init__(self, *base_component_args: Any, **kwargs: Any) -> None:
-        tax_kwargs = {name: kwargs.pop(name) for name in TAX_ARGUMENTS if name in kwargs}
-        super().__init__(*base_component_args, **kwargs)
+    def __init__(self, *base_component_args: Any, **base_component_kwargs: Any) -> None:
+        tax_kwargs = {
+            p.name: base_component_kwargs.pop(p.name)
+            for p in TAX_PARAMETERS
+            if p.name in base_component_kwargs
+        }
+        super().__init__(*base_component_args, **base_component_kwargs)
         cfg = TaxConfig(**tax_kwargs).checked()
         self.config = cfg
         self.disable_taxes = cfg.disable_taxes
@@ -353,6 +353,5 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         return None if self.disable_taxes else self.taxes
 
 
-# The keywords are TaxConfig's fields, defaults included (one list of them); inspect.signature
-# shows them (the run-config key check reads it).
-PeriodicBracketTax.__init__.__signature__ = tax_component_signature()
+# The keywords are TaxConfig's fields, defaults included (listed there only).
+PeriodicBracketTax.__init__.__signature__ = with_keywords(PeriodicBracketTax.__init__, TAX_PARAMETERS)

@@ -146,24 +146,12 @@ class TaxConfig:
         return tb.check_bracket_cutoffs(tb.make_bracket_cutoffs(spacing, n, top, usd))
 
 
-TAX_ARGUMENTS = tuple(f.name for f in dataclasses.fields(TaxConfig) if f.name != "disc_rates")
+TAX_PARAMETERS = tuple(
+    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+    for f in dataclasses.fields(TaxConfig)
+    if f.name != "disc_rates"
+)
 """The keyword arguments of ``PeriodicBracketTax``: every field but the derived ``disc_rates``."""
-
-
-def tax_component_signature() -> inspect.Signature:
-    """``(self, *base_component_args, <TAX_ARGUMENTS with TaxConfig's defaults>,
-    **base_component_kwargs)``: the signature ``PeriodicBracketTax.__init__`` shows."""
-    kind = inspect.Parameter
-    fields = {f.name: f for f in dataclasses.fields(TaxConfig)}
-    return inspect.Signature(
-        [kind("self", kind.POSITIONAL_OR_KEYWORD), kind("base_component_args", kind.VAR_POSITIONAL)]
-        + [
-            kind(name, kind.KEYWORD_ONLY, default=fields[name].default, annotation=fields[name].type)
-            for name in TAX_ARGUMENTS
-        ]
-        + [kind("base_component_kwargs", kind.VAR_KEYWORD)]
-    )
-
 
 class PlannerTaxMasks:
     """The planner's rate masks per bracket sub-space, with the annealed rate limit."""
