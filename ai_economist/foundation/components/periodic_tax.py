@@ -354,4 +354,6 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
 
 
 # The keywords are TaxConfig's fields, defaults included (listed there only).
-PeriodicBracketTax.__init__.__signature__ = with_keywords(PeriodicBracketTax.__init__, TAX_PARAMETERS)
+PeriodicBracketTax.__init__.__signature__ = with_keywords(
+    PeriodicBracketTax.__init__, TAX_PARAMETERS
+)

@@ -153,6 +153,7 @@ TAX_PARAMETERS = tuple(
 )
 """The keyword arguments of ``PeriodicBracketTax``: every field but the derived ``disc_rates``."""
 
+
 class PlannerTaxMasks:
     """The planner's rate masks per bracket sub-space, with the annealed rate limit."""
 
