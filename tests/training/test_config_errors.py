@@ -260,6 +260,24 @@ def test_keywords_taken_through_kwargs_are_in_the_signature():
     ]
 
 
+def test_covid_scenario_keywords_are_build_params_ones():
+    """CovidAndEconomyEnvironment takes build_params's scenario arguments through **kwargs;
+    its signature shows them with build_params's defaults."""
+    import inspect
+
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+    from ai_economist.foundation.scenarios.covid19.model.params import build_params
+
+    built = inspect.signature(build_params).parameters
+    scenario = [n for n, p in built.items() if p.default is not p.empty]
+    assert scenario[0] == "start_date" and scenario[-1] == "reward_normalization_factor"
+    names = preflight.accepted_kwargs(CovidAndEconomyEnvironment)
+    assert names[:11] == ["use_real_world_data", "use_real_world_policies",
+                          "path_to_data_and_fitted_params", *scenario]  # fmt: skip
+    params = inspect.signature(CovidAndEconomyEnvironment).parameters
+    assert [params[n].default for n in scenario] == [built[n].default for n in scenario]
+
+
 def test_with_keywords_needs_a_var_keyword():
     from ai_economist.foundation.base.validation import with_keywords
 
