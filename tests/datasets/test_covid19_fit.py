@@ -111,6 +111,15 @@ def test_unemployment_fit_is_seeded_and_improves(inputs):
     assert train_mse == pytest.approx(first.errors["train_mse"], rel=1e-9)
 
 
+def test_fit_settings_defaults_are_the_notebook_ones():
+    """The unemployment-fit defaults (taken from fit_unemployment's) and the other settings."""
+    s = fit_cli.FitSettings().as_json()
+    keys = ("FILTER_SIZE_UNEMPLOYMENT", "SIMILARITY_REGULARIZATION_UNEMPLOYMENT",
+            "SIMILARITY_REGULARIZATION_SIR", "UNEMPLOYMENT_STEPS", "UNEMPLOYMENT_LR", "SEED",
+            "DEVICE", "LAST_DATE_IN_TRAIN_SET", "LAST_DATE_IN_VAL_SET")  # fmt: skip
+    assert [s[k] for k in keys] == [600, 0.5, 1.0, 350, 0.01, 0, "cpu", "2020-11-30", "2020-12-31"]
+
+
 def test_frontier_and_alpha_hand_values():
     # the point (1/sqrt 2, 1/sqrt 2) lies on the circle (p = 2), whose optimum for alpha
     # is (alpha, 1 - alpha) / norm: alpha = 0.5 reaches it

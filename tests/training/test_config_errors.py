@@ -3,6 +3,7 @@ naming the key, the value and what was expected (issue 11)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -237,6 +238,54 @@ def test_accepted_kwargs_follow_kwargs_to_the_parents():
     assert preflight.unknown_keys({"a": 1, "cc": 2}, ["a", "c"], "env.") == [
         "unknown key 'env.cc' (did you mean 'env.c'?)"
     ]
+
+
+def test_keywords_taken_through_kwargs_are_in_the_signature():
+    """PeriodicBracketTax takes TaxConfig's fields through **kwargs; its signature shows them
+    (with TaxConfig's defaults), so the run-config key check knows them."""
+    import inspect
+
+    from ai_economist.foundation.components.periodic_tax import PeriodicBracketTax
+    from ai_economist.foundation.components.tax_config import TaxConfig
+
+    names = preflight.accepted_kwargs(PeriodicBracketTax)
+    fields = [f.name for f in dataclasses.fields(TaxConfig) if f.name != "disc_rates"]
+    assert names == fields + ["world", "episode_length", "inventory_scale"]
+    params = inspect.signature(PeriodicBracketTax).parameters
+    assert params["period"].default == 100 and params["bracket_spacing"].default == "us-federal"
+    assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in fields)
+    assert preflight.component_errors([{"PeriodicBracketTax": {"perod": 5}}]) == [
+        "unknown key 'env.components[0].PeriodicBracketTax.perod' (did you mean "
+        "'env.components[0].PeriodicBracketTax.period'?)"
+    ]
+
+
+def test_covid_scenario_keywords_are_build_params_ones():
+    """CovidAndEconomyEnvironment takes build_params's scenario arguments through **kwargs;
+    its signature shows them with build_params's defaults."""
+    import inspect
+
+    from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
+    from ai_economist.foundation.scenarios.covid19.model.params import build_params
+
+    built = inspect.signature(build_params).parameters
+    scenario = [n for n, p in built.items() if p.default is not p.empty]
+    assert scenario[0] == "start_date" and scenario[-1] == "reward_normalization_factor"
+    names = preflight.accepted_kwargs(CovidAndEconomyEnvironment)
+    assert names[:11] == ["use_real_world_data", "use_real_world_policies",
+                          "path_to_data_and_fitted_params", *scenario]  # fmt: skip
+    params = inspect.signature(CovidAndEconomyEnvironment).parameters
+    assert [params[n].default for n in scenario] == [built[n].default for n in scenario]
+
+
+def test_with_keywords_needs_a_var_keyword():
+    from ai_economist.foundation.base.validation import with_keywords
+
+    def closed(a, b=1):
+        pass
+
+    with pytest.raises(TypeError, match="closed has no \\*\\*kwargs"):
+        with_keywords(closed, [])
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ The packaged calibration is never overwritten.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ from ai_economist.datasets.covid19.loader import (
     default_calibration_path,
 )
 
+_UNEMPLOYMENT_FIT = inspect.signature(fit_unemployment).parameters
+"""``fit_unemployment``'s parameters: the unemployment-fit defaults of :class:`FitSettings`."""
+
 
 @dataclass
 class FitSettings:
@@ -59,13 +63,13 @@ class FitSettings:
 
     last_train_date: str = "2020-11-30"
     last_val_date: str = "2020-12-31"
-    filter_len: int = 600
-    similarity_unemployment: float = 0.5
+    filter_len: int = _UNEMPLOYMENT_FIT["filter_len"].default
+    similarity_unemployment: float = _UNEMPLOYMENT_FIT["similarity"].default
     similarity_sir: float = 1.0
-    unemployment_steps: int = 350
-    unemployment_lr: float = 0.01
-    seed: int = 0
-    device: str = "cpu"
+    unemployment_steps: int = _UNEMPLOYMENT_FIT["steps"].default
+    unemployment_lr: float = _UNEMPLOYMENT_FIT["lr"].default
+    seed: int = _UNEMPLOYMENT_FIT["seed"].default
+    device: str = _UNEMPLOYMENT_FIT["device"].default
     env: dict = field(default_factory=lambda: dict(DEFAULT_ENV_SETTINGS))
 
     def as_json(self) -> dict:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -125,3 +126,17 @@ def register_entities(owners: list[tuple[str, Any]]) -> dict[str, list[str]]:
             if name not in entities[kind]:
                 entities[kind].append(name)
     return entities
+
+
+def with_keywords(func: Callable, keywords: Sequence[inspect.Parameter]) -> inspect.Signature:
+    """``func``'s signature with the keyword-only ``keywords`` put before its ``**kwargs``.
+
+    For a constructor that takes some of its arguments through ``**kwargs`` from the one place
+    that lists them with their defaults (a dataclass, a builder function): set as its
+    ``__signature__``, ``inspect.signature`` shows them (the run-config key check reads it).
+    """
+    params = list(inspect.signature(func).parameters.values())
+    if not params or params[-1].kind is not inspect.Parameter.VAR_KEYWORD:
+        raise TypeError(f"{func.__qualname__} has no **kwargs to take {len(keywords)} keywords")
+    added = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in keywords]
+    return inspect.Signature(params[:-1] + added + params[-1:])

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.base.base_component import BaseComponent, component_registry
+from ai_economist.foundation.base.validation import with_keywords
 from ai_economist.foundation.components import tax_brackets as tb
 from ai_economist.foundation.components.saez_tax import SaezTaxMixin
-from ai_economist.foundation.components.tax_config import PlannerTaxMasks, TaxConfig
+from ai_economist.foundation.components.tax_config import TAX_PARAMETERS, PlannerTaxMasks, TaxConfig
 
 
 def _nan_mean(values: Any) -> float:
@@ -45,32 +46,14 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
     required_entities = ["Coin"]
     agent_subclasses = ["BasicMobileAgent", "BasicPlanner"]
 
-    def __init__(
-        self,
-        *base_component_args: Any,
-        disable_taxes: bool = False,
-        tax_model: str = "model_wrapper",
-        period: int = 100,
-        rate_min: float = 0.0,
-        rate_max: float = 1.0,
-        rate_disc: float = 0.05,
-        n_brackets: int = 5,
-        top_bracket_cutoff: float = 100,
-        usd_scaling: float = 1000.0,
-        bracket_spacing: str = "us-federal",
-        fixed_bracket_rates: Any = None,
-        pareto_weight_type: str = "inverse_income",
-        saez_fixed_elas: float | None = None,
-        tax_annealing_schedule: Any = None,
-        bracket_cutoffs: Any = None,
-        **base_component_kwargs: Any,
-    ) -> None:
+    def __init__(self, *base_component_args: Any, **base_component_kwargs: Any) -> None:
+        tax_kwargs = {
+            p.name: base_component_kwargs.pop(p.name)
+            for p in TAX_PARAMETERS
+            if p.name in base_component_kwargs
+        }
         super().__init__(*base_component_args, **base_component_kwargs)
-        cfg = TaxConfig(
-            disable_taxes, tax_model, period, rate_min, rate_max, rate_disc, n_brackets,
-            top_bracket_cutoff, usd_scaling, bracket_spacing, fixed_bracket_rates,
-            pareto_weight_type, saez_fixed_elas, tax_annealing_schedule, bracket_cutoffs,
-        ).checked()  # fmt: skip
+        cfg = TaxConfig(**tax_kwargs).checked()
         self.config = cfg
         self.disable_taxes = cfg.disable_taxes
         self.tax_model = cfg.tax_model
@@ -368,3 +351,9 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
     def get_dense_log(self) -> list[Any] | None:
         """Per step: ``[]``, or on tax days the schedule, cutoffs and each agent's taxes."""
         return None if self.disable_taxes else self.taxes
+
+
+# The keywords are TaxConfig's fields, defaults included (listed there only).
+PeriodicBracketTax.__init__.__signature__ = with_keywords(
+    PeriodicBracketTax.__init__, TAX_PARAMETERS
+)

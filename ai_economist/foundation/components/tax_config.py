@@ -9,6 +9,7 @@ annealing.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,6 +144,14 @@ class TaxConfig:
         if usd <= 0:
             raise ValueError(f"usd_scaling must be > 0, got {usd!r}")
         return tb.check_bracket_cutoffs(tb.make_bracket_cutoffs(spacing, n, top, usd))
+
+
+TAX_PARAMETERS = tuple(
+    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+    for f in dataclasses.fields(TaxConfig)
+    if f.name != "disc_rates"
+)
+"""The keyword arguments of ``PeriodicBracketTax``: every field but the derived ``disc_rates``."""
 
 
 class PlannerTaxMasks:

@@ -10,6 +10,7 @@ metrics, dense logs).  Deliberate differences from the original are listed in
 
 from __future__ import annotations
 
+import inspect
 import operator
 from datetime import timedelta
 
@@ -17,13 +18,13 @@ import numpy as np
 
 from ai_economist.datasets.covid19 import load_calibration
 from ai_economist.foundation.base.base_env import BaseEnvironment, scenario_registry
+from ai_economist.foundation.base.validation import with_keywords
 from ai_economist.foundation.scenarios.covid19.env import evaluation_plots
 from ai_economist.foundation.scenarios.covid19.env.covid19_env_checks import (
     check_components,
-    check_fraction,
     check_non_negative,
-    check_normalization,
     check_real_world_lengths,
+    check_scenario_arguments,
 )
 from ai_economist.foundation.scenarios.covid19.env.observation_plan import (  # registers the components
     make_observation_plan,
@@ -69,6 +70,19 @@ COMPONENT_NAMES = (
     "FederalGovernmentSubsidy",
     "VaccinationCampaign",
 )
+_COMPONENT_FIELDS = (
+    ("action_cooldown_period",),
+    ("num_subsidy_levels", "subsidy_interval", "max_daily_subsidy_per_state"),
+    ("first_delivery_step", "delivery_interval", "num_vaccines_per_delivery",
+     "daily_vaccines_per_million_people", "observe_rate"),
+)  # fmt: skip
+"""The :class:`ComponentParams` fields each of ``COMPONENT_NAMES`` holds, under the same name."""
+
+SCENARIO_PARAMETERS = tuple(
+    p for p in inspect.signature(build_params).parameters.values() if p.default is not p.empty
+)
+"""The scenario arguments (``start_date`` ...) with their defaults, as ``build_params`` lists
+them; ``CovidAndEconomyEnvironment`` takes them through ``**base_env_kwargs``."""
 
 
 @scenario_registry.add
@@ -100,16 +114,9 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         use_real_world_data: bool = False,
         use_real_world_policies: bool = False,
         path_to_data_and_fitted_params: str = "",
-        start_date: str = "2020-03-22",
-        pop_between_age_18_65: float = 0.6,
-        infection_too_sick_to_work_rate: float = 0.1,
-        risk_free_interest_rate: float = 0.03,
-        economic_reward_crra_eta: float = 2,
-        health_priority_scaling_agents: float = 1,
-        health_priority_scaling_planner: float = 1,
-        reward_normalization_factor: float = 1,
         **base_env_kwargs,
     ):
+        scenario = {p.name: base_env_kwargs.pop(p.name, p.default) for p in SCENARIO_PARAMETERS}
         if base_env_kwargs.get("collate_agent_step_and_reset_data") is False:
             raise ValueError(
                 "CovidAndEconomySimulation needs collate_agent_step_and_reset_data=True "
@@ -131,24 +138,7 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
         self.params = build_params(
             self.calibration,
             episode_length=self.episode_length,
-            start_date=start_date,
-            pop_between_age_18_65=check_fraction("pop_between_age_18_65", pop_between_age_18_65),
-            infection_too_sick_to_work_rate=check_fraction(
-                "infection_too_sick_to_work_rate", infection_too_sick_to_work_rate
-            ),
-            risk_free_interest_rate=check_non_negative(
-                "risk_free_interest_rate", risk_free_interest_rate
-            ),
-            economic_reward_crra_eta=check_non_negative(
-                "economic_reward_crra_eta", economic_reward_crra_eta, 20
-            ),
-            health_priority_scaling_agents=check_non_negative(
-                "health_priority_scaling_agents", health_priority_scaling_agents
-            ),
-            health_priority_scaling_planner=check_non_negative(
-                "health_priority_scaling_planner", health_priority_scaling_planner
-            ),
-            reward_normalization_factor=check_normalization(reward_normalization_factor),
+            **check_scenario_arguments(scenario),
         )
         check_real_world_lengths(
             self.params, self.episode_length, self.use_real_world_policies, self.use_real_world_data
@@ -185,17 +175,12 @@ class CovidAndEconomyEnvironment(BaseEnvironment):
             raise ValueError(
                 f"batched/GPU backends need the components {list(COMPONENT_NAMES)}; missing {missing}"
             )
-        open_close, subsidy, vaccination = (self._components_dict[n] for n in COMPONENT_NAMES)
         return ComponentParams(
-            action_cooldown_period=open_close.action_cooldown_period,
-            num_subsidy_levels=subsidy.num_subsidy_levels,
-            subsidy_interval=subsidy.subsidy_interval,
-            max_daily_subsidy_per_state=subsidy.max_daily_subsidy_per_state,
-            first_delivery_step=vaccination.first_delivery_step,
-            delivery_interval=vaccination.delivery_interval,
-            num_vaccines_per_delivery=vaccination.num_vaccines_per_delivery,
-            daily_vaccines_per_million_people=vaccination.daily_vaccines_per_million_people,
-            observe_rate=vaccination.observe_rate,
+            **{
+                field: getattr(self._components_dict[name], field)
+                for name, fields in zip(COMPONENT_NAMES, _COMPONENT_FIELDS)
+                for field in fields
+            }
         )
 
     def set_parameter_modulations(
@@ -419,3 +404,9 @@ def _register_kernel_sources() -> None:
 
 
 _register_kernel_sources()
+
+
+# The scenario keywords are build_params's, defaults included (listed there only).
+CovidAndEconomyEnvironment.__init__.__signature__ = with_keywords(
+    CovidAndEconomyEnvironment.__init__, SCENARIO_PARAMETERS
+)

@@ -31,6 +31,11 @@ SUPPORTED_TAX_MODELS = (
     "us-federal-single-filer-2018-scaled",
     "fixed-bracket-rates",
 )
+_ENV_REWARD_FIELDS = (
+    "agent_reward_type", "isoelastic_eta", "labor_exponent", "labor_cost",
+    "planner_reward_type", "mixing_weight_gini_vs_coin",
+)  # fmt: skip
+"""The :class:`OneStepParams` reward fields that ``from_env`` copies from the env by name."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,12 +100,7 @@ class OneStepParams:
             tax_model=tax.tax_model,
             disc_rates=np.array(tax.config.disc_rates, dtype=np.float64),
             fixed_rates=np.array(fixed, dtype=np.float64),
-            agent_reward_type=env.agent_reward_type,
-            isoelastic_eta=env.isoelastic_eta,
-            labor_exponent=env.labor_exponent,
-            labor_cost=env.labor_cost,
-            planner_reward_type=env.planner_reward_type,
-            mixing_weight_gini_vs_coin=env.mixing_weight_gini_vs_coin,
+            **{name: getattr(env, name) for name in _ENV_REWARD_FIELDS},
             time_scale=float(env.episode_length if env._allow_observation_scaling else 1),
         )
 
@@ -124,6 +124,11 @@ class OneStepState:
     total_collected_taxes: np.ndarray  # (E,)
 
 
+_AGENT_FLOAT_FIELDS = ("coin", "labor", "production", "last_coin", "last_income",
+                       "last_marginal_rate", "utility")  # fmt: skip
+"""The :class:`OneStepState` fields that are ``(E, N)`` floats, zero at reset."""
+
+
 def initial_state(params: OneStepParams, num_envs: int) -> OneStepState:
     """Every env at its reset state."""
     e, n, b = num_envs, params.n_agents, params.n_brackets
@@ -132,13 +137,7 @@ def initial_state(params: OneStepParams, num_envs: int) -> OneStepState:
         tax_cycle_pos=np.ones(e, dtype=np.int64),
         rate_index=np.zeros((e, b), dtype=np.int64),
         rates_obs=np.zeros((e, b)),
-        coin=np.zeros((e, n)),
-        labor=np.zeros((e, n)),
-        production=np.zeros((e, n)),
-        last_coin=np.zeros((e, n)),
-        last_income=np.zeros((e, n)),
-        last_marginal_rate=np.zeros((e, n)),
-        utility=np.zeros((e, n)),
+        **{name: np.zeros((e, n)) for name in _AGENT_FLOAT_FIELDS},
         welfare=np.zeros(e),
         total_collected_taxes=np.zeros(e),
     )

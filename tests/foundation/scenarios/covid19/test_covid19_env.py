@@ -205,3 +205,20 @@ def test_bad_actions_are_rejected(env):
     env.reset()
     with pytest.raises(ValueError):
         env.step({"a": np.full(51, 11), "p": 0})
+
+
+def test_batched_component_defaults_are_the_components_ones():
+    """component_params_from_config (batched/GPU backends) defaults as the three components."""
+    import inspect
+
+    from ai_economist.foundation.scenarios.covid19.covid19_env import COMPONENT_NAMES
+    from ai_economist.foundation.scenarios.covid19.model.component_params import (
+        component_params_from_config,
+    )
+
+    batched = inspect.signature(component_params_from_config).parameters
+    for name in COMPONENT_NAMES:
+        own = inspect.signature(foundation.components.get(name)).parameters
+        shared = [p for p in own if p in batched]
+        assert shared, name
+        assert [own[p].default for p in shared] == [batched[p].default for p in shared], name

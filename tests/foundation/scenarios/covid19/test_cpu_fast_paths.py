@@ -7,6 +7,7 @@ column sums over the short filter axis.  Each is checked here against the path i
 """
 
 import copy
+import dataclasses
 import json
 
 import numpy as np
@@ -14,9 +15,13 @@ import pytest
 
 from ai_economist import foundation
 from ai_economist.foundation.base.base_env import BaseEnvironment
+from ai_economist.foundation.scenarios.covid19 import covid19_env
 from ai_economist.foundation.scenarios.covid19.configs import TRAINING_ENV_CONFIG, env_config
 from ai_economist.foundation.scenarios.covid19.model import dynamics as d
-from ai_economist.foundation.scenarios.covid19.model.simulation import CovidSimulation
+from ai_economist.foundation.scenarios.covid19.model.simulation import (
+    ComponentParams,
+    CovidSimulation,
+)
 
 
 def make(**overrides):
@@ -144,6 +149,20 @@ def test_one_env_matches_a_batch_and_envs_on_different_steps():
     for e, sim in enumerate(single):
         for attr in CovidSimulation.STATE_ATTRS:
             np.testing.assert_array_equal(getattr(sim, attr)[0], getattr(batch, attr)[e], attr)
+
+
+def test_component_params_copy_every_field_from_the_one_component_that_has_it():
+    env = make()
+    comps = env.component_params()
+    copied = [name for names in covid19_env._COMPONENT_FIELDS for name in names]
+    assert sorted(copied) == sorted(f.name for f in dataclasses.fields(ComponentParams))
+    for field in dataclasses.fields(ComponentParams):
+        holders = [c for c in env.components if hasattr(c, field.name)]
+        assert len(holders) == 1, field.name
+        np.testing.assert_array_equal(
+            getattr(comps, field.name), getattr(holders[0], field.name), field.name
+        )
+        assert getattr(comps, field.name) is not None, field.name
 
 
 def test_unemployment_column_sums_equal_numpy_sums():

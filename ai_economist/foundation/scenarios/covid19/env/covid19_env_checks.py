@@ -3,6 +3,9 @@ and what was expected."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
 from ai_economist.foundation.scenarios.covid19.model.params import CovidParams
@@ -33,6 +36,26 @@ def check_normalization(value: float) -> float:
     if value == 0:
         raise ValueError("reward_normalization_factor must be > 0, got 0")
     return value
+
+
+_SCENARIO_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "pop_between_age_18_65": check_fraction,
+    "infection_too_sick_to_work_rate": check_fraction,
+    "risk_free_interest_rate": check_non_negative,
+    "economic_reward_crra_eta": lambda name, value: check_non_negative(name, value, 20),
+    "health_priority_scaling_agents": check_non_negative,
+    "health_priority_scaling_planner": check_non_negative,
+    "reward_normalization_factor": lambda _, value: check_normalization(value),
+}
+
+
+def check_scenario_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario arguments of ``build_params``, each checked in their order (``start_date``
+    is left to ``build_params``, which parses it)."""
+    return {
+        name: _SCENARIO_CHECKS[name](name, value) if name in _SCENARIO_CHECKS else value
+        for name, value in arguments.items()
+    }
 
 
 def check_real_world_lengths(

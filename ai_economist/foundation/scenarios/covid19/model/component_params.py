@@ -29,19 +29,24 @@ class ComponentParams:
     observe_rate: bool = False
 
 
+_DEFAULTS = ComponentParams()
+"""The components' defaults (those that :class:`ComponentParams` holds as given)."""
+
+
 def component_params_from_config(
     params: CovidParams,
     *,
-    action_cooldown_period: int = 28,
-    num_subsidy_levels: int = 20,
-    subsidy_interval: int = 90,
+    action_cooldown_period: int = _DEFAULTS.action_cooldown_period,
+    num_subsidy_levels: int = _DEFAULTS.num_subsidy_levels,
+    subsidy_interval: int = _DEFAULTS.subsidy_interval,
     max_annual_subsidy_per_person: float = 20000.0,
-    daily_vaccines_per_million_people: float = 4500.0,
-    delivery_interval: int = 1,
+    daily_vaccines_per_million_people: float = _DEFAULTS.daily_vaccines_per_million_people,
+    delivery_interval: int = _DEFAULTS.delivery_interval,
     vaccine_delivery_start_date: str = "2020-12-22",
-    observe_rate: bool = False,
+    observe_rate: bool = _DEFAULTS.observe_rate,
 ) -> ComponentParams:
-    """Derive the component constants the same way the Foundation components do."""
+    """Derive the component constants the same way the Foundation components do (the
+    defaults they share with :class:`ComponentParams` are its defaults)."""
     from ai_economist.foundation.scenarios.covid19.model.params import parse_date
 
     start = parse_date(vaccine_delivery_start_date, "%Y-%m-%d", "vaccine_delivery_start_date")
