@@ -24,15 +24,14 @@ SKILL_DISTS = ("none", "pareto", "lognormal")
 # Row and column offsets of the actions 1..4 (left, right, up, down).
 ROW_OFFSETS = np.array([0, 0, -1, 1])
 COL_OFFSETS = np.array([-1, 1, 0, 0])
-MOVES = tuple(zip(ROW_OFFSETS.tolist(), COL_OFFSETS.tolist()))
-_LEFT_RIGHT_UP_DOWN = ((0, -1), (0, 1), (-1, 0), (1, 0))  # the MOVES that the unrolled mask reads
+MOVES = tuple(zip(ROW_OFFSETS.tolist(), COL_OFFSETS.tolist()))  # left, right, up, down
 
 
 def _allowed_from(
     free: bytes, access: bytes, i: int, r: int, c: int, h: int, w: int
 ) -> list[float]:
     """Agent i's 4 move-mask entries at ``(r, c)`` from the flat bytes of the occupancy and
-    accessibility maps (any location, any MOVES)."""
+    accessibility maps (any location, on the map or off it)."""
     row = []
     for dr, dc in MOVES:
         rr, cc = r + dr, c + dc
@@ -159,10 +158,12 @@ class Gather(BaseComponent):
         rows = []
         for i, agent in enumerate(world.agents):
             r, c = agent.state["loc"]
-            if MOVES != _LEFT_RIGHT_UP_DOWN or not (0 <= r < h and 0 <= c < w):
+            if not (0 <= r < h and 0 <= c < w):
                 rows.append(_allowed_from(free, access, i, r, c, h, w))
                 continue
-            k = r * w + c  # the agent's cell, flat; a: the same cell in its access map
+            # MOVES unrolled (left, right, up, down); k: the agent's cell, flat; a: the same
+            # cell in its access map
+            k = r * w + c
             a = i * h * w + k
             rows.append(
                 [

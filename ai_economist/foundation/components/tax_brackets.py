@@ -178,8 +178,9 @@ def enact_taxes(
 ) -> TaxOutcome:
     """Collect income taxes and pay the revenue back as an equal lump sum.
 
-    income = inventory + escrow - last_coin (``period_income``); tax paid = min(inventory, taxes_due(income));
-    every agent then receives revenue / n_agents. Revenue equals the transfers paid.
+    income = inventory + escrow - last_coin (``period_income``); tax paid =
+    min(inventory, taxes_due(income)); every agent then receives revenue / n_agents. Revenue
+    equals the transfers paid.
     """
     inventory = np.asarray(inventory_coin, dtype=np.float64)
     escrow = np.asarray(escrow_coin, dtype=np.float64)
