@@ -45,18 +45,50 @@ def _looks_like_float(raw: str) -> bool:
 
 
 def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
-    """A copy of ``config`` with every ``key.path=value`` override set (sub-blocks created)."""
+    """A copy of ``config`` with every ``key.path=value`` override set (sub-blocks created).
+
+    A key may name an entry of a list of one-key blocks, such as a component of
+    ``env.components``: ``env.components.PeriodicBracketTax.period=50``."""
     out = copy.deepcopy(config)
     for text in overrides:
         keys, value = parse_override(text)
         node = out
         for depth, key in enumerate(keys[:-1]):
-            child = node.get(key)
+            child = (
+                _named_entry(node, key, text, keys[:depth])
+                if isinstance(node, list)
+                else node.get(key)
+            )
             if child is None:
                 child = node[key] = {}
-            if not isinstance(child, dict):
+            if not isinstance(child, (dict, list)) or (
+                isinstance(child, list) and not all(_is_named_block(e) for e in child)
+            ):
                 dotted = ".".join(keys[: depth + 1])
                 raise ConfigError(f"override {text!r}: '{dotted}' is a value, not a block")
             node = child
+        if isinstance(node, list):
+            raise ConfigError(
+                f"override {text!r}: '{'.'.join(keys)}' names a list entry; set one of its keys "
+                f"instead, e.g. {'.'.join(keys)}.<key>=value"
+            )
         node[keys[-1]] = value
     return out
+
+
+def _is_named_block(entry: Any) -> bool:
+    return isinstance(entry, dict) and len(entry) == 1
+
+
+def _named_entry(entries: list, key: str, text: str, parents: list[str]) -> dict:
+    """The block of the entry ``{key: block}`` of ``entries`` (created empty when None)."""
+    for entry in entries:
+        if key in entry:
+            if entry[key] is None:
+                entry[key] = {}
+            return entry[key]
+    names = [next(iter(e)) for e in entries]
+    raise ConfigError(
+        f"override {text!r}: '{'.'.join(parents)}' has no entry {key!r}; its entries: "
+        f"{', '.join(names) or 'none'}"
+    )

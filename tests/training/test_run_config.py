@@ -172,6 +172,20 @@ def test_defaults_are_filled_and_yaml_exponents_accepted(tmp_path):
     assert resolved["trainer"]["seed"] == 0 and resolved["saving"]["keep_checkpoints"] == 0
 
 
+def test_overrides_reach_a_component_of_a_list() -> None:
+    env = {"env": {"components": [{"Gather": {"move_labor": 1}}, {"Build": None}]}}
+    out = apply_overrides(env, ["env.components.Gather.move_labor=2",
+                                "env.components.Build.payment=5"])  # fmt: skip
+    assert out["env"]["components"] == [{"Gather": {"move_labor": 2}}, {"Build": {"payment": 5}}]
+    assert env["env"]["components"][0] == {"Gather": {"move_labor": 1}}  # a copy was changed
+    with pytest.raises(ConfigError, match=r"no entry 'Gahter'; its entries: Gather, Build"):
+        apply_overrides(env, ["env.components.Gahter.move_labor=2"])
+    with pytest.raises(ConfigError, match=r"'env.components.Gather' names a list entry"):
+        apply_overrides(env, ["env.components.Gather=3"])
+    with pytest.raises(ConfigError, match=r"'policy.fc_dims' is a value, not a block"):
+        apply_overrides({"policy": {"fc_dims": [8, 8]}}, ["policy.fc_dims.x=1"])
+
+
 def test_overrides():
     assert parse_override("trainer.num_envs=4") == (["trainer", "num_envs"], 4)
     assert parse_override("policy.a.lr=1e-3") == (["policy", "a", "lr"], 1e-3)

@@ -19,7 +19,11 @@ import yaml
 
 from ai_economist.foundation.components.tax_brackets import US_FEDERAL_2018_RATES
 from ai_economist.training.tax_protocol import cli, report
-from ai_economist.training.tax_protocol.plan import plan_runs
+from ai_economist.training.tax_protocol.plan import (
+    compress_tax_annealing,
+    plan_runs,
+    rescale_per_env_schedules,
+)
 from ai_economist.warp_drive.training.checkpoint import (
     file_sha256,
     find_checkpoint,
@@ -130,6 +134,56 @@ def test_schedules_reach_the_tax_component(gtb: dict) -> None:
         "us-federal": (False, "us-federal-single-filer-2018-scaled", False),
         "free-market": (True, "model_wrapper", False),
     }
+
+
+def test_per_env_schedules_advance_with_total_env_steps() -> None:
+    # 1,000 envs against the original's 30: f = 0.03. The labour-cost constant 10,000 steps per
+    # env becomes 300; the annealing [-100, 0.001] becomes [-3, 1/30].
+    block = {
+        "energy_warmup_constant": 10000,
+        "components": [
+            {"Gather": {}},
+            {"PeriodicBracketTax": {"tax_annealing_schedule": [-100, 0.001]}},
+        ],
+    }
+    rescale_per_env_schedules(block, 1000, 30)
+    assert block["energy_warmup_constant"] == pytest.approx(300.0)
+    warmup, slope = block["components"][1]["PeriodicBracketTax"]["tax_annealing_schedule"]
+    assert (warmup, slope) == (pytest.approx(-3.0), pytest.approx(1 / 30))
+    # the limit after 27 episodes per env (27M env-steps at 1,000 envs) is the original's after
+    # 900 episodes per env of its 30 (27M env-steps too): the full range
+    assert slope * (27 - warmup) == pytest.approx(0.001 * (900 + 100)) == 1.0
+    unchanged = {"energy_warmup_constant": 0, "components": [{"PeriodicBracketTax": {}}]}
+    rescale_per_env_schedules(unchanged, 1000, 30)
+    assert unchanged == {"energy_warmup_constant": 0, "components": [{"PeriodicBracketTax": {}}]}
+    per_env = {"energy_warmup_constant": 10000}
+    rescale_per_env_schedules(per_env, 1000, 0)
+    assert per_env == {"energy_warmup_constant": 10000}
+
+
+def test_tax_annealing_fits_a_share_of_the_run() -> None:
+    from ai_economist.foundation.components.utils import annealed_tax_limit
+
+    block = {"components": [{"PeriodicBracketTax": {"tax_annealing_schedule": [-100, 0.001]}}]}
+    compress_tax_annealing(block, episodes_per_env=30, fraction=0.4)  # full range at episode 12
+    schedule = block["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"]
+    assert annealed_tax_limit(0, *schedule, 1.0) == pytest.approx(0.1)
+    assert annealed_tax_limit(6, *schedule, 1.0) == pytest.approx(0.55)
+    assert annealed_tax_limit(12, *schedule, 1.0) == pytest.approx(1.0)
+    assert annealed_tax_limit(29, *schedule, 1.0) == 1.0
+    none = {"components": [{"PeriodicBracketTax": {"tax_annealing_schedule": None}}]}
+    compress_tax_annealing(none, 30, 0.4)
+    assert none["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"] is None
+
+
+def test_run_configs_rescale_the_per_env_schedules(gtb: dict) -> None:
+    # GTB_ARGS train 1 env: 30x faster than per env, as 30 envs of the original would
+    phase1 = yaml.safe_load((gtb["dir"] / "phase1_seed0" / "config.yaml").read_text())
+    assert phase1["env"]["energy_warmup_constant"] == pytest.approx(10000 * 30)
+    phase2 = yaml.safe_load((gtb["dir"] / "phase2_ai-planner_seed0" / "config.yaml").read_text())
+    (tax,) = [c["PeriodicBracketTax"] for c in phase2["env"]["components"]
+              if "PeriodicBracketTax" in c]  # fmt: skip
+    assert tax["tax_annealing_schedule"] == [pytest.approx(-3000.0), pytest.approx(0.001 / 30)]
 
 
 def test_rerun_skips_finished_runs_and_refuses_other_settings(gtb: dict, capsys) -> None:

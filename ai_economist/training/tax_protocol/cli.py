@@ -15,7 +15,10 @@ schedule (the planner trains only under ``ai-planner``). Each trained phase-2 ru
 ``--eval_episodes`` fresh episodes (:mod:`.gtb_eval`). The one-step economy: the planner
 trained per seed for ``--phase2_steps`` env-steps (no phase 1), scored with best-responding
 workers against the fixed schedules, the settled Saez schedule and the grid optimum
-(:mod:`.one_step_eval`).
+(:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
+labour-cost warm-up, the tax annealing) are rescaled to each run's env count, so that they
+advance with the total env-steps as with the original's 30 envs (``--schedule_envs``), or the
+tax annealing is fitted to a budget shorter than the paper's (``--tax_annealing_fraction``).
 
 Overrides ``key.path=value`` go to every run; ``phase1:key=value`` / ``phase2:key=value`` to
 one phase (``trainer.seed``, ``trainer.num_episodes`` and ``trainer.device`` come from the
@@ -42,6 +45,7 @@ from ai_economist.training.tax_protocol import report
 from ai_economist.training.tax_protocol.launch import Stopped, raise_on_sigterm, run_all
 from ai_economist.training.tax_protocol.manifest import Manifest
 from ai_economist.training.tax_protocol.plan import (
+    PUBLISHED_NUM_ENVS,
     SCENARIOS,
     RunSpec,
     build_run_config,
@@ -75,6 +79,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="one-step: episodes of the Saez model before its rates are read")  # fmt: skip
     parser.add_argument("--optimum_sweeps", type=int, default=4,
                         help="one-step: coordinate-ascent sweeps of the grid optimum (0: none)")  # fmt: skip
+    parser.add_argument("--schedule_envs", type=int, default=PUBLISHED_NUM_ENVS,
+                        help="rescale the per-env labour-cost warm-up and tax annealing to run "
+                             "with the total env-steps as with this many envs (default "
+                             f"{PUBLISHED_NUM_ENVS}, the original's; 0: per env as packaged)")  # fmt: skip
+    parser.add_argument("--tax_annealing_fraction", type=float,
+                        help="open the planner's rate limit from 10%% to the whole range over "
+                             "this share of each phase-2 run (default: the published annealing, "
+                             "rescaled by --schedule_envs)")  # fmt: skip
     parser.add_argument("--no_plot", action="store_true", help="no plot (no matplotlib needed)")
     parser.add_argument("overrides", nargs="*", metavar="[phase1:|phase2:]key.path=value")
     args = parser.parse_args(argv)
@@ -101,9 +113,12 @@ def check_args(args: argparse.Namespace) -> list[str]:
     for key in ("workers", "eval_episodes", "saez_episodes"):
         if getattr(args, key) < 1:
             problems.append(f"--{key} {getattr(args, key)}: expected at least 1")
-    for key in ("optimum_sweeps", "saez_warmup_episodes"):
+    for key in ("optimum_sweeps", "saez_warmup_episodes", "schedule_envs"):
         if getattr(args, key) < 0:
             problems.append(f"--{key} {getattr(args, key)}: expected 0 or more")
+    fraction = args.tax_annealing_fraction
+    if fraction is not None and not 0 < fraction <= 1:
+        problems.append(f"--tax_annealing_fraction {fraction}: expected a share in (0, 1]")
     for text in args.overrides:
         phase, _, body = text.partition(":") if ":" in text.split("=")[0] else ("", "", text)
         if phase not in ("", "phase1", "phase2") or "=" not in body:
@@ -127,7 +142,7 @@ def settings_of(args: argparse.Namespace) -> dict[str, Any]:
     """What a resumed protocol must share with the first attempt (not ``--workers``)."""
     keys = ("scenario", "seeds", "phase1_steps", "phase2_steps", "device", "overrides",
             "eval_episodes", "greedy_agents", "saez_warmup_episodes", "saez_episodes",
-            "optimum_sweeps")  # fmt: skip
+            "optimum_sweeps", "schedule_envs", "tax_annealing_fraction")  # fmt: skip
     return {k: getattr(args, k) for k in keys}
 
 
@@ -152,7 +167,8 @@ def prepare_runs(args: argparse.Namespace, runs: list[RunSpec], manifest: Manife
         folder.mkdir(parents=True, exist_ok=True)
         overrides = phase_overrides(args.overrides, run.phase)
         write_yaml(folder / "config.yaml",
-                   build_run_config(run, args.device, overrides, args.workers))  # fmt: skip
+                   build_run_config(run, args.device, overrides, args.workers,
+                                    args.schedule_envs, args.tax_annealing_fraction))  # fmt: skip
         phase1 = str(run.folder(results_dir).with_name(run.depends_on)) if run.depends_on else None
         info = {"name": run.name, "scenario": args.scenario, "phase": run.phase,
                 "schedule": run.schedule, "seed": run.seed, "steps": run.steps,

@@ -22,6 +22,11 @@ from ai_economist.training.config import ConfigError, find_run_config, load_yaml
 
 TAX_COMPONENT = "PeriodicBracketTax"
 AI_PLANNER = "ai-planner"
+# The env count that the packaged per-env schedules were written for: the original's
+# 15 RLlib workers x 2 envs (tutorials/rllib/phase1 and phase2/config.yaml).
+PUBLISHED_NUM_ENVS = 30
+# The published annealing [-100, 0.001] allows 10% of the rate range before the first episode.
+PUBLISHED_START_LIMIT = 0.1
 
 # PeriodicBracketTax settings of each schedule, on top of the phase-2 run config.
 SCHEDULES: dict[str, dict[str, Any]] = {
@@ -113,10 +118,56 @@ def set_tax_schedule(env_block: dict[str, Any], schedule: str) -> None:
     raise ConfigError(f"env.components: no {TAX_COMPONENT}; the tax protocol needs one")
 
 
-def build_run_config(run: RunSpec, device: str, overrides: list[str], workers: int) -> dict:
+def rescale_per_env_schedules(env_block: dict[str, Any], num_envs: int, schedule_envs: int) -> None:
+    """Make the schedules counted per env progress with the *total* env-steps as they did with
+    ``schedule_envs`` envs, in place (``schedule_envs`` 0: leave them per env).
+
+    The labour-cost warm-up (``energy_warmup_constant``, per env's steps or episodes) and the
+    tax annealing (``tax_annealing_schedule`` ``[warmup, slope]``, per env's finished episodes)
+    advance once per env: with 1,000 envs instead of the original's 30 they would take 33x the
+    env-steps (the published annealing would open the full rate range after 900M env-steps
+    instead of 27M). With ``f = schedule_envs / num_envs`` the constant becomes ``c * f`` and the
+    annealing ``[warmup * f, slope / f]``, so that ``n`` episodes per env here count as
+    ``n / f`` there."""
+    if schedule_envs <= 0 or num_envs == schedule_envs:
+        return
+    factor = schedule_envs / num_envs
+    constant = env_block.get("energy_warmup_constant")
+    if isinstance(constant, (int, float)) and constant > 0:
+        env_block["energy_warmup_constant"] = float(constant) * factor
+    for entry in env_block.get("components", []):
+        if isinstance(entry, dict) and isinstance(entry.get(TAX_COMPONENT), dict):
+            schedule = entry[TAX_COMPONENT].get("tax_annealing_schedule")
+            if isinstance(schedule, (list, tuple)) and len(schedule) == 2:
+                warmup, slope = schedule
+                entry[TAX_COMPONENT]["tax_annealing_schedule"] = [
+                    float(warmup) * factor,
+                    float(slope) / factor,
+                ]
+
+
+def compress_tax_annealing(
+    env_block: dict[str, Any], episodes_per_env: int, fraction: float
+) -> None:
+    """Anneal the planner's rate limit from the published start (10% of the range) to the whole
+    range over the first ``fraction`` of a run of ``episodes_per_env`` episodes per env, in
+    place (a tax component without annealing is left as it is)."""
+    for entry in env_block.get("components", []):
+        tax = entry.get(TAX_COMPONENT) if isinstance(entry, dict) else None
+        if isinstance(tax, dict) and tax.get("tax_annealing_schedule") is not None:
+            slope = (1.0 - PUBLISHED_START_LIMIT) / max(fraction * episodes_per_env, 1e-9)
+            tax["tax_annealing_schedule"] = [-PUBLISHED_START_LIMIT / slope, slope]
+
+
+def build_run_config(
+    run: RunSpec, device: str, overrides: list[str], workers: int,
+    schedule_envs: int = PUBLISHED_NUM_ENVS, tax_annealing_fraction: float | None = None,
+) -> dict:  # fmt: skip
     """The packaged config of ``run`` (found through :func:`find_run_config`) with the seed,
-    the env-step budget, the device, the schedule and ``overrides`` applied; not yet
-    validated (the trainer does, naming the file)."""
+    the env-step budget, the device, the schedule and ``overrides`` applied, and its per-env
+    schedules rescaled to its env count (:func:`rescale_per_env_schedules`) or, given
+    ``tax_annealing_fraction``, the tax annealing compressed into that share of the run
+    (:func:`compress_tax_annealing`); not yet validated (the trainer does, naming the file)."""
     from ai_economist.training.overrides import apply_overrides
 
     config = load_yaml(find_run_config(run.config_name))
@@ -129,6 +180,11 @@ def build_run_config(run: RunSpec, device: str, overrides: list[str], workers: i
     if "seed" in env:  # the one-step economy draws its skills from env.seed
         env["seed"] = run.seed
     config["trainer"]["num_episodes"] = max(1, math.ceil(run.steps / int(env["episode_length"])))
+    num_envs = int(config["trainer"]["num_envs"])
+    rescale_per_env_schedules(env, num_envs, schedule_envs)
+    if tax_annealing_fraction is not None:
+        episodes_per_env = math.ceil(config["trainer"]["num_episodes"] / num_envs)
+        compress_tax_annealing(env, episodes_per_env, tax_annealing_fraction)
     if run.phase == 2:
         set_tax_schedule(env, run.schedule)
         if run.schedule != AI_PLANNER:  # a fixed schedule: the planner does not act
