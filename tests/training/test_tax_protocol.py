@@ -176,14 +176,25 @@ def test_tax_annealing_fits_a_share_of_the_run() -> None:
     assert none["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"] is None
 
 
-def test_run_configs_rescale_the_per_env_schedules(gtb: dict) -> None:
-    # GTB_ARGS train 1 env: 30x faster than per env, as 30 envs of the original would
+def test_run_configs_keep_or_rescale_the_per_env_schedules(gtb: dict) -> None:
+    from ai_economist.training.tax_protocol.plan import RunSpec, build_run_config
+
+    def tax_of(config: dict) -> dict:
+        (tax,) = [c["PeriodicBracketTax"] for c in config["env"]["components"]
+                  if "PeriodicBracketTax" in c]  # fmt: skip
+        return tax
+
+    # by default the packaged per-env values (per iteration of 200-step rollouts) are kept
     phase1 = yaml.safe_load((gtb["dir"] / "phase1_seed0" / "config.yaml").read_text())
-    assert phase1["env"]["energy_warmup_constant"] == pytest.approx(10000 * 30)
+    assert phase1["env"]["energy_warmup_constant"] == 10000
     phase2 = yaml.safe_load((gtb["dir"] / "phase2_ai-planner_seed0" / "config.yaml").read_text())
-    (tax,) = [c["PeriodicBracketTax"] for c in phase2["env"]["components"]
-              if "PeriodicBracketTax" in c]  # fmt: skip
-    assert tax["tax_annealing_schedule"] == [pytest.approx(-3000.0), pytest.approx(0.001 / 30)]
+    assert tax_of(phase2)["tax_annealing_schedule"] == [-100, 0.001]
+    # --schedule_envs 30 with 1 env: 30x faster per env, as 30 envs of the original would go
+    run = RunSpec("phase2_ai-planner_seed0", 2, "ai-planner", 0, "gather_trade_build_phase2", 100)
+    config = build_run_config(run, "cpu", ["trainer.num_envs=1", "trainer.train_batch_size=50"],
+                              1, schedule_envs=30)  # fmt: skip
+    assert tax_of(config)["tax_annealing_schedule"] == [pytest.approx(-3000.0),
+                                                        pytest.approx(0.001 / 30)]  # fmt: skip
 
 
 def test_rerun_skips_finished_runs_and_refuses_other_settings(gtb: dict, capsys) -> None:

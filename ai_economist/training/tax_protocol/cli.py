@@ -16,9 +16,10 @@ schedule (the planner trains only under ``ai-planner``). Each trained phase-2 ru
 trained per seed for ``--phase2_steps`` env-steps (no phase 1), scored with best-responding
 workers against the fixed schedules, the settled Saez schedule and the grid optimum
 (:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
-labour-cost warm-up, the tax annealing) are rescaled to each run's env count, so that they
-advance with the total env-steps as with the original's 30 envs (``--schedule_envs``), or the
-tax annealing is fitted to a budget shorter than the paper's (``--tax_annealing_fraction``).
+labour-cost warm-up, the tax annealing) advance per iteration as in the original (every env
+runs 200 steps an iteration there and here); ``--schedule_envs 30`` instead makes them advance
+with the total env-steps as with the original's 30 envs, and ``--tax_annealing_fraction``
+fits the tax annealing to a budget shorter than the paper's.
 
 Overrides ``key.path=value`` go to every run; ``phase1:key=value`` / ``phase2:key=value`` to
 one phase (``trainer.seed``, ``trainer.num_episodes`` and ``trainer.device`` come from the
@@ -32,6 +33,7 @@ runs checkpoint; rerun the same command to resume).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -79,10 +81,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="one-step: episodes of the Saez model before its rates are read")  # fmt: skip
     parser.add_argument("--optimum_sweeps", type=int, default=4,
                         help="one-step: coordinate-ascent sweeps of the grid optimum (0: none)")  # fmt: skip
-    parser.add_argument("--schedule_envs", type=int, default=PUBLISHED_NUM_ENVS,
+    parser.add_argument("--schedule_envs", type=int, default=0,
                         help="rescale the per-env labour-cost warm-up and tax annealing to run "
-                             "with the total env-steps as with this many envs (default "
-                             f"{PUBLISHED_NUM_ENVS}, the original's; 0: per env as packaged)")  # fmt: skip
+                             "with the total env-steps as with this many envs (e.g. "
+                             f"{PUBLISHED_NUM_ENVS}, the original's); default 0: per env as "
+                             "packaged, i.e. per iteration of 200-step rollouts")  # fmt: skip
     parser.add_argument("--tax_annealing_fraction", type=float,
                         help="open the planner's rate limit from 10%% to the whole range over "
                              "this share of each phase-2 run (default: the published annealing, "
@@ -159,7 +162,8 @@ def prepare_runs(args: argparse.Namespace, runs: list[RunSpec], manifest: Manife
     checked: set[tuple[int, str]] = set()
     evaluation = {"episodes": args.eval_episodes, "greedy": args.greedy_agents,
                   "saez_warmup": args.saez_warmup_episodes,
-                  "saez_episodes": args.saez_episodes, "optimum_sweeps": args.optimum_sweeps}  # fmt: skip
+                  "saez_episodes": args.saez_episodes, "optimum_sweeps": args.optimum_sweeps,
+                  "threads": max(1, (os.cpu_count() or 1) // args.workers)}  # fmt: skip
     for run in runs:
         if manifest.status(run.name) == "done":
             continue

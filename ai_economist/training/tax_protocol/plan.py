@@ -161,7 +161,7 @@ def compress_tax_annealing(
 
 def build_run_config(
     run: RunSpec, device: str, overrides: list[str], workers: int,
-    schedule_envs: int = PUBLISHED_NUM_ENVS, tax_annealing_fraction: float | None = None,
+    schedule_envs: int = 0, tax_annealing_fraction: float | None = None,
 ) -> dict:  # fmt: skip
     """The packaged config of ``run`` (found through :func:`find_run_config`) with the seed,
     the env-step budget, the device, the schedule and ``overrides`` applied, and its per-env

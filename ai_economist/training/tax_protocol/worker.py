@@ -78,8 +78,12 @@ def train(folder: Path, info: dict) -> int:
 
 def evaluate(folder: Path, info: dict) -> dict:
     """The run's evaluation (:mod:`.gtb_eval` or :mod:`.one_step_eval`), per schedule."""
+    import torch
+
     train_dir = folder / "train"
     ev = info["evaluation"]
+    # the evaluation steps dict-API envs on the host: share the cores with the other workers
+    torch.set_num_threads(int(ev.get("threads", torch.get_num_threads())))
     if info["scenario"] == "one-step-economy":
         from ai_economist.training.tax_protocol.one_step_eval import evaluate_one_step_run
 
