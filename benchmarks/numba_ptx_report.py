@@ -143,7 +143,8 @@ def ptxas_info(ptx_path: Path, arch: str, kernel: str) -> dict[str, int]:
     for block in blocks[1:]:
         name = block.split("\n", 1)[0]
         if kernel in name and "_internal" not in name:
-            def grab(pattern: str) -> int:
+
+            def grab(pattern: str, block: str = block) -> int:
                 m = re.search(pattern, block)
                 return int(m.group(1)) if m else 0
 
