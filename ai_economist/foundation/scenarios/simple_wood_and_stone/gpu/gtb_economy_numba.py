@@ -52,6 +52,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
+from ai_economist.warp_drive.numba_index import index_divmod
 from ai_economist.warp_drive.numba_loops import device_jit
 
 N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
@@ -95,7 +96,8 @@ def observe_economy(e, tid, nt, t, mask_completions, observations_a, observation
     if rows > 1:
         shared = tax_iparams[TI_OBS_PA] + stride * n  # where the one-hot starts
         for p in range(tid, (rows - 1) * shared, nt):
-            r, k = 1 + p // shared, p % shared
+            r, k = index_divmod(p, shared)
+            r += 1
             observations_p[e, r, k] = observations_p[e, 0, k]
         if 0 <= row < rows:
             for j in range(rows):

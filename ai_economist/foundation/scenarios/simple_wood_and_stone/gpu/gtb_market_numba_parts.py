@@ -13,6 +13,7 @@ world's order: coin at 0, commodity ``c`` at ``1 + c``.
 from __future__ import annotations
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state as ms
+from ai_economist.warp_drive.numba_index import index_divmod
 from ai_economist.warp_drive.numba_loops import device_jit
 
 EMPTY = ms.EMPTY
@@ -67,8 +68,9 @@ def decay_history(e, tid, nt, price_history, decay):
     """``state.history *= PRICE_DECAY`` (threads stride over the cells)."""
     n_c, n_a, n_p = price_history.shape[1], price_history.shape[2], price_history.shape[3]
     for i in range(tid, n_c * n_a * n_p, nt):
-        c, r = i // (n_a * n_p), i % (n_a * n_p)
-        price_history[e, c, r // n_p, r % n_p] *= decay
+        c, r = index_divmod(i, n_a * n_p)
+        s, p = index_divmod(r, n_p)
+        price_history[e, c, s, p] *= decay
 
 
 @device_jit

@@ -12,6 +12,7 @@ import math
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import state as gs
+from ai_economist.warp_drive.numba_index import index_divmod
 from ai_economist.warp_drive.numba_loops import device_jit
 
 MASK32, SEED_SALT, INV_2_24 = rng.MASK32, rng.SEED_SALT, rng.INV_2_24
@@ -169,8 +170,8 @@ def regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_ce
     h, w = layout_maps.shape[1], layout_maps.shape[2]
     for k in range(tid, regrow_cells.shape[0], nt):
         i = regrow_cells[k]
-        j, cell = i // (h * w), i % (h * w)
-        r, c = cell // w, cell % w
+        j, cell = index_divmod(i, h * w)
+        r, c = index_divmod(cell, w)
         before = float(resource_maps[env, j, r, c])
         p = max(before, float(layout_maps[j, r, c])) * params[P_REGEN]
         if uniform(seed, ep, t, S_REGROW, i) < p:
@@ -237,9 +238,10 @@ def write_window_cell(env, p, side, rng_, obs, mk, locs, resource_maps, house_ow
     """Window cell ``p`` (agent-major) of ``array_obs.egocentric_maps``: 7 map channels and
     the owner and location index channels (after the flat features and the market's ``mk``)."""
     cells = side * side
-    a, cell = p // cells, p % cells
-    r = locs[env, a, 0] - rng_ + cell // side
-    c = locs[env, a, 1] - rng_ + cell % side
+    a, cell = index_divmod(p, cells)
+    dr, dc = index_divmod(cell, side)
+    r = locs[env, a, 0] - rng_ + dr
+    c = locs[env, a, 1] - rng_ + dc
     base = N_FLAT + mk + cell
     idx_base = base + 7 * cells
     inside = 0 <= r < water.shape[0] and 0 <= c < water.shape[1]
