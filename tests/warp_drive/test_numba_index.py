@@ -14,5 +14,5 @@ pytestmark = pytest.mark.skipif(not cudasim_enabled(), reason="set NUMBA_ENABLE_
 def test_index_divmod_is_divmod(n):
     from ai_economist.warp_drive.numba_index import index_divmod
 
-    for p in [0, 1, n - 1, n, n + 1, 7 * n + 3, 2**32 - 1]:
+    for p in [q for q in (0, 1, n - 1, n, n + 1, 7 * n + 3, 2**32 - 1) if q < 2**32]:
         assert tuple(int(v) for v in index_divmod(p, n)) == divmod(p, n), (p, n)
