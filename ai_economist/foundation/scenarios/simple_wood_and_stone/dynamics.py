@@ -224,4 +224,3 @@ def egocentric_views_owned(
         idx[-1, w, w] = 1
         out.append((padded[:, r : r + side, c : c + side], idx))
     return out
-
