@@ -108,9 +108,13 @@ class World:
         return idx_map
 
     def get_random_order_agents(self) -> list[BaseAgent]:
-        """The mobile agents in a random order drawn from ``self.rng``."""
+        """The mobile agents in a random order drawn from ``self.rng``: the order of
+        ``rng.permutation(n_agents)``, with the same draws (``Generator.shuffle`` of a list
+        swaps as ``permutation`` shuffles its ``arange``, without the array)."""
+        order = list(range(self.n_agents))
+        self._rng.shuffle(order)
         agents = self._agents
-        return [agents[i] for i in self._rng.permutation(self.n_agents).tolist()]
+        return [agents[i] for i in order]
 
     def is_valid(self, r: int, c: int) -> bool:
         """Whether ``(r, c)`` lies on the map."""

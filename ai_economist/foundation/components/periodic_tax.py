@@ -283,17 +283,16 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         planner-set rates (None otherwise)."""
         if self.disable_taxes or self.tax_model != "model_wrapper":
             return None
-        planner = self.world.planner.idx
-        where = []
-        for name in self._masks.sub_names:
-            positions = slots.positions(planner, name)
-            where.append((name, int(positions[0]), int(positions[-1]) + 1))
+        planner, names = self.world.planner.idx, self._masks.sub_names
+        where = np.concatenate([slots.positions(planner, name) for name in names])
+        joined: list = [None, None]  # the last masks dict and its sub-spaces, concatenated
 
         def write(buf: np.ndarray, completions: int) -> None:
             self._masks.update_completions(completions)
             masks = self._masks.masks(self.tax_cycle_pos == 1, completions)
-            for name, start, stop in where:
-                buf[start:stop] = masks[name]
+            if joined[0] is not masks:  # PlannerTaxMasks keeps each dict (and its arrays)
+                joined[:] = masks, np.concatenate([masks[name] for name in names])
+            buf[where] = joined[1]
 
         return write
 

@@ -175,3 +175,13 @@ def test_rng_setter_propagates_and_validates():
     assert world.rng is new and all(a.rng is new for a in world.agents + [world.planner])
     with pytest.raises(TypeError, match="Generator"):
         world.rng = np.random.RandomState(0)
+
+
+@pytest.mark.parametrize("n_agents", [1, 2, 4, 9])
+def test_random_order_is_the_generators_permutation_draw_for_draw(n_agents):
+    world = make_world(3, n_agents=n_agents)
+    reference = np.random.default_rng(3)
+    for _ in range(300):
+        order = [a.idx for a in world.get_random_order_agents()]
+        assert order == reference.permutation(n_agents).tolist()
+    assert world.rng.random() == reference.random()  # the same number of draws

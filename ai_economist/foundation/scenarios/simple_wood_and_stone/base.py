@@ -107,6 +107,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._regrow_cache: dict[str, tuple[tuple, tuple[np.ndarray, np.ndarray]]] = {}
         self._map_cache = MapCache()
+        self._table_cache: tuple[list, dynamics.RegrowTable | None, list] | None = None
         self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
@@ -222,6 +223,15 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def scenario_step(self) -> None:
         """Regrow wood and stone on their source cells (:func:`dynamics.regrow`)."""
         maps = self.world.maps
+        table = self._regrow_table()
+        if table is not None:
+            current = [maps.get(r) for r in RESOURCES]
+            grown = dynamics.regrow_from_table(current, table, self.world.rng)
+            if grown is not current:
+                for resource, before, after in zip(RESOURCES, current, grown):
+                    if after is not before:
+                        maps.set(resource, after)
+            return
         specs = [self.layout_specs[r] for r in RESOURCES]
         if all(int(spec["regen_halfwidth"]) == 0 for spec in specs):
             current = [maps.get(r) for r in RESOURCES]
@@ -248,6 +258,33 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             )
             if grown is not current:
                 maps.set(resource, grown)
+
+    def _regrow_table(self) -> dynamics.RegrowTable | None:
+        """:func:`dynamics.regrow_table` of wood and stone, kept while neither map, source map
+        nor spec changed; None where a ``regen_halfwidth`` is not 0 or the table does not
+        apply (the general path then regrows)."""
+        maps, specs = self.world.maps, self.layout_specs
+        key, sources = [], []
+        for r in RESOURCES:
+            spec = specs[r]
+            sources.append(maps.get(r + "SourceBlock"))
+            key += [maps.layer_stamp(r), spec["regen_weight"], spec["max_health"]]
+            key.append(spec["regen_halfwidth"])
+        cached = self._table_cache
+        if (
+            cached is None
+            or cached[0] != key
+            or any(a is not b for a, b in zip(cached[2], sources))
+        ):
+            table = None
+            if all(int(specs[r]["regen_halfwidth"]) == 0 for r in RESOURCES):
+                cells = [self._source_cells(r) for r in RESOURCES]
+                inputs = [self._regrow_inputs(r, specs[r]) for r in RESOURCES]
+                table = dynamics.regrow_table(
+                    cells, inputs, [specs[r]["max_health"] for r in RESOURCES]
+                )
+            cached = self._table_cache = (key, table, sources)
+        return cached[1]
 
     def _source_cells(self, resource: str) -> np.ndarray:
         """Flat indices of the resource's source cells (cached while its map is unchanged)."""

@@ -110,6 +110,50 @@ def regrow_all(
     return out
 
 
+RegrowTable = tuple[np.ndarray, list[tuple[int, int]], list[np.ndarray], list[np.ndarray]]
+
+
+def regrow_table(
+    cells: list[np.ndarray], inputs: list[tuple[np.ndarray, np.ndarray]], max_healths: list[float]
+) -> RegrowTable | None:
+    """What :func:`regrow_all` needs of maps that stay unchanged, for :func:`regrow_from_table`:
+    ``(thresholds, bounds, afters, cells)``, where ``thresholds`` (all resources' source
+    cells, in :func:`regrow_all`'s order) is the spawn probability at the cells a spawn
+    changes and -1 (no draw in [0, 1) is below it) elsewhere, ``bounds`` each resource's
+    slice of it and ``afters`` each cell's value after a spawn. None where a value of
+    ``inputs`` is above its max health, NaN or -0.0 (:func:`regrow_all` then also rewrites
+    cells that did not spawn)."""
+    thresholds, bounds, afters, start = [], [], [], 0
+    for (before, prob), max_health in zip(inputs, max_healths):
+        if not (before <= max_health).all() or np.signbit(before).any():
+            return None
+        after = np.minimum(before + 1.0, max_health)
+        thresholds.append(np.where(after != before, prob, -1.0))
+        afters.append(after)
+        bounds.append((start, start + before.size))
+        start += before.size
+    return np.concatenate(thresholds) if thresholds else np.zeros(0), bounds, afters, cells
+
+
+def regrow_from_table(
+    resources: list[np.ndarray], table: RegrowTable, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """:func:`regrow_all` from :func:`regrow_table` of the same maps: the same draws and
+    the same results (a cell changes where its draw is below its threshold)."""
+    thresholds, bounds, afters, cells = table
+    hits = rng.random(thresholds.size) < thresholds
+    if not hits.any():
+        return resources
+    out = []
+    for resource, (lo, hi), after, where in zip(resources, bounds, afters, cells):
+        hit = hits[lo:hi]
+        if hit.any():
+            resource = resource.copy()
+            resource.flat[where[hit]] = after[hit]
+        out.append(resource)
+    return out
+
+
 def code_agent_indices(idx_map: np.ndarray) -> np.ndarray:
     """int16 copy of an owner or location map coded 0 for nobody (-1) and ``k + 2`` for agent k."""
     idx = np.asarray(idx_map, dtype=np.int16)
