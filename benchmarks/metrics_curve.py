@@ -2,7 +2,7 @@
 spaced iterations, and the first iteration at which a column reaches a threshold.
 
     python benchmarks/metrics_curve.py runs/<run>/metrics.csv [more.csv ...] \\
-        [--columns env/social/productivity env/social/equality] [--rows 10] \\
+        [--columns env_steps env/social/productivity] [--rows 10] \\
         [--reach env/social/productivity=1500]
 
 Works for any run of ``training_script`` (and for the trimmed curves kept under
@@ -18,8 +18,7 @@ import csv
 import sys
 from pathlib import Path
 
-DEFAULT_COLUMNS = ["env_steps", "env_steps_per_s", "a/episode_reward", "a/entropy",
-                   "env/social/productivity", "env/social/equality"]  # fmt: skip
+DEFAULT_COLUMNS = ["env_steps", "env_steps_per_s", "a/episode_reward", "a/entropy"]
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -70,7 +69,9 @@ def format_curve(rows: list[dict[str, str]], columns: list[str], count: int) -> 
 def parse_reach(text: str) -> tuple[str, float]:
     column, sep, threshold = text.rpartition("=")
     try:
-        return column, float(threshold) if sep else float("nan")
+        if not (sep and column):
+            raise ValueError(text)
+        return column, float(threshold)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"--reach {text!r}: expected COLUMN=NUMBER") from exc
 

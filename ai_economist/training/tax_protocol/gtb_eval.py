@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ai_economist.training.tax_protocol.plan import TAX_COMPONENT
+from ai_economist.training.tax_protocol.plan import TAX_COMPONENT, tax_entry
 
 EVAL_SEED_BASE = 1_000_000
 
@@ -34,9 +34,9 @@ def eval_env_block(env_block: dict[str, Any]) -> dict[str, Any]:
     """``env_block`` without tax annealing and without dense logs."""
     block = copy.deepcopy(env_block)
     block["dense_log_frequency"] = None
-    for entry in block["components"]:
-        if TAX_COMPONENT in entry:
-            entry[TAX_COMPONENT] = {**entry[TAX_COMPONENT], "tax_annealing_schedule": None}
+    entry = tax_entry(block)
+    if entry is not None:
+        entry[TAX_COMPONENT] = {**entry[TAX_COMPONENT], "tax_annealing_schedule": None}
     return block
 
 

@@ -105,17 +105,24 @@ def plan_runs(
     return runs
 
 
+def tax_entry(env_block: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``{PeriodicBracketTax: block}`` entry of ``env_block["components"]``, or None."""
+    for entry in env_block.get("components", []):
+        if isinstance(entry, dict) and TAX_COMPONENT in entry:
+            return entry
+    return None
+
+
 def set_tax_schedule(env_block: dict[str, Any], schedule: str) -> None:
     """Configure the tax component's model for ``schedule`` in place.
 
     Raises:
         ConfigError: the env has no ``PeriodicBracketTax``.
     """
-    for entry in env_block.get("components", []):
-        if isinstance(entry, dict) and TAX_COMPONENT in entry:
-            entry[TAX_COMPONENT] = {**(entry[TAX_COMPONENT] or {}), **SCHEDULES[schedule]}
-            return
-    raise ConfigError(f"env.components: no {TAX_COMPONENT}; the tax protocol needs one")
+    entry = tax_entry(env_block)
+    if entry is None:
+        raise ConfigError(f"env.components: no {TAX_COMPONENT}; the tax protocol needs one")
+    entry[TAX_COMPONENT] = {**(entry[TAX_COMPONENT] or {}), **SCHEDULES[schedule]}
 
 
 def rescale_per_env_schedules(env_block: dict[str, Any], num_envs: int, schedule_envs: int) -> None:
@@ -135,15 +142,12 @@ def rescale_per_env_schedules(env_block: dict[str, Any], num_envs: int, schedule
     constant = env_block.get("energy_warmup_constant")
     if isinstance(constant, (int, float)) and constant > 0:
         env_block["energy_warmup_constant"] = float(constant) * factor
-    for entry in env_block.get("components", []):
-        if isinstance(entry, dict) and isinstance(entry.get(TAX_COMPONENT), dict):
-            schedule = entry[TAX_COMPONENT].get("tax_annealing_schedule")
-            if isinstance(schedule, (list, tuple)) and len(schedule) == 2:
-                warmup, slope = schedule
-                entry[TAX_COMPONENT]["tax_annealing_schedule"] = [
-                    float(warmup) * factor,
-                    float(slope) / factor,
-                ]
+    entry = tax_entry(env_block)
+    tax = entry[TAX_COMPONENT] if entry is not None else None
+    schedule = tax.get("tax_annealing_schedule") if isinstance(tax, dict) else None
+    if isinstance(schedule, (list, tuple)) and len(schedule) == 2:
+        warmup, slope = schedule
+        tax["tax_annealing_schedule"] = [float(warmup) * factor, float(slope) / factor]
 
 
 def compress_tax_annealing(
@@ -152,11 +156,11 @@ def compress_tax_annealing(
     """Anneal the planner's rate limit from the published start (10% of the range) to the whole
     range over the first ``fraction`` of a run of ``episodes_per_env`` episodes per env, in
     place (a tax component without annealing is left as it is)."""
-    for entry in env_block.get("components", []):
-        tax = entry.get(TAX_COMPONENT) if isinstance(entry, dict) else None
-        if isinstance(tax, dict) and tax.get("tax_annealing_schedule") is not None:
-            slope = (1.0 - PUBLISHED_START_LIMIT) / max(fraction * episodes_per_env, 1e-9)
-            tax["tax_annealing_schedule"] = [-PUBLISHED_START_LIMIT / slope, slope]
+    entry = tax_entry(env_block)
+    tax = entry[TAX_COMPONENT] if entry is not None else None
+    if isinstance(tax, dict) and tax.get("tax_annealing_schedule") is not None:
+        slope = (1.0 - PUBLISHED_START_LIMIT) / max(fraction * episodes_per_env, 1e-9)
+        tax["tax_annealing_schedule"] = [-PUBLISHED_START_LIMIT / slope, slope]
 
 
 def build_run_config(
@@ -182,7 +186,7 @@ def build_run_config(
     config["trainer"]["num_episodes"] = max(1, math.ceil(run.steps / int(env["episode_length"])))
     num_envs = int(config["trainer"]["num_envs"])
     rescale_per_env_schedules(env, num_envs, schedule_envs)
-    if tax_annealing_fraction is not None:
+    if tax_annealing_fraction is not None and run.phase == 2:  # phase 1 has no taxes
         episodes_per_env = math.ceil(config["trainer"]["num_episodes"] / num_envs)
         compress_tax_annealing(env, episodes_per_env, tax_annealing_fraction)
     if run.phase == 2:
