@@ -33,10 +33,9 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
-from ai_economist.warp_drive.numba_loops import device_jit
 
 
-@device_jit
+@cuda.jit(device=True)
 def observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
                    price_history, inventory, params, iparams):  # fmt: skip
     """``market_reference.observe_market`` of one env: agent ``tid``'s block and masks, the
@@ -51,7 +50,7 @@ def observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orde
                                     params)  # fmt: skip
 
 
-@device_jit
+@cuda.jit(device=True)
 def market_step(split, env, tid, nt, clock, sampled_actions_a, market_bids, market_asks,
                 bid_price, bid_created, ask_price, ask_created, n_orders, books, price_history,
                 trade_count, trade_value, n_trades, inventory, escrow, labor, params, iparams):  # fmt: skip
@@ -78,7 +77,7 @@ def market_step(split, env, tid, nt, clock, sampled_actions_a, market_bids, mark
     cuda.syncthreads()
 
 
-@device_jit
+@cuda.jit(device=True)
 def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
                     ask_created, n_orders, books, price_history, trade_count, trade_value,
                     n_trades, market_bids, market_asks, inventory, escrow, labor,
@@ -101,7 +100,7 @@ def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_crea
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@device_jit
+@cuda.jit(device=True)
 def market_kernel(mode, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
                   ask_created, n_orders, books, price_history, trade_count, trade_value, n_trades,
                   market_bids, market_asks, inventory, escrow, labor, observations_a,
