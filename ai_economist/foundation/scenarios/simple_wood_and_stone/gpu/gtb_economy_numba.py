@@ -52,11 +52,13 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
+from ai_economist.warp_drive.numba_index import index_divmod
+from ai_economist.warp_drive.numba_loops import device_jit
 
 N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
 
 
-@cuda.jit(device=True)
+@device_jit
 def observe_economy(e, tid, nt, t, mask_completions, observations_a, observations_p,
                     action_mask_a, action_mask_p, locs, inventory, escrow, build_payment,
                     build_skill, bonus, resource_maps, house_owner, layout_maps, water,
@@ -94,14 +96,15 @@ def observe_economy(e, tid, nt, t, mask_completions, observations_a, observation
     if rows > 1:
         shared = tax_iparams[TI_OBS_PA] + stride * n  # where the one-hot starts
         for p in range(tid, (rows - 1) * shared, nt):
-            r, k = 1 + p // shared, p % shared
+            r, k = index_divmod(p, shared)
+            r += 1
             observations_p[e, r, k] = observations_p[e, 0, k]
         if 0 <= row < rows:
             for j in range(rows):
                 observations_p[e, row, shared + j] = float32(1.0 if j == row else 0.0)
 
 
-@cuda.jit(device=True)
+@device_jit
 def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator,
                    resource_maps, house_owner, locs, inventory, escrow, labor,
                    build_payment, build_skill, bonus_gather_prob, coin_utility, utility,

@@ -33,9 +33,10 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
+from ai_economist.warp_drive.numba_loops import device_jit
 
 
-@cuda.jit(device=True)
+@device_jit
 def observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orders, books,
                    price_history, inventory, params, iparams):  # fmt: skip
     """``market_reference.observe_market`` of one env: agent ``tid``'s block and masks, the
@@ -50,7 +51,7 @@ def observe_market(e, tid, observations_a, observations_p, action_mask_a, n_orde
                                     params)  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_step(split, env, tid, nt, clock, sampled_actions_a, market_bids, market_asks,
                 bid_price, bid_created, ask_price, ask_created, n_orders, books, price_history,
                 trade_count, trade_value, n_trades, inventory, escrow, labor, params, iparams):  # fmt: skip
@@ -77,7 +78,7 @@ def market_step(split, env, tid, nt, clock, sampled_actions_a, market_bids, mark
     cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
                     ask_created, n_orders, books, price_history, trade_count, trade_value,
                     n_trades, market_bids, market_asks, inventory, escrow, labor,
@@ -100,7 +101,7 @@ def market_env_step(split, _timestep_, _done_, market_clock, bid_price, bid_crea
                    price_history, inventory, market_params, market_iparams)  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_kernel(mode, _timestep_, _done_, market_clock, bid_price, bid_created, ask_price,
                   ask_created, n_orders, books, price_history, trade_count, trade_value, n_trades,
                   market_bids, market_asks, inventory, escrow, labor, observations_a,

@@ -12,9 +12,9 @@ world's order: coin at 0, commodity ``c`` at ``1 + c``.
 
 from __future__ import annotations
 
-from numba import cuda
-
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import market_state as ms
+from ai_economist.warp_drive.numba_index import index_divmod
+from ai_economist.warp_drive.numba_loops import device_jit
 
 EMPTY = ms.EMPTY
 ASK_NONE = 1 << 62  # above every ask key (cda_batched: int64 max)
@@ -25,7 +25,7 @@ MI_MAX_BID_ASK = ms.MI["max_bid_ask"]
 MI_ACTION, MI_OBS_A, MI_OBS_P = (ms.MI[k] for k in ("action_offset", "obs_offset_a", "obs_offset_p"))  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_reset(e, a, bid_price, bid_created, ask_price, ask_created, n_orders, books,
                  price_history, trade_count, trade_value, market_bids, market_asks):  # fmt: skip
     """``cda_batched.reset_envs`` for agent ``a``'s rows (the caller zeroes the clock and
@@ -49,7 +49,7 @@ def market_reset(e, a, bid_price, bid_created, ask_price, ask_created, n_orders,
         market_asks[e, a, c] = 0
 
 
-@cuda.jit(device=True)
+@device_jit
 def split_actions(e, a, action, offset, n_prices, market_bids, market_asks):
     """``market_reference.split_actions`` of agent ``a``'s flat action."""
     for c in range(market_bids.shape[2]):
@@ -63,16 +63,17 @@ def split_actions(e, a, action, offset, n_prices, market_bids, market_asks):
         market_asks[e, a, c] = ask
 
 
-@cuda.jit(device=True)
+@device_jit
 def decay_history(e, tid, nt, price_history, decay):
     """``state.history *= PRICE_DECAY`` (threads stride over the cells)."""
     n_c, n_a, n_p = price_history.shape[1], price_history.shape[2], price_history.shape[3]
     for i in range(tid, n_c * n_a * n_p, nt):
-        c, r = i // (n_a * n_p), i % (n_a * n_p)
-        price_history[e, c, r // n_p, r % n_p] *= decay
+        c, r = index_divmod(i, n_a * n_p)
+        s, p = index_divmod(r, n_p)
+        price_history[e, c, s, p] *= decay
 
 
-@cuda.jit(device=True)
+@device_jit
 def free_slot(prices, e, c, a):
     """The first empty slot (0 where none is: ``cda_batched._free_slot``)."""
     for k in range(prices.shape[3]):
@@ -81,7 +82,7 @@ def free_slot(prices, e, c, a):
     return 0
 
 
-@cuda.jit(device=True)
+@device_jit
 def place_orders(e, a, clock, market_bids, market_asks, bid_price, bid_created, ask_price,
                  ask_created, n_orders, books, inventory, escrow, labor, params, iparams):  # fmt: skip
     """``cda_batched.place_orders`` for agent ``a``: per commodity its bid (coin to escrow)
@@ -113,7 +114,7 @@ def place_orders(e, a, clock, market_bids, market_asks, bid_price, bid_created, 
             labor[e, a] += order_labor
 
 
-@cuda.jit(device=True)
+@device_jit
 def best_bid(e, c, b, clock, bid_price, bid_created, duration):
     """``(key, slot)`` of agent ``b``'s best bid (``cda_batched_matching.bid_keys``: price,
     then age, then the lower agent); key -1 without bids."""
@@ -128,7 +129,7 @@ def best_bid(e, c, b, clock, bid_price, bid_created, duration):
     return best, slot
 
 
-@cuda.jit(device=True)
+@device_jit
 def best_ask(e, c, s, clock, ask_price, ask_created, duration):
     """``(key, slot)`` of agent ``s``'s best ask (``ask_keys``: price, then older, then the
     lower agent); key ``ASK_NONE`` without asks."""
@@ -144,7 +145,7 @@ def best_ask(e, c, s, clock, ask_price, ask_created, duration):
     return best, slot
 
 
-@cuda.jit(device=True)
+@device_jit
 def best_other_ask(e, c, b, clock, ask_price, ask_created, duration):
     """``(key, seller)`` of the best ask of the agents other than ``b``."""
     best, owner = ASK_NONE, -1
@@ -156,7 +157,7 @@ def best_other_ask(e, c, b, clock, ask_price, ask_created, duration):
     return best, owner
 
 
-@cuda.jit(device=True)
+@device_jit
 def execute_trades(e, c, buyer, bid_slot, seller, ask_slot, clock, bid_price, bid_created,
                    ask_price, ask_created, n_orders, books, price_history, trade_count,
                    trade_value, n_trades, inventory, escrow):  # fmt: skip
@@ -185,7 +186,7 @@ def execute_trades(e, c, buyer, bid_slot, seller, ask_slot, clock, bid_price, bi
     n_trades[e, c] += 1
 
 
-@cuda.jit(device=True)
+@device_jit
 def match_book(e, c, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
                price_history, trade_count, trade_value, n_trades, inventory, escrow, duration):  # fmt: skip
     """``cda_batched_matching.match_book`` of one env and commodity: each pass, every
@@ -214,7 +215,7 @@ def match_book(e, c, clock, bid_price, bid_created, ask_price, ask_created, n_or
                        trade_value, n_trades, inventory, escrow)  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def book_changed(e, c, clock, bid_price, bid_created, ask_price, ask_created):
     """Whether the book got an order this step (``place_orders``' ``changed``)."""
     for a in range(bid_price.shape[2]):
@@ -226,7 +227,7 @@ def book_changed(e, c, clock, bid_price, bid_created, ask_price, ask_created):
     return False
 
 
-@cuda.jit(device=True)
+@device_jit
 def match_orders(e, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
                  price_history, trade_count, trade_value, n_trades, inventory, escrow, iparams):  # fmt: skip
     """``cda_batched_matching.match_orders`` of one env (one thread), commodity by commodity;
@@ -239,7 +240,7 @@ def match_orders(e, clock, bid_price, bid_created, ask_price, ask_created, n_ord
                        escrow, iparams[MI_DURATION])  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def expire_orders(e, a, clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
                   inventory, escrow, iparams):  # fmt: skip
     """``cda_batched.expire_orders`` for agent ``a``: orders older than ``order_duration``
@@ -271,7 +272,7 @@ def expire_orders(e, a, clock, bid_price, bid_created, ask_price, ask_created, n
 
 
 # ----------------------------------------------------------------------- cda_batched_views
-@cuda.jit(device=True)
+@device_jit
 def history_at(e, c, p, price_history):
     """The sales at price ``p`` summed over sellers, in seller order."""
     h = 0.0
@@ -280,7 +281,7 @@ def history_at(e, c, p, price_history):
     return h
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_rate(e, c, price_history):
     """``sum_p p h_p / max(0.001, sum_p h_p)`` (``market_observations``' rate)."""
     num, den = 0.0, 0.0
@@ -291,7 +292,7 @@ def market_rate(e, c, price_history):
     return num / max(0.001, den)
 
 
-@cuda.jit(device=True)
+@device_jit
 def full_book(e, side, c, p, books):
     """Open orders of one side, commodity and price over all agents."""
     total = 0
@@ -300,7 +301,7 @@ def full_book(e, side, c, p, books):
     return total
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_observations(e, a, out, offset, books, price_history, params):
     """Agent ``a``'s market block at ``out[e, a, offset:]``, the dict env's sorted keys:
     available asks, available bids, market rate, my asks, my bids, price history."""
@@ -325,7 +326,7 @@ def market_observations(e, a, out, offset, books, price_history, params):
             pos += 1
 
 
-@cuda.jit(device=True)
+@device_jit
 def planner_market_observations(e, out, offset, books, price_history, params):
     """The planner's market block at ``out[e, 0, offset:]``: full asks, full bids, market
     rate, price history."""
@@ -345,7 +346,7 @@ def planner_market_observations(e, out, offset, books, price_history, params):
             pos += 1
 
 
-@cuda.jit(device=True)
+@device_jit
 def action_masks(e, a, mask, offset, n_orders, inventory, iparams):
     """``cda_batched_views.action_masks`` of agent ``a`` at ``mask[e, a, offset:]``: per
     commodity ``Buy`` (prices up to its coin) then ``Sell`` (all prices if it holds a unit),

@@ -33,9 +33,10 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
+from ai_economist.warp_drive.numba_loops import device_jit
 
 
-@cuda.jit(device=True)
+@device_jit
 def reset_market_world(env, tid, nt, world, market, layout_maps, water,
                        ranked_payments, ranked_locs, world_params, world_iparams):  # fmt: skip
     """The world's reset with an empty market of one env (all threads; no observations):
@@ -59,7 +60,7 @@ def reset_market_world(env, tid, nt, world, market, layout_maps, water,
                 layout_maps, water, ranked_payments, ranked_locs, world_params, world_iparams)  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_world_to_regrow(env, tid, nt, t, world, action_mask_a, sampled_actions_a,
                            market, layout_maps, water, landmarks, regrow_cells,
                            world_params, market_params, market_iparams):  # fmt: skip
@@ -91,7 +92,7 @@ def market_world_to_regrow(env, tid, nt, t, world, action_mask_a, sampled_action
     return coin_before
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_world_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator,
                         resource_maps, house_owner, locs, inventory, escrow, labor, build_payment,
                         build_skill, bonus_gather_prob, coin_utility, utility, welfare, move_order,

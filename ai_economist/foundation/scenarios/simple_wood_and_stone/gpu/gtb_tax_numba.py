@@ -31,13 +31,14 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     field_kernel,
 )
 from ai_economist.warp_drive.numba_float import mul_rn
+from ai_economist.warp_drive.numba_loops import device_jit
 
 MAX_BRACKETS = ts.MAX_BRACKETS
 __all__ = ["MAX_AGENTS", "MAX_BRACKETS", "SAEZ_BINS", "SAEZ_EDGES", "gtb_tax_reset", "gtb_tax_step"]
 INCOME_LEVELS = 4  # tax_env.INCOME_LEVELS
 
 
-@cuda.jit(device=True)
+@device_jit
 def observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin, last_income,
             last_marginal_rate, inventory, escrow, observations_a, observations_p,
             action_mask_a, action_mask_p, tax_cutoffs, tax_disc_rates, s_rates, params,
@@ -61,7 +62,7 @@ def observe(e, tid, n_hot, completions, tax_cycle_pos, tax_rates_obs, last_coin,
             observations_p[e, row, width - n_hot + j] = float32(1.0 if j == row else 0.0)
 
 
-@cuda.jit(device=True)
+@device_jit
 def income_step(e, tid, action, inventory, escrow, income_unit):
     """``GatherTradeBuildTaxGpu.income_step`` of agent ``tid``."""
     if 1 <= action <= INCOME_LEVELS:
@@ -75,7 +76,7 @@ def income_step(e, tid, action, inventory, escrow, income_unit):
         escrow[e, tid, COIN] = 0.0
 
 
-@cuda.jit(device=True)
+@device_jit
 def tax_kernel(mode, _timestep_, _done_, completions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
                tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
                last_lump_sum, saez_buffer, saez_count, saez_next, saez_reached, saez_draws,

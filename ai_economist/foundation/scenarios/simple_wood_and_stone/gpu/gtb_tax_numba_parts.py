@@ -10,7 +10,7 @@ economy's device functions, imported, not copied.
 
 from __future__ import annotations
 
-from numba import cuda, float32, float64
+from numba import float32, float64
 
 from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba import (
     marginal_rate,
@@ -18,6 +18,7 @@ from ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba i
     taxes_due,
 )
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import tax_state as ts
+from ai_economist.warp_drive.numba_loops import device_jit
 
 TP_RATE_MAX, TP_WARMUP, TP_SLOPE = (ts.TP[k] for k in ("rate_max", "anneal_warmup", "anneal_slope"))
 TI_MODEL, TI_PLANNER, TI_PERIOD, TI_N_RATES, TI_ANNEALING = (
@@ -29,7 +30,7 @@ TI_OBS_A, TI_OBS_P, TI_OBS_PA, TI_STRIDE_PA = (
 COIN = 0
 
 
-@cuda.jit(device=True)
+@device_jit
 def annealed_tax_limit(completions, warmup, slope, final_max):
     """``clip(slope * (completions - warmup), 0, 1) * final_max`` (``utils``)."""
     v = slope * (float64(completions) - warmup)
@@ -37,7 +38,7 @@ def annealed_tax_limit(completions, warmup, slope, final_max):
     return v * final_max
 
 
-@cuda.jit(device=True)
+@device_jit
 def rate_limit(completions, params, iparams):
     """``array_tax.rate_limit``: the highest rate after ``completions`` episodes."""
     if iparams[TI_ANNEALING] == 0:
@@ -46,7 +47,7 @@ def rate_limit(completions, params, iparams):
                               params[TP_RATE_MAX])  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def current_rates(e, b, tax_rate_index, disc_rates, fixed_rates, saez_rates, limit, iparams):
     """``array_tax.current_rates`` of bracket ``b``: the planner's pick, or the fixed / Saez
     schedule capped at ``limit``."""
@@ -57,7 +58,7 @@ def current_rates(e, b, tax_rate_index, disc_rates, fixed_rates, saez_rates, lim
     return min(r, limit)
 
 
-@cuda.jit(device=True)
+@device_jit
 def numpy_sum(x, n):
     """``np.sum`` of ``x[:n]`` in numpy's order (pairwise: 8 accumulators from 8 values on,
     ``n <= 128``)."""
@@ -86,7 +87,7 @@ def numpy_sum(x, n):
     return res
 
 
-@cuda.jit(device=True)
+@device_jit
 def tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
               last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
               saez_rates, saez_running_avg, inventory, escrow, disc_rates, fixed_rates, params,
@@ -111,7 +112,7 @@ def tax_reset(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_com
         last_lump_sum[e] = 0.0
 
 
-@cuda.jit(device=True)
+@device_jit
 def fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, disc_rates,
                fixed_rates, s_rates, params, iparams):  # fmt: skip
     """``array_tax.current_rates`` of bracket ``tid`` into ``s_rates[tid]``."""
@@ -121,7 +122,7 @@ def fill_rates(e, tid, tax_rate_index, tax_rate_completions, saez_rates, disc_ra
                                      saez_rates, limit, iparams)  # fmt: skip
 
 
-@cuda.jit(device=True)
+@device_jit
 def set_rates(e, tid, planner_actions, tax_cycle_pos, tax_rate_index, tax_rates_obs,
               tax_rate_completions, saez_rates, disc_rates, fixed_rates, s_rates, params,
               iparams):  # fmt: skip
@@ -138,7 +139,7 @@ def set_rates(e, tid, planner_actions, tax_cycle_pos, tax_rate_index, tax_rates_
             tax_rates_obs[e, tid] = s_rates[tid]
 
 
-@cuda.jit(device=True)
+@device_jit
 def enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income,
                 last_marginal_rate, cutoffs, s_rates, s_paid, iparams):  # fmt: skip
     """``tax_brackets.enact_taxes`` of agent ``tid`` on a tax day: its income since the last
@@ -151,7 +152,7 @@ def enact_taxes(e, tid, tax_cycle_pos, inventory, escrow, last_coin, last_income
         last_marginal_rate[e, tid] = marginal_rate(income, cutoffs, s_rates)
 
 
-@cuda.jit(device=True)
+@device_jit
 def redistribute(e, tid, tax_cycle_pos, inventory, escrow, last_coin, s_paid, s_lump, iparams):
     """The rest of ``enact_taxes`` on a tax day (thread 0 first: the revenue in numpy's order
     into ``s_lump[0]`` after a barrier): agent ``tid`` pays and receives the lump sum."""
@@ -163,7 +164,7 @@ def redistribute(e, tid, tax_cycle_pos, inventory, escrow, last_coin, s_paid, s_
         last_coin[e, tid] = inv + escrow[e, tid, COIN]
 
 
-@cuda.jit(device=True)
+@device_jit
 def collect_revenue(e, tax_cycle_pos, total_collected, last_lump_sum, s_paid, s_lump, n, iparams):
     """Thread 0 on a tax day: the revenue (``paid.sum()``), its lump sum and the total."""
     if tax_cycle_pos[e] >= iparams[TI_PERIOD]:
@@ -173,7 +174,7 @@ def collect_revenue(e, tax_cycle_pos, total_collected, last_lump_sum, s_paid, s_
         last_lump_sum[e] = revenue / n
 
 
-@cuda.jit(device=True)
+@device_jit
 def saez_record(e, tid, tax_cycle_pos, last_income, last_marginal_rate, saez_buffer, saez_next,
                 iparams):  # fmt: skip
     """``gpu_saez.saez_record`` of agent ``tid`` on a tax day (its sample into the ring; thread
@@ -184,7 +185,7 @@ def saez_record(e, tid, tax_cycle_pos, last_income, last_marginal_rate, saez_buf
         saez_buffer[e, slot, 1] = last_marginal_rate[e, tid]
 
 
-@cuda.jit(device=True)
+@device_jit
 def advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, iparams):
     """Thread 0 at the end of ``tax_step``: the next cycle position (1 after a tax day); the
     Saez ring's index and count after a tax day's samples."""
@@ -198,7 +199,7 @@ def advance_cycle(e, tax_cycle_pos, saez_buffer, saez_next, saez_count, n, ipara
         tax_cycle_pos[e] += 1
 
 
-@cuda.jit(device=True)
+@device_jit
 def tax_sorted_rank(x, e, i, n):
     """Where ``np.sort`` puts ``x[e, i]`` among ``x[e, :n]`` (ties by index)."""
     rank = 0
@@ -208,7 +209,7 @@ def tax_sorted_rank(x, e, i, n):
     return rank
 
 
-@cuda.jit(device=True)
+@device_jit
 def common_block(obs, e, row, off, tax_cycle_pos, tax_rates_obs, last_income, period):
     """``curr_rates``, ``is_first_day``, ``is_tax_day``, ``last_incomes`` (sorted, / period)
     at ``obs[e, row, off:]``; returns the next offset."""
@@ -225,13 +226,13 @@ def common_block(obs, e, row, off, tax_cycle_pos, tax_rates_obs, last_income, pe
     return k + n
 
 
-@cuda.jit(device=True)
+@device_jit
 def income_so_far(e, i, inventory, escrow, last_coin):
     """Agent ``i``'s income since the last tax day (its coin endowment minus ``last_coin``)."""
     return inventory[e, i, COIN] + escrow[e, i, COIN] - last_coin[e, i]
 
 
-@cuda.jit(device=True)
+@device_jit
 def agent_observations(e, tid, obs, tax_cycle_pos, tax_rates_obs, last_income, last_coin,
                        inventory, escrow, cutoffs, s_rates, iparams):  # fmt: skip
     """Agent ``tid``'s block (``AGENT_FIELDS``: the common fields, its ``marginal_rate``
@@ -245,7 +246,7 @@ def agent_observations(e, tid, obs, tax_cycle_pos, tax_rates_obs, last_income, l
         obs[e, tid, k + 1] = float32(float64(tax_cycle_pos[e]) / float64(period))
 
 
-@cuda.jit(device=True)
+@device_jit
 def planner_observations(e, row, obs, tax_cycle_pos, tax_rates_obs, last_income,
                          last_marginal_rate, last_coin, inventory, escrow, cutoffs, s_rates,
                          iparams):  # fmt: skip
@@ -263,7 +264,7 @@ def planner_observations(e, row, obs, tax_cycle_pos, tax_rates_obs, last_income,
         obs[e, row, off + 2] = float32(last_marginal_rate[e, i])
 
 
-@cuda.jit(device=True)
+@device_jit
 def planner_masks(e, row, mask, tax_cycle_pos, completions, disc_rates, params, iparams):
     """``array_tax.planner_masks`` of bracket agent ``row``: NO-OP, then the rates allowed on
     a period's first step under the annealed limit (1 for a planner that sets no rates)."""

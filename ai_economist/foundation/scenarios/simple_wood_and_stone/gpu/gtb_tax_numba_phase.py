@@ -24,6 +24,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_tax_numba_p
     set_rates,
     tax_reset,
 )
+from ai_economist.warp_drive.numba_loops import device_jit
 
 MAX_AGENTS = 32
 SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
@@ -31,7 +32,7 @@ SAEZ_EDGES = SAEZ_BINS + 1  # shared-array sizes must be literals for Numba
 N_EDGE_ROWS = 4  # the Saez formula's per-edge scratch: g(z), p(z), a(z), the taus
 
 
-@cuda.jit(device=True)
+@device_jit
 def reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_completions,
                 last_coin, last_income, last_marginal_rate, total_collected, last_lump_sum,
                 saez_rates, saez_running_avg, inventory, escrow, tax_disc_rates, tax_fixed_rates,
@@ -47,7 +48,7 @@ def reset_rates(e, tid, tax_cycle_pos, tax_rate_index, tax_rates_obs, tax_rate_c
     cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@device_jit
 def saez_rates_of_period(e, tid, tax_cycle_pos, tax_rate_completions, saez_buffer, saez_count,
                          saez_reached, saez_draws, saez_elas, saez_log_z0, saez_rates,
                          saez_running_avg, tax_cutoffs, tax_params, tax_iparams, saez_bin_edges,
@@ -69,7 +70,7 @@ def saez_rates_of_period(e, tid, tax_cycle_pos, tax_rate_completions, saez_buffe
         cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@device_jit
 def tax_phase(e, tid, sampled_actions_p, tax_cycle_pos, tax_rate_index, tax_rates_obs,
               tax_rate_completions, last_coin, last_income, last_marginal_rate, total_collected,
               last_lump_sum, inventory, escrow, tax_cutoffs, tax_disc_rates, tax_fixed_rates,

@@ -53,9 +53,10 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     STEP,
     field_kernel,
 )
+from ai_economist.warp_drive.numba_loops import device_jit
 
 
-@cuda.jit(device=True)
+@device_jit
 def place_agents(env, seed, ep, locs, water):
     """``reference.place_agents`` of one env (one thread)."""
     n, h, w = locs.shape[1], water.shape[0], water.shape[1]
@@ -77,7 +78,7 @@ def place_agents(env, seed, ep, locs, water):
                     break
 
 
-@cuda.jit(device=True)
+@device_jit
 def reset_agent(env, a, seed, ep, locs, inventory, escrow, labor, build_payment, build_skill,
                 bonus, move_order, ranked_payments, ranked_locs, params, iparams):  # fmt: skip
     """``reference.reset_envs`` for agent ``a``: inventory, skills, the fixed-four slot."""
@@ -107,7 +108,7 @@ def reset_agent(env, a, seed, ep, locs, inventory, escrow, labor, build_payment,
         build_payment[env, a] = ranked_payments[rank]
 
 
-@cuda.jit(device=True)
+@device_jit
 def reset_world(env, tid, nt, seed, ep, completions, auto_integrator, resource_maps, house_owner,
                 locs, inventory, escrow, labor, build_payment, build_skill, bonus, coin_utility,
                 utility, welfare, move_order, layout_maps, water, ranked_payments, ranked_locs,
@@ -133,7 +134,7 @@ def reset_world(env, tid, nt, seed, ep, completions, auto_integrator, resource_m
     cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@device_jit
 def build_and_order(env, tid, seed, ep, t, actions, inventory, labor, resource_maps, house_owner,
                     landmarks, locs, build_payment, move_order, params):  # fmt: skip
     """Build (agent ``tid``) and its slot of the move order; returns whether it built (no
@@ -147,7 +148,7 @@ def build_and_order(env, tid, seed, ep, t, actions, inventory, labor, resource_m
     return built
 
 
-@cuda.jit(device=True)
+@device_jit
 def move_gather_regrow(env, tid, nt, seed, ep, t, start, actions, locs, inventory, labor,
                        house_owner, water, resource_maps, bonus, move_order, layout_maps,
                        regrow_cells, params):  # fmt: skip
@@ -165,7 +166,7 @@ def move_gather_regrow(env, tid, nt, seed, ep, t, start, actions, locs, inventor
     regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, params)
 
 
-@cuda.jit(device=True)
+@device_jit
 def finish_step(env, tid, t, refresh, _timestep_, _done_, completions, auto_integrator,
                 inventory, escrow, labor, coin_utility, utility, welfare, rewards_a, rewards_p,
                 episode_coin, episode_labor, episode_utility, params, iparams):  # fmt: skip
@@ -182,7 +183,7 @@ def finish_step(env, tid, t, refresh, _timestep_, _done_, completions, auto_inte
     cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@device_jit
 def market_layout(observations_a, observations_p, action_mask_a, n, side):
     """``(agent block, planner block, move start)`` of a world with a market (sizes of the
     arrays beyond the world's; ``(0, 0, 2)`` without one)."""
@@ -191,7 +192,7 @@ def market_layout(observations_a, observations_p, action_mask_a, n, side):
     return mk, mp, action_mask_a.shape[2] - 4
 
 
-@cuda.jit(device=True)
+@device_jit
 def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, action_mask_p, locs,
             inventory, build_payment, build_skill, bonus, resource_maps, house_owner,
             layout_maps, water, landmarks, params, iparams):  # fmt: skip
@@ -207,7 +208,7 @@ def observe(env, tid, nt, t, observations_a, observations_p, action_mask_a, acti
         action_mask_p[env, 0, 0] = 1.0
 
 
-@cuda.jit(device=True)
+@device_jit
 def observe_world(env, tid, nt, t, mk, tx, mp, stride, pinv, start, observations_a,
                   observations_p, action_mask_a, locs, inventory, build_payment, build_skill,
                   bonus, resource_maps, house_owner, layout_maps, water, landmarks, params,
@@ -241,7 +242,7 @@ def observe_world(env, tid, nt, t, mk, tx, mp, stride, pinv, start, observations
                 observations_p[env, 0, mp + 4 + stride * i + pinv + k] = inventory[env, i, k] * inv
 
 
-@cuda.jit(device=True)
+@device_jit
 def baselines(env, completions, auto_integrator, inventory, escrow, labor, coin_utility, utility,
               params, iparams):  # fmt: skip
     """``array_rewards.optimization_metrics``: the agents' utilities (returns the welfare)."""
@@ -251,7 +252,7 @@ def baselines(env, completions, auto_integrator, inventory, escrow, labor, coin_
     return welfare_of(env, inventory, escrow, params)
 
 
-@cuda.jit(device=True)
+@device_jit
 def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor, coin_utility,
                  utility, welfare, rewards_a, rewards_p, episode_coin, episode_labor,
                  episode_utility, _done_, params, iparams):  # fmt: skip
@@ -281,7 +282,7 @@ def step_rewards(env, t, completions, auto_integrator, inventory, escrow, labor,
             episode_utility[env, i] = utility[env, i]
 
 
-@cuda.jit(device=True)
+@device_jit
 def world_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integrator, resource_maps,
                  house_owner, locs, inventory, escrow, labor, build_payment, build_skill,
                  bonus_gather_prob, coin_utility, utility, welfare, move_order, episode_coin,

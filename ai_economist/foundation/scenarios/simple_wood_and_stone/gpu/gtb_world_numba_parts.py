@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda
-
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import rng
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import state as gs
+from ai_economist.warp_drive.numba_index import index_divmod
+from ai_economist.warp_drive.numba_loops import device_jit
 
 MASK32, SEED_SALT, INV_2_24 = rng.MASK32, rng.SEED_SALT, rng.INV_2_24
 HASH_M1, HASH_M2 = rng.HASH_M1, rng.HASH_M2
@@ -37,12 +37,12 @@ MOVE_DC = (0, -1, 1, 0, 0)
 
 
 # ----------------------------------------------------------------------- draws (rng.py)
-@cuda.jit(device=True)
+@device_jit
 def mul32(x, c):
     return (x * (c & 0xFFFF) + (((x * (c >> 16)) & 0xFFFF) << 16)) & MASK32
 
 
-@cuda.jit(device=True)
+@device_jit
 def hash32(x):
     x = x ^ (x >> 16)
     x = mul32(x, HASH_M1)
@@ -51,7 +51,7 @@ def hash32(x):
     return x ^ (x >> 16)
 
 
-@cuda.jit(device=True)
+@device_jit
 def draw_bits(seed, episode, step, stream, index):
     h = hash32((int(seed) & MASK32) ^ SEED_SALT)
     h = hash32(h ^ (int(episode) & MASK32))
@@ -59,17 +59,17 @@ def draw_bits(seed, episode, step, stream, index):
     return hash32(h ^ (((int(stream) & 0xFF) << 24) | (int(index) & 0xFFFFFF)))
 
 
-@cuda.jit(device=True)
+@device_jit
 def uniform(seed, episode, step, stream, index):
     return float(draw_bits(seed, episode, step, stream, index) >> 8) * INV_2_24
 
 
-@cuda.jit(device=True)
+@device_jit
 def below(bits, n):
     return ((bits >> 8) * int(n)) >> 24
 
 
-@cuda.jit(device=True)
+@device_jit
 def skill_draw(seed, episode, stream, agent, dist, shape, mean, sigma):
     """``reference.skill_draws`` of one agent (dist 1 Pareto, 2 lognormal)."""
     u1 = uniform(seed, episode, 0, stream, 2 * agent)
@@ -80,7 +80,7 @@ def skill_draw(seed, episode, stream, agent, dist, shape, mean, sigma):
     return math.exp(mean + sigma * z)
 
 
-@cuda.jit(device=True)
+@device_jit
 def rank_of(seed, episode, step, stream, agent, n):
     """Position of ``agent`` when the agents' keys are sorted (ties to the lower agent)."""
     key = draw_bits(seed, episode, step, stream, agent)
@@ -93,7 +93,7 @@ def rank_of(seed, episode, step, stream, agent, n):
 
 
 # ----------------------------------------------------------------------- rules
-@cuda.jit(device=True)
+@device_jit
 def occupied(locs, env, n, r, c):
     for j in range(n):
         if locs[env, j, 0] == r and locs[env, j, 1] == c:
@@ -101,7 +101,7 @@ def occupied(locs, env, n, r, c):
     return False
 
 
-@cuda.jit(device=True)
+@device_jit
 def build_masks(env, a, inventory, resource_maps, house_owner, landmarks, locs):
     """``array_rules.build_masks`` of agent ``a``."""
     r, c = locs[env, a, 0], locs[env, a, 1]
@@ -113,7 +113,7 @@ def build_masks(env, a, inventory, resource_maps, house_owner, landmarks, locs):
     return house_owner[env, r, c] < 0 and landmarks[r, c] == 0
 
 
-@cuda.jit(device=True)
+@device_jit
 def move_masks(env, a, m, locs, house_owner, water):
     """``array_rules.move_masks`` of agent ``a``'s move ``m`` (1..4)."""
     r = locs[env, a, 0] + MOVE_DR[m]
@@ -124,7 +124,7 @@ def move_masks(env, a, m, locs, house_owner, water):
     return (owner < 0 or owner == a) and not occupied(locs, env, locs.shape[1], r, c)
 
 
-@cuda.jit(device=True)
+@device_jit
 def build_step(env, a, action, inventory, labor, resource_maps, house_owner, landmarks, locs,
                build_payment, params):  # fmt: skip
     """``array_rules.build_step`` of agent ``a`` (each agent builds on its own cell, so all
@@ -140,7 +140,7 @@ def build_step(env, a, action, inventory, labor, resource_maps, house_owner, lan
     return True
 
 
-@cuda.jit(device=True)
+@device_jit
 def move_agent_slot(env, a, action, start, locs, labor, house_owner, water, params):
     """``array_rules.move_agent_slot`` for agent ``a``, whose slot of the order it is (the
     moves are the actions ``start .. start + 3``)."""
@@ -151,7 +151,7 @@ def move_agent_slot(env, a, action, start, locs, labor, house_owner, water, para
         labor[env, a] += params[P_MLABOR]
 
 
-@cuda.jit(device=True)
+@device_jit
 def apply_gathers(env, a, seed, ep, t, locs, inventory, labor, resource_maps, bonus, params):
     """``array_rules.gather_events`` and ``apply_gathers`` of agent ``a`` (agents stand on
     distinct cells, so all agents at once)."""
@@ -164,28 +164,28 @@ def apply_gathers(env, a, seed, ep, t, locs, inventory, labor, resource_maps, bo
             resource_maps[env, j, r, c] = max(resource_maps[env, j, r, c] - 1, 0.0)
 
 
-@cuda.jit(device=True)
+@device_jit
 def regrow_step(env, tid, nt, seed, ep, t, resource_maps, layout_maps, regrow_cells, params):
     """``array_rules.regrow_step``: the threads stride over the source cells."""
     h, w = layout_maps.shape[1], layout_maps.shape[2]
     for k in range(tid, regrow_cells.shape[0], nt):
         i = regrow_cells[k]
-        j, cell = i // (h * w), i % (h * w)
-        r, c = cell // w, cell % w
+        j, cell = index_divmod(i, h * w)
+        r, c = index_divmod(cell, w)
         before = float(resource_maps[env, j, r, c])
         p = max(before, float(layout_maps[j, r, c])) * params[P_REGEN]
         if uniform(seed, ep, t, S_REGROW, i) < p:
             resource_maps[env, j, r, c] = min(before + 1.0, params[P_HEALTH])
 
 
-@cuda.jit(device=True)
+@device_jit
 def coin_utility_of(env, a, inventory, escrow, params):
     """``array_rewards.coin_utilities`` of one agent's coin endowment."""
     e1 = 1.0 - params[P_ETA]
     return ((inventory[env, a, 0] + escrow[env, a, 0]) ** e1 - 1.0) / e1
 
 
-@cuda.jit(device=True)
+@device_jit
 def energy_weight(env, completions, auto_integrator, params, iparams):
     """``array_rewards.energy_weight`` of one env."""
     c = params[P_WARMUP]
@@ -195,7 +195,7 @@ def energy_weight(env, completions, auto_integrator, params, iparams):
     return 1.0 - math.exp(-float(progress) / c)
 
 
-@cuda.jit(device=True)
+@device_jit
 def welfare_of(env, inventory, escrow, params):
     """``coin_eq_times_productivity`` as ``array_rewards.optimization_metrics`` sums it."""
     n = inventory.shape[1]
@@ -212,7 +212,7 @@ def welfare_of(env, inventory, escrow, params):
 
 
 # ----------------------------------------------------------------------- observations
-@cuda.jit(device=True)
+@device_jit
 def write_flat(env, a, t, obs, mk, tx, locs, inventory, build_payment, build_skill, bonus,
                params, h, w):  # fmt: skip
     """The agent's ``flat`` features in ``state.AGENT_FLAT_KEYS`` order (float64 -> float32),
@@ -232,15 +232,16 @@ def write_flat(env, a, t, obs, mk, tx, locs, inventory, build_payment, build_ski
     obs[env, a, rest + 8] = locs[env, a, 0] / h
 
 
-@cuda.jit(device=True)
+@device_jit
 def write_window_cell(env, p, side, rng_, obs, mk, locs, resource_maps, house_owner, layout,
                       water):  # fmt: skip
     """Window cell ``p`` (agent-major) of ``array_obs.egocentric_maps``: 7 map channels and
     the owner and location index channels (after the flat features and the market's ``mk``)."""
     cells = side * side
-    a, cell = p // cells, p % cells
-    r = locs[env, a, 0] - rng_ + cell // side
-    c = locs[env, a, 1] - rng_ + cell % side
+    a, cell = index_divmod(p, cells)
+    dr, dc = index_divmod(cell, side)
+    r = locs[env, a, 0] - rng_ + dr
+    c = locs[env, a, 1] - rng_ + dc
     base = N_FLAT + mk + cell
     idx_base = base + 7 * cells
     inside = 0 <= r < water.shape[0] and 0 <= c < water.shape[1]

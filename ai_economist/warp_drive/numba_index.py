@@ -1,0 +1,24 @@
+"""Index arithmetic for Numba device functions.
+
+Numba divides int64 by Python's rules: a signed 64-bit division (a long emulated sequence on
+a GPU) and a fix-up of the quotient and remainder towards minus infinity. For the
+non-negative indices of a flattened loop (``p`` over ``rows * cols`` cells) the quotient
+and remainder are the unsigned 32-bit ones, a much shorter sequence; :func:`index_divmod`
+computes them so and returns int64 values, so the arithmetic around them stays signed.
+"""
+
+from __future__ import annotations
+
+from numba import int64, uint32
+
+from ai_economist.warp_drive.errors import require_numba_cuda
+
+cuda = require_numba_cuda()
+
+
+@cuda.jit(device=True)
+def index_divmod(p, n):
+    """``(p // n, p % n)`` for ``0 <= p < 2**32`` and ``0 < n < 2**32`` (int64 results)."""
+    up, un = uint32(p), uint32(n)
+    q = up // un
+    return int64(q), int64(up - q * un)
