@@ -4,8 +4,11 @@ resume, and bad input (exit 2)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,9 +45,12 @@ BRACKETS = ["000", "009", "039", "084", "160", "204", "510"]
 @pytest.fixture(scope="module")
 def gtb(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("protocol") / "gtb"
-    code = cli.main([*GTB_ARGS, "--results_dir", str(out)])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = cli.main([*GTB_ARGS, "--results_dir", str(out)])
     rows = list(csv.DictReader(open(out / report.CSV_NAME)))
-    return {"code": code, "dir": out, "rows": {r["schedule"]: r for r in rows}, "header": rows}
+    return {"code": code, "dir": out, "rows": {r["schedule"]: r for r in rows}, "header": rows,
+            "printed": printed.getvalue()}  # fmt: skip
 
 
 def test_plan_has_phase1_then_every_schedule_per_seed() -> None:
@@ -88,6 +94,52 @@ def test_csv_columns_and_rows(gtb: dict) -> None:
         assert 0 <= float(row["equality"]) <= 1 and float(row["productivity"]) >= 0
         assert float(row["equality_x_productivity"]) == pytest.approx(
             float(row["equality"]) * float(row["productivity"]))  # fmt: skip
+
+
+def test_each_run_prints_its_scores_when_it_finishes(gtb: dict) -> None:
+    lines = {
+        line.split(":")[0]: line for line in gtb["printed"].splitlines() if " done in " in line
+    }
+    assert sorted(lines) == sorted(GTB_RUNS)
+    assert lines["phase1_seed0"].endswith(" s")  # phase 1 is not scored
+    for schedule, row in gtb["rows"].items():
+        line = lines[f"phase2_{schedule}_seed0"]
+        assert f"eq x prod {float(row['equality_x_productivity']):.1f}" in line
+        assert ("planner entropy" in line) == (schedule == "ai-planner")
+    entropy = float(gtb["rows"]["ai-planner"]["planner_entropy"])
+    assert 0 <= entropy <= 1 + 1e-6  # a fraction of the uniform policy's entropy
+    assert gtb["rows"]["saez"]["planner_entropy"] == ""  # no planner policy to measure
+
+
+def test_decision_entropy_is_a_share_of_the_uniform_one() -> None:
+    from ai_economist.training.tax_protocol.gtb_eval import decision_entropy
+
+    masks = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [0, 1, 1, 1], [1, 1, 0, 0]])
+    logits = torch.tensor([[0.0, 0.0, 0.0, 9.0], [1.0, 2.0, 3.0, 4.0],
+                           [0.0, 50.0, 0.0, 0.0], [0.0, np.log(3.0), 0.0, 0.0]])  # fmt: skip
+    got = decision_entropy(logits, masks)  # row 1 has no choice: left out
+    p = torch.tensor([0.25, 0.75])
+    expected = [1.0, 0.0, float(-(p * p.log()).sum() / np.log(2.0))]
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-6)
+    assert decision_entropy(logits[1:2], masks[1:2]).numel() == 0
+
+
+def test_an_interruption_prints_the_table_of_the_finished_runs(
+    gtb: dict, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    out = tmp_path / "copy"
+    shutil.copytree(gtb["dir"], out)
+    (out / report.CSV_NAME).unlink()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_all", interrupted)
+    assert cli.main([*GTB_ARGS, "--results_dir", str(out)]) == 130
+    printed = capsys.readouterr()
+    assert "partial table: the 4 scored runs finished before the interruption" in printed.out
+    assert "means over the seeds:" in printed.out and "rerun the same command" in printed.err
+    assert len(list(csv.DictReader(open(out / report.CSV_NAME)))) == 4
 
 
 def test_phase2_runs_start_from_the_phase1_agents(gtb: dict) -> None:

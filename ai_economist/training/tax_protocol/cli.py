@@ -26,8 +26,9 @@ one phase (``trainer.seed``, ``trainer.num_episodes`` and ``trainer.device`` com
 options). Writes ``<results_dir>/results.csv``, the plot ``equality_vs_productivity.png`` and
 ``manifest.json`` (a rerun with the same options skips the finished runs and resumes the
 interrupted ones). Exit status: 0 all runs done, 1 some run failed (the table shows the
-others), 2 bad input (before any work), 130 interrupted (Ctrl-C or SIGTERM: the running
-runs checkpoint; rerun the same command to resume).
+others), 2 bad input (before any work), 130 interrupted (Ctrl-C or SIGTERM: the table of the
+runs scored so far is printed and written, the running runs checkpoint; rerun the same
+command to resume). Each run's scores are printed as soon as it finishes.
 """
 
 from __future__ import annotations
@@ -213,24 +214,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     old_handler = raise_on_sigterm()
     try:
         statuses = run_all(runs, manifest, results_dir, args.workers,
-                           lambda line: print(line, flush=True))  # fmt: skip
+                           lambda line: print(line, flush=True),
+                           lambda name: report.run_summary(results_dir / name))  # fmt: skip
     except (KeyboardInterrupt, Stopped):
+        print_results(args, runs, partial=True)
         print("interrupted: rerun the same command to resume", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, old_handler)
-    rows = report.collect_rows(results_dir, args.scenario, [r.name for r in runs])
-    if not rows:
+    if not print_results(args, runs, partial=False):
         print("error: no run finished; see the runs' log.txt", file=sys.stderr)
         return 1
-    print(f"table: {report.write_csv(results_dir / report.CSV_NAME, rows)}")
-    print(report.format_table(rows, SCENARIOS[args.scenario].score))
-    if not args.no_plot and is_installed("matplotlib"):
-        title = f"{args.scenario}: {len(args.seeds)} seeds"
-        print(f"plot: {report.plot_frontier(results_dir / report.PLOT_NAME, rows, title)}")
     print(f"wall clock {(time.perf_counter() - start) / 60:.1f} min")
     failed = [n for n, s in statuses.items() if s != "done"]
     if failed:
         print(f"not done: {', '.join(f'{n} ({statuses[n]})' for n in failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def print_results(args: argparse.Namespace, runs: list[RunSpec], partial: bool) -> bool:
+    """Write the CSV and print the table (and the plot) of the scored runs; ``partial``: after
+    an interruption, with the finished runs only, said so. False when no run has scores."""
+    results_dir = Path(args.results_dir)
+    rows = report.collect_rows(results_dir, args.scenario, [r.name for r in runs])
+    if not rows:
+        return False
+    if partial:
+        print(f"partial table: the {len(rows)} scored runs finished before the interruption")
+    print(f"table: {report.write_csv(results_dir / report.CSV_NAME, rows)}")
+    print(report.format_table(rows, SCENARIOS[args.scenario].score), flush=True)
+    if not partial and not args.no_plot and is_installed("matplotlib"):
+        title = f"{args.scenario}: {len(args.seeds)} seeds"
+        print(f"plot: {report.plot_frontier(results_dir / report.PLOT_NAME, rows, title)}")
+    return True

@@ -47,7 +47,9 @@ def evaluate_gtb_run(
     """Mean metrics over ``episodes`` evaluation episodes of the run in ``train_dir``:
     ``equality``, ``productivity`` (total coin), ``equality_x_productivity``, ``welfare`` (the
     planner's objective, ``coin_eq_times_productivity``), ``taxes_collected`` and the mean
-    applied rate of each bracket (``rates``), plus the per-episode values.
+    applied rate of each bracket (``rates``), plus the per-episode values; for an AI planner
+    also ``planner_entropy`` (:func:`decision_entropy` of the scored episode: near 1, its
+    greedy rates are the argmax of an almost uniform policy, i.e. it has not learnt).
 
     A Saez run's envs first play ``saez_warmup`` unscored episodes: a fresh Saez model draws
     random rates until its buffer holds 500 incomes (4 agents x 10 tax days = 40 an episode)
@@ -66,15 +68,34 @@ def evaluate_gtb_run(
     is_saez = batch.envs[0].get_component(TAX_COMPONENT).tax_model == "saez"
     for _ in range(saez_warmup if is_saez else 0):
         play_episode(batch, models, generator, greedy)
-    play_episode(batch, models, generator, greedy)
-    return summarise([episode_values(env) for env in batch.envs])
+    entropies = play_episode(batch, models, generator, greedy)
+    out = summarise([episode_values(env) for env in batch.envs])
+    if entropies:
+        out["planner_entropy"] = float(np.mean(entropies))
+    return out
 
 
-def play_episode(batch: Any, models: dict, generator: torch.Generator, greedy: bool) -> None:
-    """One episode in every env of ``batch``: agents sampled (or greedy), planner greedy."""
+def decision_entropy(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """The entropy of each row's masked distribution over that of the uniform one on its
+    allowed actions (1 = uniform, 0 = one action), for the rows with a choice (more than one
+    allowed action: the planner's tax days); an empty tensor when no row has one."""
+    from ai_economist.warp_drive.training.models import mask_logits
+
+    allowed = (masks > 0).sum(-1)
+    choice = allowed > 1
+    log_p = torch.log_softmax(mask_logits(logits[choice], masks[choice]), dim=-1)
+    entropy = -(log_p.exp() * log_p).nan_to_num().sum(-1)
+    return entropy / allowed[choice].float().log()
+
+
+def play_episode(batch: Any, models: dict, generator: torch.Generator, greedy: bool) -> list[float]:
+    """One episode in every env of ``batch``: agents sampled (or greedy), planner greedy.
+    Returns the planner's :func:`decision_entropy` of each choice it made (none if it does not
+    act)."""
     from ai_economist.warp_drive.training.models import greedy_masked, sample_masked
 
     planner_acts = batch.policy_specs["p"].num_actions > 1
+    entropies: list[float] = []
     batch.reset_all_envs()
     for _ in range(batch.episode_length):
         logits, _ = models["a"](batch.observations("a").float())
@@ -83,8 +104,11 @@ def play_episode(batch: Any, models: dict, generator: torch.Generator, greedy: b
         batch.actions("a").copy_(act)
         if planner_acts:
             logits, _ = models["p"](batch.observations("p").float())
-            batch.actions("p").copy_(greedy_masked(logits, batch.action_masks("p")))
+            masks = batch.action_masks("p")
+            entropies += decision_entropy(logits, masks).tolist()
+            batch.actions("p").copy_(greedy_masked(logits, masks))
         batch.step_all_envs()
+    return entropies
 
 
 def episode_values(env: Any) -> dict[str, Any]:

@@ -40,8 +40,11 @@ def run_all(
     results_dir: Path,
     workers: int,
     report: Callable[[str], None] = print,
+    describe: Callable[[str], str] = lambda name: "",
 ) -> dict[str, str]:
-    """Run every pending run (dependencies first, ``workers`` at a time); ``{name: status}``."""
+    """Run every pending run (dependencies first, ``workers`` at a time); ``{name: status}``.
+    ``describe(name)`` is added to a finished run's line (its scores, as soon as it has
+    them)."""
     # phase-1 runs first: every seed's phase 2 can then start as soon as possible
     pending = sorted((r for r in runs if manifest.status(r.name) != "done"), key=lambda r: r.phase)
     for run in runs:
@@ -69,9 +72,8 @@ def run_all(
                 status = "done" if code == 0 else "failed"
                 wall = time.perf_counter() - started
                 manifest.set(name, status, exit_status=code, wall_s=round(wall, 1))
-                report(
-                    f"{name}: {status} in {wall:.1f} s" + ("" if code == 0 else f" (exit {code})")
-                )
+                tail = describe(name) if code == 0 else f" (exit {code})"
+                report(f"{name}: {status} in {wall:.1f} s{tail}")
             time.sleep(POLL_S)
     finally:
         stop_workers(running, manifest, report)

@@ -4,7 +4,9 @@ One CSV row per (scenario, schedule, seed): :data:`COLUMNS`, then ``rate_<cutoff
 bracket (the mean rate applied over the evaluation's tax periods). ``productivity`` is the
 agents' total coin, ``equality`` is 1 - Gini of the coin, ``equality_x_productivity`` is
 their product (the paper's trade-off), ``welfare`` the planner's own objective (GTB:
-``coin_eq_times_productivity``, equality x coin per agent; one-step: the run config's).
+``coin_eq_times_productivity``, equality x coin per agent; one-step: the run config's),
+``planner_entropy`` (GTB's AI planner only) how close its policy still is to uniform on its
+tax days (1 = uniform: its greedy rates mean little).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 from ai_economist.training.tax_protocol.manifest import RESULT
 
 COLUMNS = ["scenario", "schedule", "seed", "equality", "productivity", "equality_x_productivity",
-           "welfare", "taxes_collected", "train_env_steps", "run"]  # fmt: skip
+           "welfare", "taxes_collected", "planner_entropy", "train_env_steps", "run"]  # fmt: skip
 CSV_NAME = "results.csv"
 PLOT_NAME = "equality_vs_productivity.png"
 
@@ -64,8 +66,30 @@ def means(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 def _line(name: str, seed: str, r: dict[str, Any]) -> str:
     rates = " ".join(f"{r[k]:.2f}" for k in sorted(r) if k.startswith("rate_"))
+    entropy = f"{r['planner_entropy']:5.2f}" if "planner_entropy" in r else "    -"
     return (f"{name:27s} {seed:>5s} {r['equality']:8.3f} {r['productivity']:10.1f} "
-            f"{r['equality_x_productivity']:10.1f} {r['welfare']:9.3f}  {rates}")  # fmt: skip
+            f"{r['equality_x_productivity']:10.1f} {r['welfare']:9.3f} {entropy}  "
+            f"{rates}")  # fmt: skip
+
+
+def run_summary(folder: Path) -> str:
+    """A finished run's scores in one line (from its ``result.json``): for one schedule
+    ``": equality 0.891, productivity 545.1, eq x prod 485.2, welfare 121.299"`` (and the
+    planner's entropy where scored), for several (the one-step economy) each schedule's
+    welfare; ``""`` for a run without scores (phase 1) or without the file."""
+    path = folder / RESULT
+    if not path.is_file():
+        return ""
+    schedules = json.loads(path.read_text())["schedules"]
+    if len(schedules) > 1:
+        return ": welfare " + ", ".join(f"{n} {m['welfare']:.3f}" for n, m in schedules.items())
+    for m in schedules.values():
+        text = (f": equality {m['equality']:.3f}, productivity {m['productivity']:.1f}, "
+                f"eq x prod {m['equality_x_productivity']:.1f}, welfare {m['welfare']:.3f}")  # fmt: skip
+        if "planner_entropy" in m:
+            text += f", planner entropy {m['planner_entropy']:.2f}"
+        return text
+    return ""
 
 
 def format_table(
@@ -76,7 +100,8 @@ def format_table(
     """Per-seed rows, then one mean row per schedule, and ``reference``'s mean ``score``
     over every other schedule's."""
     head = (f"{'schedule':27s} {'seed':>5s} {'equality':>8s} {'product.':>10s} "
-            f"{'eq x prod':>10s} {'welfare':>9s}  rates (lowest bracket first)")  # fmt: skip
+            f"{'eq x prod':>10s} {'welfare':>9s} {'p.ent':>5s}  "
+            "rates (lowest bracket first)")  # fmt: skip
     lines = [head]
     lines += [_line(r["schedule"], str(r["seed"]), r) for r in rows]
     avg = means(rows)
