@@ -1,6 +1,7 @@
 """The tutorial notebooks on a GPU, at the CI scale: the CUDA C notebook checks its kernel with
-pycuda and trains on it, the Numba notebook does the same with its Numba kernel, and the GPU
-training notebook trains the COVID-19 policies on the device (run with ``pytest -m gpu``)."""
+pycuda and trains on it, the Numba notebook does the same with its Numba kernel, the GPU
+training notebook trains the COVID-19 policies on the device, and the optimal-taxation notebook
+trains its planner on the one-step economy's GPU environment (run with ``pytest -m gpu``)."""
 
 import os
 import subprocess
@@ -15,6 +16,7 @@ EXPECTED_LINES = {
     "your_own_environment_cuda_c.ipynb": "shared_counter: pycuda matches the numpy reference",
     "your_own_environment_numba.ipynb": "shared_counter: numba matches the numpy reference",
     "multi_agent_gpu_training.ipynb": "(ci scale) on cuda: 2 envs",
+    "optimal_taxation.ipynb": "planner trained (ci scale) on cuda, env backend pycuda",
 }
 
 
