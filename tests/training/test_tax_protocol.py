@@ -249,6 +249,29 @@ def test_run_configs_keep_or_rescale_the_per_env_schedules(gtb: dict) -> None:
                                                         pytest.approx(0.001 / 30)]  # fmt: skip
 
 
+def test_schedules_option_runs_a_subset() -> None:
+    runs = plan_runs("gather-trade-build", [0, 1], 10, 20, ["free-market", "ai-planner"])
+    assert [r.name for r in runs] == [
+        "phase1_seed0", "phase2_ai-planner_seed0", "phase2_free-market_seed0",
+        "phase1_seed1", "phase2_ai-planner_seed1", "phase2_free-market_seed1",
+    ]  # fmt: skip
+    assert plan_runs("gather-trade-build", [0], 10, 20) == plan_runs(
+        "gather-trade-build", [0], 10, 20, ["ai-planner", "saez", "us-federal", "free-market"]
+    )
+
+
+def test_a_manifest_from_before_an_option_resumes(gtb: dict, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "older"
+    shutil.copytree(gtb["dir"], out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["settings"]["schedules"]  # written before --schedules existed
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert cli.main([*GTB_ARGS, "--results_dir", str(out)]) == 0
+    assert "phase1_seed0: done earlier, skipped" in capsys.readouterr().out
+    assert cli.main([*GTB_ARGS, "--schedules", "saez", "--results_dir", str(out)]) == 2
+    assert "(differing: schedules)" in capsys.readouterr().err
+
+
 def test_rerun_skips_finished_runs_and_refuses_other_settings(gtb: dict, capsys) -> None:
     stamps = {n: (gtb["dir"] / n / "result.json").stat().st_mtime_ns for n in GTB_RUNS}
     capsys.readouterr()
@@ -277,6 +300,11 @@ def test_rerun_skips_finished_runs_and_refuses_other_settings(gtb: dict, capsys)
         (["--scenario", "one-step-economy", "--phase2_steps", "9", "trainer.seed=4"],
          "comes from the options"),
         (["--scenario", "one-stepp", "--phase2_steps", "9"], "invalid choice"),
+        (["--scenario", "one-step-economy", "--phase2_steps", "9", "--schedules", "saez"],
+         "--schedules saez: one-step-economy trains ai-planner"),
+        (["--scenario", "gather-trade-build", "--phase1_steps", "9", "--phase2_steps", "9",
+          "--schedules", "ai-planner", "saes"], "--schedules saes: gather-trade-build trains "
+         "ai-planner, saez, us-federal, free-market"),
     ],
 )  # fmt: skip
 def test_bad_options_exit_2(tmp_path: Path, capsys, args: list[str], message: str) -> None:

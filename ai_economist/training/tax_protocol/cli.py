@@ -12,7 +12,8 @@ Saez, US federal 2018, free market) phase 2 (``gather_trade_build_phase2`` with 
 set through ``PeriodicBracketTax``'s ``tax_model`` / ``disable_taxes``) for ``--phase2_steps``
 env-steps, the agents starting from their seed's phase-1 weights and re-trained under the
 schedule (the planner trains only under ``ai-planner``). Each trained phase-2 run is scored on
-``--eval_episodes`` fresh episodes (:mod:`.gtb_eval`). The one-step economy: the planner
+``--eval_episodes`` fresh episodes (:mod:`.gtb_eval`). ``--schedules`` trains a subset of
+the schedules (e.g. ``ai-planner`` alone, to tune the planner at a quarter of the cost). The one-step economy: the planner
 trained per seed for ``--phase2_steps`` env-steps (no phase 1), scored with best-responding
 workers against the fixed schedules, the settled Saez schedule and the grid optimum
 (:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
@@ -48,8 +49,10 @@ from ai_economist.training.tax_protocol import report
 from ai_economist.training.tax_protocol.launch import Stopped, raise_on_sigterm, run_all
 from ai_economist.training.tax_protocol.manifest import Manifest
 from ai_economist.training.tax_protocol.plan import (
+    AI_PLANNER,
     PUBLISHED_NUM_ENVS,
     SCENARIOS,
+    SCHEDULES,
     RunSpec,
     build_run_config,
     plan_runs,
@@ -70,6 +73,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--phase1_steps", type=int, help="env-steps of phase 1 (GTB only)")
     parser.add_argument("--phase2_steps", type=int, required=True, help="env-steps per phase-2 run")
+    parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
+                        help="the trained schedules to run (default all: "
+                             f"{', '.join(SCHEDULES)}; the one-step economy trains "
+                             f"{AI_PLANNER} only), e.g. {AI_PLANNER} alone to tune the planner")  # fmt: skip
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--results_dir", required=True)
     parser.add_argument("--workers", type=int, default=4, help="runs at a time (default 4)")
@@ -110,6 +117,11 @@ def check_args(args: argparse.Namespace) -> list[str]:
     if not has_phase1 and args.phase1_steps:
         problems.append(f"--phase1_steps {args.phase1_steps}: {args.scenario} has no phase 1 "
                         "(its planner trains from scratch); leave it out")  # fmt: skip
+    trained = SCENARIOS[args.scenario].trained_schedules
+    unknown = [s for s in args.schedules or [] if s not in trained]
+    if unknown:
+        problems.append(f"--schedules {' '.join(unknown)}: {args.scenario} trains "
+                        f"{', '.join(trained)}")  # fmt: skip
     if args.phase2_steps < 1:
         problems.append(f"--phase2_steps {args.phase2_steps}: expected at least 1 env-step")
     if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
@@ -144,7 +156,7 @@ def phase_overrides(overrides: list[str], phase: int) -> list[str]:
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
     """What a resumed protocol must share with the first attempt (not ``--workers``)."""
-    keys = ("scenario", "seeds", "phase1_steps", "phase2_steps", "device", "overrides",
+    keys = ("scenario", "seeds", "schedules", "phase1_steps", "phase2_steps", "device", "overrides",
             "eval_episodes", "greedy_agents", "saez_warmup_episodes", "saez_episodes",
             "optimum_sweeps", "schedule_envs", "tax_annealing_fraction")  # fmt: skip
     return {k: getattr(args, k) for k in keys}
@@ -191,7 +203,8 @@ def prepare_runs(args: argparse.Namespace, runs: list[RunSpec], manifest: Manife
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     results_dir = Path(args.results_dir)
-    runs = plan_runs(args.scenario, args.seeds, args.phase1_steps or 0, args.phase2_steps)
+    runs = plan_runs(args.scenario, args.seeds, args.phase1_steps or 0, args.phase2_steps,
+                     args.schedules)  # fmt: skip
     try:
         if not args.no_plot:
             require_modules(["matplotlib"], "the tax protocol's plot (or pass --no_plot)")

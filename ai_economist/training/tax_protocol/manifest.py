@@ -44,9 +44,11 @@ class Manifest:
             old = json.loads(self.path.read_text())
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--results_dir: {self.path} cannot be read ({exc})") from exc
-        if old.get("settings") != settings:
-            diff = sorted(k for k in {**settings, **old.get("settings", {})}
-                          if settings.get(k) != old.get("settings", {}).get(k))  # fmt: skip
+        # a setting missing from an older manifest counts as None (an option added since,
+        # at its default of None)
+        diff = sorted(k for k in {**settings, **old.get("settings", {})}
+                      if settings.get(k) != old.get("settings", {}).get(k))  # fmt: skip
+        if diff:
             raise ConfigError(
                 f"--results_dir {self.results_dir}: holds a protocol run with other settings "
                 f"(differing: {', '.join(diff)}); rerun with the same options to resume it, "

@@ -79,18 +79,24 @@ class RunSpec:
 
 
 def plan_runs(
-    scenario: str, seeds: list[int], phase1_steps: int, phase2_steps: int
+    scenario: str,
+    seeds: list[int],
+    phase1_steps: int,
+    phase2_steps: int,
+    schedules: list[str] | None = None,
 ) -> list[RunSpec]:
     """Phase 1 per seed (when the scenario has one), then phase 2 per schedule and seed,
-    each phase-2 run depending on its seed's phase-1 run."""
+    each phase-2 run depending on its seed's phase-1 run. ``schedules``: the trained
+    schedules to run (default all of the scenario's, in their order)."""
     spec = SCENARIOS[scenario]
+    chosen = [s for s in spec.trained_schedules if schedules is None or s in schedules]
     runs: list[RunSpec] = []
     for seed in seeds:
         first = None
         if spec.phase1 is not None:
             first = f"phase1_seed{seed}"
             runs.append(RunSpec(first, 1, "free-market", seed, spec.phase1, phase1_steps))
-        for schedule in spec.trained_schedules:
+        for schedule in chosen:
             runs.append(
                 RunSpec(
                     f"phase2_{schedule}_seed{seed}",
