@@ -13,8 +13,8 @@ set through ``PeriodicBracketTax``'s ``tax_model`` / ``disable_taxes``) for ``--
 env-steps, the agents starting from their seed's phase-1 weights and re-trained under the
 schedule (the planner trains only under ``ai-planner``). Each trained phase-2 run is scored on
 ``--eval_episodes`` fresh episodes (:mod:`.gtb_eval`). ``--schedules`` trains a subset of
-the schedules (e.g. ``ai-planner`` alone, to tune the planner at a quarter of the cost). The one-step economy: the planner
-trained per seed for ``--phase2_steps`` env-steps (no phase 1), scored with best-responding
+the schedules (e.g. ``ai-planner`` alone, to tune the planner at a quarter of the cost).
+The one-step economy: the planner trained per seed for ``--phase2_steps`` env-steps (no phase 1), scored with best-responding
 workers against the fixed schedules, the settled Saez schedule and the grid optimum
 (:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
 labour-cost warm-up, the tax annealing) advance per iteration as in the original (every env
