@@ -14,9 +14,9 @@ env-steps, the agents starting from their seed's phase-1 weights and re-trained 
 schedule (the planner trains only under ``ai-planner``). Each trained phase-2 run is scored on
 ``--eval_episodes`` fresh episodes (:mod:`.gtb_eval`). ``--schedules`` trains a subset of
 the schedules (e.g. ``ai-planner`` alone, to tune the planner at a quarter of the cost).
-The one-step economy: the planner trained per seed for ``--phase2_steps`` env-steps (no phase 1), scored with best-responding
-workers against the fixed schedules, the settled Saez schedule and the grid optimum
-(:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
+The one-step economy: the planner trained per seed for ``--phase2_steps`` env-steps (no
+phase 1), scored with best-responding workers against the fixed schedules, the settled Saez
+schedule and the grid optimum (:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
 labour-cost warm-up, the tax annealing) advance per iteration as in the original (every env
 runs 200 steps an iteration there and here); ``--schedule_envs 30`` instead makes them advance
 with the total env-steps as with the original's 30 envs, and ``--tax_annealing_fraction``

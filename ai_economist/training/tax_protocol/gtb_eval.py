@@ -79,12 +79,14 @@ def decision_entropy(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """The entropy of each row's masked distribution over that of the uniform one on its
     allowed actions (1 = uniform, 0 = one action), for the rows with a choice (more than one
     allowed action: the planner's tax days); an empty tensor when no row has one."""
-    from ai_economist.warp_drive.training.models import mask_logits
+    from ai_economist.warp_drive.training.models import masked_log_prob_entropy
 
     allowed = (masks > 0).sum(-1)
     choice = allowed > 1
-    log_p = torch.log_softmax(mask_logits(logits[choice], masks[choice]), dim=-1)
-    entropy = -(log_p.exp() * log_p).nan_to_num().sum(-1)
+    if not choice.any():  # most steps: the planner acts on tax days only
+        return logits.new_zeros(0)
+    rows = logits[choice]
+    _, entropy = masked_log_prob_entropy(rows, masks[choice], rows.new_zeros(len(rows)))
     return entropy / allowed[choice].float().log()
 
 

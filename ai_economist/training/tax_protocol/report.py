@@ -81,15 +81,16 @@ def run_summary(folder: Path) -> str:
     if not path.is_file():
         return ""
     schedules = json.loads(path.read_text())["schedules"]
+    if not schedules:
+        return ""
     if len(schedules) > 1:
         return ": welfare " + ", ".join(f"{n} {m['welfare']:.3f}" for n, m in schedules.items())
-    for m in schedules.values():
-        text = (f": equality {m['equality']:.3f}, productivity {m['productivity']:.1f}, "
-                f"eq x prod {m['equality_x_productivity']:.1f}, welfare {m['welfare']:.3f}")  # fmt: skip
-        if "planner_entropy" in m:
-            text += f", planner entropy {m['planner_entropy']:.2f}"
-        return text
-    return ""
+    (m,) = schedules.values()
+    text = (f": equality {m['equality']:.3f}, productivity {m['productivity']:.1f}, "
+            f"eq x prod {m['equality_x_productivity']:.1f}, welfare {m['welfare']:.3f}")  # fmt: skip
+    if "planner_entropy" in m:
+        text += f", planner entropy {m['planner_entropy']:.2f}"
+    return text
 
 
 def format_table(
