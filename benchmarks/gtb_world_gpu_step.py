@@ -41,7 +41,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--market", action="store_true", help="the world with the market")
     parser.add_argument("--economy", choices=("phase1", "phase2"), default=None,
                         help="the full economy of a published config")  # fmt: skip
+    parser.add_argument(
+        "--numba_max_registers",
+        type=int,
+        default=None,
+        help="with --economy: cap the Numba step kernel's registers per thread",
+    )
     args = parser.parse_args(argv)
+    if args.numba_max_registers is not None:
+        if args.economy is None:
+            parser.error("--numba_max_registers needs --economy")
+        cap_numba_step_registers(args.numba_max_registers)
 
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import economy_env
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.env import (
@@ -60,6 +70,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
         config["episode_length"] = args.episode_length
     kwargs = {"env_config": config, "threads_per_env": args.threads_per_env}
     return run_backends(cls, kwargs, args, PEER)
+
+
+def cap_numba_step_registers(max_registers: int) -> None:
+    """Rebuild the Numba economy step kernel with a register cap (before any env loads it)."""
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import gtb_economy_numba as m
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
+        STEP,
+        field_kernel,
+    )
+
+    m.gtb_economy_step = field_kernel("gtb_economy_step", m.economy_kernel, STEP, max_registers)
+    print(f"Numba gtb_economy_step: at most {max_registers} registers a thread")
 
 
 if __name__ == "__main__":

@@ -33,3 +33,31 @@ def test_gtb_world_benchmark_takes_the_full_economy(import_benchmark, capsys):
     (market,) = bench.main([*args, "--market"])
     assert phase2["num_agents"] == 4 + 7 and phase2["env_steps_per_s"] > 0  # 7 bracket agents
     assert phase2["state_bytes_per_env"] > market["state_bytes_per_env"]  # the tax's arrays
+
+
+def test_gtb_world_benchmark_register_cap_needs_the_economy(import_benchmark, capsys):
+    import pytest
+
+    bench = import_benchmark("gtb_world_gpu_step")
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--backends", "numpy", "--numba_max_registers", "112"])
+    assert stop.value.code == 2
+    assert "--numba_max_registers needs --economy" in capsys.readouterr().err
+
+
+def test_gtb_world_benchmark_register_cap_rebuilds_the_numba_step(import_benchmark, capsys,
+                                                                  monkeypatch):  # fmt: skip
+    import pytest
+
+    pytest.importorskip("numba.cuda")
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import gtb_economy_numba
+    from ai_economist.warp_drive.errors import cudasim_enabled
+
+    before = gtb_economy_numba.gtb_economy_step
+    monkeypatch.setattr(gtb_economy_numba, "gtb_economy_step", before)  # restored afterwards
+    import_benchmark("gtb_world_gpu_step").cap_numba_step_registers(112)
+    after = gtb_economy_numba.gtb_economy_step
+    assert after is not before and after.py_func.__name__ == "gtb_economy_step"
+    assert "at most 112 registers a thread" in capsys.readouterr().out
+    if not cudasim_enabled():  # the simulator has no registers: the cap is left out there
+        assert after.targetoptions["max_registers"] == 112

@@ -91,8 +91,10 @@ def test_two_seeds_share_one_gpu(seeds, tmp_path, monkeypatch):
         "PYTHONPATH", os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     )
     out = seeds.main(
+        # --timeout_minutes 8: beside 7 other xdist workers (session 16) the seeds' evaluation
+        # outlasted the default 0.3 + 3 minutes after 18 s of training
         ["--device", "cuda", "--seeds", "0", "1", "--minutes", "0.3", "--eval_every_minutes", "0",
-         "--sampled_episodes", "1", "--no_real_world", "--config", CONFIG,
+         "--timeout_minutes", "8", "--sampled_episodes", "1", "--no_real_world", "--config", CONFIG,
          "--results_dir", str(tmp_path), "trainer.num_envs=60", "trainer.train_batch_size=5400",
          "trainer.num_episodes=100000"]
     )  # fmt: skip
