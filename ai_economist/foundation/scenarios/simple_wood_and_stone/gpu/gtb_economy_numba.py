@@ -176,9 +176,5 @@ def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integra
                     market_iparams, tax_params, tax_iparams)  # fmt: skip
 
 
-# The step kernel's register cap (None: the compiler's choice, 128 registers on sm_90 at 32
-# threads an env). benchmarks/gtb_world_gpu_step.py --numba_max_registers measures others.
-STEP_MAX_REGISTERS: int | None = None
-
 gtb_economy_reset = field_kernel("gtb_economy_reset", economy_kernel, RESET)
-gtb_economy_step = field_kernel("gtb_economy_step", economy_kernel, STEP, STEP_MAX_REGISTERS)
+gtb_economy_step = field_kernel("gtb_economy_step", economy_kernel, STEP)
