@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,31 @@ def test_it_refuses_zero_repeats():
     done = subprocess.run([sys.executable, str(SCRIPT), "--repeats", "0"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and "--repeats 0" in done.stderr
+
+
+def test_importtime_lists_the_modules_of_a_statement_by_own_time():
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--repeats", "1", "--statements", "import json",
+         "--importtime", "3"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("-X importtime :: "))
+    listed = lines[header + 1 : header + 4]
+    assert len(listed) == 3 and all(" s own " in line for line in listed)
+    assert int(re.search(r": (\d+) modules, ", lines[header]).group(1)) >= 3
+    owns = [float(line.split()[0]) for line in listed]
+    assert owns == sorted(owns, reverse=True)
+
+
+def test_parse_importtime_reads_the_rows_and_skips_the_header():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from import_costs import parse_importtime
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    text = ("import time: self [us] | cumulative | imported package\n"
+            "import time:       120 |        120 |   _io\n"
+            "import time:      3000 |       3500 | json\n")  # fmt: skip
+    assert parse_importtime(text) == [(120, 120, "_io"), (3000, 3500, "json")]
