@@ -62,7 +62,7 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels i
     field_kernel,
     shaped_field_kernel,
 )
-from ai_economist.warp_drive.numba_index import index_divmod
+from ai_economist.warp_drive.numba_index import hw_index, index_divmod
 from ai_economist.warp_drive.numba_loops import device_jit
 
 N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
@@ -139,7 +139,7 @@ def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integra
     market = (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
               price_history, trade_count, trade_value, n_trades, market_bids, market_asks)  # fmt: skip
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    e, tid, nt = hw_index(cuda.blockIdx.x), hw_index(cuda.threadIdx.x), hw_index(cuda.blockDim.x)
     if mode == RESET:  # gtb_economy_reset
         if _timestep_[e] != 0:
             return
