@@ -19,6 +19,7 @@ prints env-steps/s, the state memory per env and the ratio to Foundation 1.7.1's
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -73,7 +74,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 def cap_numba_step_registers(max_registers: int) -> None:
-    """Rebuild the Numba economy step kernel with a register cap (before any env loads it)."""
+    """Rebuild the Numba economy step kernel with a register cap (before any env loads it):
+    the module's own kernel and the one its ``make_numba_kernels`` builds for an env's
+    shapes (the one the backend launches)."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import gtb_economy_numba as m
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
         STEP,
@@ -81,6 +84,7 @@ def cap_numba_step_registers(max_registers: int) -> None:
     )
 
     m.gtb_economy_step = field_kernel("gtb_economy_step", m.economy_kernel, STEP, max_registers)
+    m.make_numba_kernels = functools.partial(m.make_numba_kernels, max_registers=max_registers)
     print(f"Numba gtb_economy_step: at most {max_registers} registers a thread")
 
 

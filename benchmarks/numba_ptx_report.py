@@ -1,10 +1,12 @@
 """Static comparison of a GPU env's Numba step kernel and its CUDA C twin, without a GPU.
 
     python benchmarks/numba_ptx_report.py [--economy phase2] [--kernel gtb_economy_step]
-        [--arch sm_90] [--keep DIR]
+        [--arch sm_90] [--keep DIR] [--runtime_shapes]
 
 Numba's PTX is made through libNVVM for the exact argument types the generic backend binds
-(the env's declared fields on a few envs: C-contiguous arrays, numpy scalars), the CUDA C
+(the env's declared fields on a few envs: C-contiguous arrays, numpy scalars) of the kernel
+the backend builds (the env's ``numba_factory``'s where it has one; with
+``--runtime_shapes`` the Numba module's own kernel, every dimension a runtime value), the CUDA C
 one by nvcc with the generated state header the pycuda build uses; ``ptxas -v`` gives each
 kernel's registers, stack frame, spills and shared memory, and the step kernel's PTX body is
 counted by instruction class (64-bit integer work, the selects of negative-index
@@ -107,13 +109,18 @@ def numba_signature(env, num_envs: int = 4) -> tuple:
     return tuple(numba.typeof(a.numpy() if hasattr(a, "numpy") else a) for a in args)
 
 
-def numba_ptx(env, kernel: str, arch: str) -> str:
-    """Numba's PTX of ``kernel`` (the env's Numba module) for the bound argument types."""
+def numba_ptx(env, kernel: str, arch: str, runtime_shapes: bool = False) -> str:
+    """Numba's PTX of ``kernel`` for the bound argument types: the one the backend builds
+    (the ``numba_factory``'s, when the env has one), or with ``runtime_shapes`` the Numba
+    module's own kernel."""
     from numba import cuda
 
+    from ai_economist.warp_drive.backends.gpu import factory_module
     from ai_economist.warp_drive.function_manager import _import_module
 
     module = _import_module(env.kernels().numba_module)
+    if not runtime_shapes:
+        module = factory_module(env, module)
     cc = (int(arch[3:-1]), int(arch[-1]))
     ptx, _ = cuda.compile_ptx(getattr(module, kernel).py_func, numba_signature(env),
                               device=False, cc=cc)  # fmt: skip
@@ -208,12 +215,14 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, int]]:
     parser.add_argument("--kernel", default="gtb_economy_step")
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--keep", default=None, help="folder to keep the PTX and cubins in")
+    parser.add_argument("--runtime_shapes", action="store_true",
+                        help="the Numba module's kernel of runtime shapes, not the factory's")  # fmt: skip
     args = parser.parse_args(argv)
     offline_numba(args.arch)
     env = economy_env(args.economy)
     work = Path(args.keep or tempfile.mkdtemp(prefix="numba_ptx_"))
     work.mkdir(parents=True, exist_ok=True)
-    sources = {"numba": numba_ptx(env, args.kernel, args.arch),
+    sources = {"numba": numba_ptx(env, args.kernel, args.arch, args.runtime_shapes),
                "cuda_c": cuda_c_ptx(env, args.arch, work)}  # fmt: skip
     rows = {}
     for name, ptx in sources.items():

@@ -313,16 +313,24 @@ class NumbaFunctionManager:
         return launcher
 
     def launch(self, name: str, *args: Any, grid=None, block=None) -> None:
-        """Launch kernel ``name`` (default grid ``num_envs``, block ``num_agents``)."""
-        self.configured(name, grid, block)(*self.prepare_args(*args))
+        """Launch kernel ``name`` (default grid ``num_envs``, block ``num_agents``); a kernel
+        built for fixed array shapes (``numba_shapes``) checks them first."""
+        from ai_economist.warp_drive.numba_shapes import check_fixed_shapes
+
+        prepared = self.prepare_args(*args)
+        check_fixed_shapes(name, self.get_function(name), prepared)
+        self.configured(name, grid, block)(*prepared)
 
     def bind(self, name: str, *args: Any, grid=None, block=None) -> Callable[[], None]:
         """A zero-argument launcher with converted arguments, for the lowest per-step overhead:
         the kernel parameters are packed once (``numba_launch.bind_numba_launch``, one driver
         call a launch; Numba's own launcher under ``NUMBA_ENABLE_CUDASIM=1``)."""
         from ai_economist.warp_drive.numba_launch import bind_numba_launch
+        from ai_economist.warp_drive.numba_shapes import check_fixed_shapes
 
         grid = self.grid if grid is None else grid
         block = self.block if block is None else block
         _check_block(block, MAX_THREADS_PER_BLOCK)
-        return bind_numba_launch(self.get_function(name), self.prepare_args(*args), grid, block)
+        kernel, prepared = self.get_function(name), self.prepare_args(*args)
+        check_fixed_shapes(name, kernel, prepared)  # kernels built for fixed array shapes
+        return bind_numba_launch(kernel, prepared, grid, block)

@@ -51,13 +51,23 @@ def test_gtb_world_benchmark_register_cap_rebuilds_the_numba_step(import_benchma
 
     pytest.importorskip("numba.cuda")
     from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import gtb_economy_numba
+    from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.economy_env import (
+        GatherTradeBuildEconomyGpu,
+    )
+    from ai_economist.warp_drive.backends.gpu import kernel_constants
     from ai_economist.warp_drive.errors import cudasim_enabled
 
     before = gtb_economy_numba.gtb_economy_step
     monkeypatch.setattr(gtb_economy_numba, "gtb_economy_step", before)  # restored afterwards
+    factory = gtb_economy_numba.make_numba_kernels
+    monkeypatch.setattr(gtb_economy_numba, "make_numba_kernels", factory)
     import_benchmark("gtb_world_gpu_step").cap_numba_step_registers(112)
     after = gtb_economy_numba.gtb_economy_step
     assert after is not before and after.py_func.__name__ == "gtb_economy_step"
     assert "at most 112 registers a thread" in capsys.readouterr().out
+    env = GatherTradeBuildEconomyGpu()
+    shaped = gtb_economy_numba.make_numba_kernels(kernel_constants(env))["gtb_economy_step"]
+    assert shaped is not factory(kernel_constants(env))["gtb_economy_step"]
     if not cudasim_enabled():  # the simulator has no registers: the cap is left out there
         assert after.targetoptions["max_registers"] == 112
+        assert shaped.targetoptions["max_registers"] == 112

@@ -48,6 +48,7 @@ PHASE1_CONFIG: dict[str, Any] = {**env_config(PHASE1_ENV_CONFIG), "dense_log_fre
 PHASE2_CONFIG: dict[str, Any] = {**env_config(PHASE2_ENV_CONFIG), "dense_log_frequency": None}
 STEP_KERNEL, RESET_KERNEL = "gtb_economy_step", "gtb_economy_reset"
 ECONOMY_NUMBA_MODULE = NUMBA_MODULE.replace("gtb_world_numba", "gtb_economy_numba")
+NUMBA_FACTORY = "make_numba_kernels"  # of ECONOMY_NUMBA_MODULE: kernels of constant shapes
 
 
 def economy_params(config: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -142,7 +143,10 @@ class GatherTradeBuildEconomyGpu(GatherTradeBuildWorldGpu):
         return out
 
     def kernels(self) -> KernelSpec:
-        return dataclasses.replace(super().kernels(), defines=self.kernel_defines())
+        """The world's, with the economy's defines; the Numba kernels are built for this
+        env's shapes (``gtb_economy_numba.make_numba_kernels``)."""
+        return dataclasses.replace(super().kernels(), defines=self.kernel_defines(),
+                                   numba_factory=NUMBA_FACTORY)  # fmt: skip
 
     # ------------------------------------------------------------ behaviour
     def initial_state(self, num_envs: int, seed: int | None) -> dict[str, np.ndarray]:

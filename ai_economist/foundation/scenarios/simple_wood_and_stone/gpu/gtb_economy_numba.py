@@ -11,12 +11,20 @@ planner's in every bracket agent's row) and the observations (:func:`observe_eco
 Both take the declared fields (``economy_state.state_fields()``) in declaration order. One
 block per env: threads ``0..A-1`` the agents, ``A..A+P-1`` the planner's agents, threads
 ``0..B-1`` also the brackets.
+
+The module's two kernels take every dimension at run time; :func:`make_numba_kernels`
+(the env's ``KernelSpec.numba_factory``) builds them for one env's declared shapes, every
+dimension past an array's first a compile-time constant as in CUDA C's generated header
+(``numba_kernels.shaped_field_kernel``): the same code, one build per distinct shapes.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from numba import cuda, float32, float64
 
+from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu import economy_state as es
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_market_numba import (
     observe_market,
 )
@@ -50,9 +58,11 @@ from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.gtb_world_numba
 from ai_economist.foundation.scenarios.simple_wood_and_stone.gpu.numba_kernels import (
     RESET,
     STEP,
+    declared_trailing_shapes,
     field_kernel,
+    shaped_field_kernel,
 )
-from ai_economist.warp_drive.numba_index import index_divmod
+from ai_economist.warp_drive.numba_index import hw_index, index_divmod
 from ai_economist.warp_drive.numba_loops import device_jit
 
 N_TAX_P_AGENT = 3  # the tax's fields at the start of each p<i> (tax_state.PLANNER_AGENT_FIELDS)
@@ -129,7 +139,7 @@ def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integra
     market = (market_clock, bid_price, bid_created, ask_price, ask_created, n_orders, books,
               price_history, trade_count, trade_value, n_trades, market_bids, market_asks)  # fmt: skip
     s_rates = cuda.shared.array(MAX_BRACKETS, float64)
-    e, tid, nt = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    e, tid, nt = hw_index(cuda.blockIdx.x), hw_index(cuda.threadIdx.x), hw_index(cuda.blockDim.x)
     if mode == RESET:  # gtb_economy_reset
         if _timestep_[e] != 0:
             return
@@ -178,3 +188,24 @@ def economy_kernel(mode, _timestep_, _done_, env_seed, completions, auto_integra
 
 gtb_economy_reset = field_kernel("gtb_economy_reset", economy_kernel, RESET)
 gtb_economy_step = field_kernel("gtb_economy_step", economy_kernel, STEP)
+
+
+_SHAPED: dict[tuple, dict[str, Any]] = {}  # make_numba_kernels' builds, by shapes and cap
+
+
+def make_numba_kernels(constants: dict[str, Any],
+                       max_registers: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """``{"gtb_economy_reset": ..., "gtb_economy_step": ...}`` for the declared fields'
+    shapes under ``constants`` (the backend's ``kernel_constants``), with every array's
+    dimensions past the first as compile-time constants; built once per distinct shapes
+    (and step register cap ``max_registers``, as :func:`field_kernel` takes it)."""
+    shapes = declared_trailing_shapes(es.state_fields(), constants)
+    key = (tuple(sorted(shapes.items())), max_registers)
+    if key not in _SHAPED:
+        _SHAPED[key] = {
+            "gtb_economy_reset": shaped_field_kernel("gtb_economy_reset", economy_kernel,
+                                                     RESET, shapes),
+            "gtb_economy_step": shaped_field_kernel("gtb_economy_step", economy_kernel, STEP,
+                                                    shapes, max_registers),
+        }  # fmt: skip
+    return dict(_SHAPED[key])
