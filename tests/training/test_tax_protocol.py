@@ -111,6 +111,18 @@ def test_each_run_prints_its_scores_when_it_finishes(gtb: dict) -> None:
     assert gtb["rows"]["saez"]["planner_entropy"] == ""  # no planner policy to measure
 
 
+def test_the_table_notes_a_planner_that_has_not_learnt() -> None:
+    def row(seed: int, entropy: float) -> dict:
+        return {"schedule": "ai-planner", "seed": seed, "equality": 0.8, "productivity": 200.0,
+                "equality_x_productivity": 160.0, "welfare": 40.0, "planner_entropy": entropy,
+                "rate_000": 0.9}  # fmt: skip
+
+    table = report.format_table([row(0, 0.96), row(1, 0.35)])
+    notes = [line for line in table.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and "seed 0" in notes[0] and "0.96 of the uniform" in notes[0]
+    assert report.unlearnt_planner_notes([row(2, 0.79)]) == []
+
+
 def test_decision_entropy_is_a_share_of_the_uniform_one() -> None:
     from ai_economist.training.tax_protocol.gtb_eval import decision_entropy
 

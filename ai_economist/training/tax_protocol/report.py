@@ -23,6 +23,9 @@ from ai_economist.training.tax_protocol.manifest import RESULT
 COLUMNS = ["scenario", "schedule", "seed", "equality", "productivity", "equality_x_productivity",
            "welfare", "taxes_collected", "planner_entropy", "train_env_steps", "run"]  # fmt: skip
 CSV_NAME = "results.csv"
+#: A planner whose entropy on its tax days is at least this share of the uniform one has not
+#: learnt a schedule: its greedy rates are the argmax of an almost flat policy.
+UNLEARNT_ENTROPY = 0.8
 PLOT_NAME = "equality_vs_productivity.png"
 
 
@@ -114,7 +117,20 @@ def format_table(
                   if n != reference and m[score] > 0]  # fmt: skip
         if ratios:
             lines.append(f"{reference}'s mean {score} over that of " + ", ".join(ratios))
+    lines += unlearnt_planner_notes(rows)
     return "\n".join(lines)
+
+
+def unlearnt_planner_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per row whose planner entropy is at least :data:`UNLEARNT_ENTROPY`: its
+    rates are not a learnt schedule."""
+    return [
+        f"note: {r['schedule']} seed {r['seed']}: the planner's entropy on its tax days is "
+        f"{r['planner_entropy']:.2f} of the uniform one: it has not learnt a schedule (its "
+        "greedy rates are the argmax of an almost flat policy)"
+        for r in rows
+        if r.get("planner_entropy", 0.0) >= UNLEARNT_ENTROPY
+    ]
 
 
 def plot_frontier(path: Path, rows: list[dict[str, Any]], title: str) -> Path:
