@@ -272,6 +272,28 @@ def test_schedules_option_runs_a_subset() -> None:
     )
 
 
+def test_fixed_schedules_are_planned_after_the_named_ones() -> None:
+    runs = plan_runs("gather-trade-build", [0], 10, 20, ["fixed:0.1,0,0,0,0,0,0.5", "saez"])
+    assert [r.name for r in runs] == ["phase1_seed0", "phase2_saez_seed0",
+                                      "phase2_fixed-0.1_0_0_0_0_0_0.5_seed0"]  # fmt: skip
+    assert runs[-1].schedule == "fixed:0.1,0,0,0,0,0,0.5"
+
+
+def test_a_fixed_schedule_retrains_the_agents_under_its_rates(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "fixed"
+    assert cli.main([*GTB_ARGS, "--schedules", "fixed:0.25", "--results_dir", str(out)]) == 0
+    config = yaml.safe_load((out / "phase2_fixed-0.25_seed0" / "config.yaml").read_text())
+    (tax,) = [c["PeriodicBracketTax"] for c in config["env"]["components"]
+              if "PeriodicBracketTax" in c]  # fmt: skip
+    assert (tax["disable_taxes"], tax["tax_model"]) == (False, "fixed-bracket-rates")
+    assert tax["fixed_bracket_rates"] == [0.25] * 7
+    assert config["policy"]["p"]["to_train"] is False and config["policy"]["a"]["to_train"]
+    (row,) = list(csv.DictReader(open(out / report.CSV_NAME)))
+    assert row["schedule"] == "fixed:0.25"
+    assert [float(row[f"rate_{b}"]) for b in BRACKETS] == [0.25] * 7
+    assert "fixed:0.25" in capsys.readouterr().out
+
+
 def test_a_manifest_from_before_an_option_resumes(gtb: dict, tmp_path: Path, capsys) -> None:
     out = tmp_path / "older"
     shutil.copytree(gtb["dir"], out)
@@ -316,7 +338,14 @@ def test_rerun_skips_finished_runs_and_refuses_other_settings(gtb: dict, capsys)
          "--schedules saez: one-step-economy trains ai-planner"),
         (["--scenario", "gather-trade-build", "--phase1_steps", "9", "--phase2_steps", "9",
           "--schedules", "ai-planner", "saes"], "--schedules saes: gather-trade-build trains "
-         "ai-planner, saez, us-federal, free-market"),
+         "ai-planner, saez, us-federal, free-market or fixed:R"),
+        (["--scenario", "gather-trade-build", "--phase1_steps", "9", "--phase2_steps", "9",
+          "--schedules", "fixed:1.5"], "--schedules fixed:1.5: schedule 'fixed:1.5': policy "
+         "'fixed:1.5': rate 1.5 is outside [0, 1]"),
+        (["--scenario", "gather-trade-build", "--phase1_steps", "9", "--phase2_steps", "9",
+          "--schedules", "fixed:0.1,0.2"], "2 rates; the tax has 7 brackets"),
+        (["--scenario", "one-step-economy", "--phase2_steps", "9", "--schedules", "fixed:0.1"],
+         "--schedules fixed:0.1: one-step-economy trains ai-planner"),
     ],
 )  # fmt: skip
 def test_bad_options_exit_2(tmp_path: Path, capsys, args: list[str], message: str) -> None:

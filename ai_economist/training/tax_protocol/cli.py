@@ -13,7 +13,9 @@ set through ``PeriodicBracketTax``'s ``tax_model`` / ``disable_taxes``) for ``--
 env-steps, the agents starting from their seed's phase-1 weights and re-trained under the
 schedule (the planner trains only under ``ai-planner``). Each trained phase-2 run is scored on
 ``--eval_episodes`` fresh episodes (:mod:`.gtb_eval`). ``--schedules`` trains a subset of
-the schedules (e.g. ``ai-planner`` alone, to tune the planner at a quarter of the cost).
+the schedules (e.g. ``ai-planner`` alone, to tune the planner at a quarter of the cost) and
+adds fixed ones, ``fixed:R`` (every bracket at rate R) or ``fixed:R1,...,R7``, whose agents are
+re-trained under those rates like the other fixed schedules' (run folder ``phase2_fixed-R_seedS``).
 The one-step economy: the planner trained per seed for ``--phase2_steps`` env-steps (no
 phase 1), scored with best-responding workers against the fixed schedules, the settled Saez
 schedule and the grid optimum (:mod:`.one_step_eval`). The schedules that the packaged configs count per env (the
@@ -50,12 +52,14 @@ from ai_economist.training.tax_protocol.launch import Stopped, raise_on_sigterm,
 from ai_economist.training.tax_protocol.manifest import Manifest
 from ai_economist.training.tax_protocol.plan import (
     AI_PLANNER,
+    FIXED_PREFIX,
     PUBLISHED_NUM_ENVS,
     SCENARIOS,
     SCHEDULES,
     RunSpec,
     build_run_config,
     plan_runs,
+    schedule_settings,
     write_json,
     write_yaml,
 )
@@ -76,7 +80,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
                         help="the trained schedules to run (default all: "
                              f"{', '.join(SCHEDULES)}; the one-step economy trains "
-                             f"{AI_PLANNER} only), e.g. {AI_PLANNER} alone to tune the planner")  # fmt: skip
+                             f"{AI_PLANNER} only), e.g. {AI_PLANNER} alone to tune the planner; "
+                             "gather-trade-build also trains fixed:R or fixed:R1,...,R7 (agents "
+                             "retrained under those rates)")  # fmt: skip
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--results_dir", required=True)
     parser.add_argument("--workers", type=int, default=4, help="runs at a time (default 4)")
@@ -107,6 +113,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def schedule_problems(scenario: str, schedules: Sequence[str]) -> list[str]:
+    """What is wrong with ``--schedules`` for ``scenario`` (an unknown name, bad rates)."""
+    spec = SCENARIOS[scenario]
+    trained = list(spec.trained_schedules)
+    problems = []
+    for name in schedules:
+        if name in trained:
+            continue
+        if spec.fixed_schedules and name.startswith(FIXED_PREFIX):
+            try:
+                schedule_settings(name)
+            except ConfigError as err:
+                problems.append(f"--schedules {name}: {err}")
+            continue
+        extra = f" or {FIXED_PREFIX}R / {FIXED_PREFIX}R1,...,R7" if spec.fixed_schedules else ""
+        problems.append(f"--schedules {name}: {scenario} trains {', '.join(trained)}{extra}")
+    return problems
+
+
 def check_args(args: argparse.Namespace) -> list[str]:
     """Every problem of the options, each naming the option and what is expected."""
     problems = []
@@ -117,11 +142,7 @@ def check_args(args: argparse.Namespace) -> list[str]:
     if not has_phase1 and args.phase1_steps:
         problems.append(f"--phase1_steps {args.phase1_steps}: {args.scenario} has no phase 1 "
                         "(its planner trains from scratch); leave it out")  # fmt: skip
-    trained = SCENARIOS[args.scenario].trained_schedules
-    unknown = [s for s in args.schedules or [] if s not in trained]
-    if unknown:
-        problems.append(f"--schedules {' '.join(unknown)}: {args.scenario} trains "
-                        f"{', '.join(trained)}")  # fmt: skip
+    problems += schedule_problems(args.scenario, args.schedules or [])
     if args.phase2_steps < 1:
         problems.append(f"--phase2_steps {args.phase2_steps}: expected at least 1 env-step")
     if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:

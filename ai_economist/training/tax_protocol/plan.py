@@ -35,6 +35,35 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "us-federal": {"disable_taxes": False, "tax_model": "us-federal-single-filer-2018-scaled"},
     "free-market": {"disable_taxes": True},
 }
+FIXED_PREFIX = "fixed:"
+N_BRACKETS = 7  # the phase-2 config's US-federal brackets
+
+
+def schedule_settings(schedule: str) -> dict[str, Any]:
+    """The ``PeriodicBracketTax`` settings of ``schedule``: one of :data:`SCHEDULES` or
+    ``fixed:R`` / ``fixed:R1,...,R7`` (one rate for every bracket, or one per bracket).
+
+    Raises:
+        ConfigError: an unknown name or rates that are not 1 or 7 numbers in [0, 1].
+    """
+    if schedule in SCHEDULES:
+        return dict(SCHEDULES[schedule])
+    if not schedule.startswith(FIXED_PREFIX):
+        raise ConfigError(f"schedule {schedule!r}: expected one of {list(SCHEDULES)} or "
+                          f"{FIXED_PREFIX}R / {FIXED_PREFIX}R1,...,R{N_BRACKETS}")  # fmt: skip
+    from ai_economist.simulate.economies import UnknownPolicyError, parse_rates
+
+    try:
+        rates = parse_rates(schedule, schedule[len(FIXED_PREFIX):], N_BRACKETS)
+    except UnknownPolicyError as err:
+        raise ConfigError(f"schedule {schedule!r}: {err}") from None
+    return {"disable_taxes": False, "tax_model": "fixed-bracket-rates",
+            "fixed_bracket_rates": list(rates)}  # fmt: skip
+
+
+def schedule_slug(schedule: str) -> str:
+    """``schedule`` as a folder-name part: ``fixed:0.1,0.2`` -> ``fixed-0.1_0.2``."""
+    return schedule.replace(":", "-").replace(",", "_")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +77,7 @@ class Scenario:
     phase2: str
     trained_schedules: tuple[str, ...]
     score: str  # the column the schedules are ranked by
+    fixed_schedules: bool = False  # also trains fixed:RATES schedules (agents retrained)
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -56,6 +86,7 @@ SCENARIOS: dict[str, Scenario] = {
         "gather_trade_build_phase2",
         tuple(SCHEDULES),
         "equality_x_productivity",
+        fixed_schedules=True,
     ),
     "one-step-economy": Scenario(None, "one_step_economy", (AI_PLANNER,), "welfare"),
 }
@@ -87,9 +118,11 @@ def plan_runs(
 ) -> list[RunSpec]:
     """Phase 1 per seed (when the scenario has one), then phase 2 per schedule and seed,
     each phase-2 run depending on its seed's phase-1 run. ``schedules``: the trained
-    schedules to run (default all of the scenario's, in their order)."""
+    schedules to run (default all of the scenario's, in their order, then any
+    ``fixed:RATES`` ones of ``schedules`` in the order given)."""
     spec = SCENARIOS[scenario]
     chosen = [s for s in spec.trained_schedules if schedules is None or s in schedules]
+    chosen += [s for s in schedules or [] if s.startswith(FIXED_PREFIX) and s not in chosen]
     runs: list[RunSpec] = []
     for seed in seeds:
         first = None
@@ -99,7 +132,7 @@ def plan_runs(
         for schedule in chosen:
             runs.append(
                 RunSpec(
-                    f"phase2_{schedule}_seed{seed}",
+                    f"phase2_{schedule_slug(schedule)}_seed{seed}",
                     2,
                     schedule,
                     seed,
@@ -128,7 +161,7 @@ def set_tax_schedule(env_block: dict[str, Any], schedule: str) -> None:
     entry = tax_entry(env_block)
     if entry is None:
         raise ConfigError(f"env.components: no {TAX_COMPONENT}; the tax protocol needs one")
-    entry[TAX_COMPONENT] = {**(entry[TAX_COMPONENT] or {}), **SCHEDULES[schedule]}
+    entry[TAX_COMPONENT] = {**(entry[TAX_COMPONENT] or {}), **schedule_settings(schedule)}
 
 
 def rescale_per_env_schedules(env_block: dict[str, Any], num_envs: int, schedule_envs: int) -> None:

@@ -18,6 +18,7 @@ from torch import nn
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.obs_layout import Layout, ObsSegment
 from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
+from ai_economist.warp_drive.training.schema import ConfigError
 from ai_economist.warp_drive.training.conv_lstm import (
     build_conv_lstm,
     orthogonal_linear,
@@ -177,6 +178,7 @@ def build_policy_model(
 ) -> torch.nn.Module:
     """The model of policy ``tag``, with the initial weights named by its config loaded."""
     model = build_model(policy_config["model"], spec.obs_dim, spec.num_actions, layout)
+    set_initial_logits(model, policy_config["model"].get("initial_logits") or [], tag)
     model = model.to(device)
     path = policy_config["model"].get("model_ckpt_filepath", "")
     if path:
@@ -186,6 +188,25 @@ def build_policy_model(
             state = state["policies"][tag]["model"]
         model.load_state_dict(state)
     return model
+
+
+def set_initial_logits(model: nn.Module, logits: Sequence[float], tag: str) -> None:
+    """Write ``logits`` (``policy.<tag>.model.initial_logits``, one per action) into the policy
+    head's bias; nothing for ``[]``.
+
+    Raises:
+        ConfigError: ``logits`` does not have one number per action of the model.
+    """
+    if not len(logits):
+        return
+    head = model.policy_head
+    if len(logits) != head.out_features:
+        raise ConfigError(
+            f"policy.{tag}.model.initial_logits has {len(logits)} numbers; policy {tag!r} has "
+            f"{head.out_features} actions (NO-OP first): give one number per action"
+        )
+    with torch.no_grad():
+        head.bias.copy_(torch.as_tensor(list(logits), dtype=head.bias.dtype))
 
 
 def load_policy_models(state: dict, policy_specs: dict) -> dict[str, nn.Module]:

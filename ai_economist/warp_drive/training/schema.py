@@ -44,7 +44,8 @@ class Field:
 
     ``kind`` is one of ``int``, ``float``, ``bool``, ``auto_bool`` (``true``, ``false`` or
     ``"auto"``), ``str``, ``schedule`` (a number or a
-    list of ``[step, value]`` pairs), ``int_list`` and ``mapping`` (free-form dictionary).
+    list of ``[step, value]`` pairs), ``int_list``, ``float_list`` and ``mapping`` (free-form
+    dictionary).
     Numbers (and every value of a schedule) must be finite and within ``minimum`` (excluded
     when ``exclusive_minimum``) and ``maximum`` when those are given.
     """
@@ -120,6 +121,14 @@ MODEL_SCHEMA: dict[str, Any] = {
         minimum=0,
     ),
     "model_ckpt_filepath": Field("str", "", "initial weights (checkpoint or state_dict file)"),
+    "initial_logits": Field(
+        "float_list",
+        [],
+        "the policy head's initial bias, one number per action (NO-OP first): the initial "
+        "policy is about softmax(initial_logits) for every observation (the head's weights "
+        "start small); [] (default): zeros, a near-uniform initial policy; a "
+        "model_ckpt_filepath's weights replace it",
+    ),
 }
 
 POLICY_SCHEMA: dict[str, Any] = {
@@ -382,6 +391,14 @@ def _check_leaf(field: Field, value: Any, key: str, errors: list[str]) -> Any:
         if not ok:
             errors.append(bad.format("a list of positive integers"))
         return value
+    elif kind == "float_list":
+        ok = isinstance(value, list) and all(
+            _is_number(v) and math.isfinite(float(v)) for v in value
+        )
+        if not ok:
+            errors.append(bad.format("a list of finite numbers"))
+            return value
+        return [float(v) for v in value]
     elif kind == "schedule":
         if not _is_number(value):
             return _check_schedule(field, value, key, errors)
