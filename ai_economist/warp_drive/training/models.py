@@ -18,7 +18,6 @@ from torch import nn
 from ai_economist.warp_drive.env_protocol import PolicySpec
 from ai_economist.warp_drive.obs_layout import Layout, ObsSegment
 from ai_economist.warp_drive.training.checkpoint import verify_checkpoint
-from ai_economist.warp_drive.training.schema import ConfigError
 from ai_economist.warp_drive.training.conv_lstm import (
     build_conv_lstm,
     orthogonal_linear,
@@ -30,6 +29,7 @@ from ai_economist.warp_drive.training.fused_layers import (
     linear_wide,
     training_dtype,
 )
+from ai_economist.warp_drive.training.schema import ConfigError
 
 MASKED_LOGIT = torch.finfo(torch.float32).min
 """Logit written into masked actions: finite, so entropies stay free of ``0 * -inf``."""
