@@ -54,7 +54,7 @@ def schedule_settings(schedule: str) -> dict[str, Any]:
     from ai_economist.simulate.economies import UnknownPolicyError, parse_rates
 
     try:
-        rates = parse_rates(schedule, schedule[len(FIXED_PREFIX):], N_BRACKETS)
+        rates = parse_rates(schedule, schedule[len(FIXED_PREFIX) :], N_BRACKETS)
     except UnknownPolicyError as err:
         raise ConfigError(f"schedule {schedule!r}: {err}") from None
     return {"disable_taxes": False, "tax_model": "fixed-bracket-rates",
