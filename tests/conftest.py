@@ -55,3 +55,16 @@ def nvcc() -> Path:
         return find_nvcc()
     except RuntimeError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture
+def full_float32_matmuls():
+    """Float32 matmuls without TF32 for one test: a Trainer built earlier in the process
+    (another test on the same xdist worker) turns TF32 on for the process (``trainer.tf32``),
+    and TF32 products differ from float32 ones by more than a 1e-4 comparison allows."""
+    import torch
+
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved

@@ -245,7 +245,12 @@ TRAINER_SCHEMA: dict[str, Any] = {
         "float32, instead of copying the hidden layer to float32 first; false: float32 heads "
         "(ignored in fp32 and on the CPU)",
     ),
-    "tf32": Field("bool", True, "TF32 tensor cores for float32 matmuls on the GPU"),
+    "tf32": Field(
+        "bool",
+        True,
+        "TF32 tensor cores for float32 matmuls on the GPU (torch's process-wide flags: they "
+        "stay on after the trainer)",
+    ),
     "precision": Field(
         "str",
         "fp32",

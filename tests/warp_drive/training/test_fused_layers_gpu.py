@@ -10,8 +10,10 @@ import torch
 
 from ai_economist.warp_drive.training.models import FullyConnectedActorCritic, autocast
 
-pytestmark = pytest.mark.gpu
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("full_float32_matmuls")]
 
 
 def grads_of(model, obs, precision, fused, compiled=False):

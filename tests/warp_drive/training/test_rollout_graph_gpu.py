@@ -172,6 +172,7 @@ def test_compiled_update_trains_like_the_eager_update(tmp_path, precision):
 
 
 @needs_cuda
+@pytest.mark.usefixtures("full_float32_matmuls")
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_fused_acting_layers_match_the_plain_layers(precision):
     from ai_economist.warp_drive.training.models import FullyConnectedActorCritic, autocast
