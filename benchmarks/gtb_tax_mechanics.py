@@ -19,7 +19,7 @@ import torch
 
 from ai_economist.foundation.scenarios.simple_wood_and_stone.batched import GatherTradeBuildBatch
 from ai_economist.training.config import find_run_config, load_yaml
-from ai_economist.training.tax_protocol.gtb_eval import eval_env_block, episode_values, summarise
+from ai_economist.training.tax_protocol.gtb_eval import episode_values, eval_env_block, summarise
 from ai_economist.training.tax_protocol.plan import set_tax_schedule
 from ai_economist.warp_drive.training.models import sample_masked
 
