@@ -16,7 +16,8 @@ after. The same loop is timed on the two CPU peers:
   ``min(num_envs, --baseline_envs)`` envs (its rate barely grows beyond that);
 * the dict API (``OneStepEconomy.step`` with the same random actions, one env).
 
-Prints env-steps/s, the state memory per env and the ratio to both peers. Target (issue 23):
+Prints env-steps/s, the state memory per env and the ratio to both peers, then the step
+kernel and the reset of every env, each timed alone. Target (issue 23):
 1e8 env-steps/s for the one-step economy on one H200.
 """
 
@@ -88,7 +89,9 @@ def run_one(kwargs: dict, backend: str, num_envs: int, steps: int, warmup: int) 
     sync()
     seconds = time.perf_counter() - start
     env.check_device_actions(wrapper.pull)  # every action was allowed
+    parts = part_times(wrapper, sync, steps)
     return {
+        **parts,
         "backend": backend,
         "num_envs": num_envs,
         "steps": steps,
@@ -97,6 +100,27 @@ def run_one(kwargs: dict, backend: str, num_envs: int, steps: int, warmup: int) 
         "state_bytes_per_env": wrapper.backend.memory_bytes() / num_envs,
         "hardware": hardware(backend),
     }
+
+
+def part_times(wrapper, sync, steps: int) -> dict:
+    """Microseconds of one ``step_all_envs`` and of one ``reset_only_done_envs`` with every
+    env done, each timed alone over ``steps`` calls (where the timed loop's time goes)."""
+    done = wrapper.cuda_data_manager.data_on_device_via_torch("_done_")
+    sync()
+    start = time.perf_counter()
+    for _ in range(steps):
+        wrapper.step_all_envs()
+    sync()
+    step_us = (time.perf_counter() - start) / steps * 1e6
+    total = 0.0
+    for _ in range(steps):
+        done.fill_(1)
+        sync()
+        start = time.perf_counter()
+        wrapper.reset_only_done_envs()
+        sync()
+        total += time.perf_counter() - start
+    return {"step_us": step_us, "reset_us": total / steps * 1e6}
 
 
 def batched_model_rate(kwargs: dict, num_envs: int, steps: int, seed: int = 0) -> float:
@@ -177,6 +201,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 f"{r['env_steps_per_s'] / batched:.1f}x the batched numpy model, "
                 f"{r['env_steps_per_s'] / dict_rate:.0f}x the dict API; "
                 f"{r['env_steps_per_s'] / 1e8:.2f}x the 1e8 target"
+            )
+            print(
+                f"  alone: step_all_envs {r['step_us']:.1f} us, reset_only_done_envs with "
+                f"every env done {r['reset_us']:.1f} us (the timed loop resets every other step)"
             )
     return results
 

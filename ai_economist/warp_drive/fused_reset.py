@@ -2,16 +2,18 @@
 
 ``CUDAEnvironmentReset`` resets with torch ops, one or two small kernels per array (18 for
 continuous Tag); replayed from a CUDA graph they are still 18 kernels on the GPU every step.
-:class:`FusedReset` does the same in one launch of ``ResetDoneEnvs``: block ``env`` returns at
-once unless ``_done_[env]`` is set, otherwise it copies the env's row of every snapshot array
-over the live array, zeroes its row of every zero-at-reset array, then clears ``_timestep_``
-and ``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
+:class:`FusedReset` does the same in one launch of ``ResetDoneEnvs``: a block owns
+``RESET_ENVS_PER_BLOCK`` consecutive envs and returns at once unless one of them has
+``_done_`` set; otherwise it copies the done envs' rows of every snapshot array over the live
+array, zeroes their rows of every zero-at-reset array, then clears their ``_timestep_`` and
+``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
 of pointers, its Numba twin (``reset_numba.py``) tuples of int32 and uint8 views; both move
 32-bit words, or single bytes for arrays whose per-env row is not a whole number of words
 (e.g. an int8 ``(601, 51)`` history).
 
 :func:`plan_reset` returns ``None`` (keep ``CUDAEnvironmentReset``) when an array is not a
-contiguous ``(num_envs, ...)`` tensor (or is a bool tensor).
+contiguous ``(num_envs, ...)`` tensor (or is a bool tensor), or when a block's rows of one
+array would pass ``MAX_BLOCK_UNITS``.
 Nothing is read back to the host; the launch is asynchronous on torch's current stream (a CUDA
 graph capture records it).
 """
@@ -31,7 +33,13 @@ from ai_economist.warp_drive.data_manager import DONE, TIMESTEP, CUDADataManager
 RESET_KERNEL = "ResetDoneEnvs"
 RESET_SOURCE = Path(__file__).resolve().parent / "kernels" / "reset_done_envs.cu"
 RESET_THREADS = 128
-"""Threads of one environment's block (they stride over each array's row)."""
+"""Threads of a block (they stride over its envs' rows of each array)."""
+RESET_ENVS_PER_BLOCK = 32
+"""Environments of one block (at most ``RESET_THREADS``): their rows of an array are
+contiguous, so the block's memory accesses are coalesced and the per-array work of many envs
+is in flight at once."""
+MAX_BLOCK_UNITS = 2**31 - 1
+"""A block's rows of one array (units x envs per block) are indexed with 32-bit ints."""
 
 
 @dataclass
@@ -84,6 +92,12 @@ def _bytes(tensor: Any, num_envs: int) -> Any:
         return None
 
 
+def reset_grid(num_envs: int) -> tuple[int, int, int]:
+    """The reset kernel's grid: one block per ``RESET_ENVS_PER_BLOCK`` envs (the last one
+    may own fewer)."""
+    return (-(-num_envs // RESET_ENVS_PER_BLOCK), 1, 1)
+
+
 def plan_reset(dm: CUDADataManager) -> ResetPlan | None:
     """The arrays a fused reset of ``dm`` touches, or ``None`` if one does not fit it."""
     import torch
@@ -112,6 +126,9 @@ def plan_reset(dm: CUDADataManager) -> ResetPlan | None:
             zero_bytes.append(live)
         else:
             return None
+    rows = [live for live, _ in restore + restore_bytes] + zero + zero_bytes
+    if any(r.shape[1] * RESET_ENVS_PER_BLOCK > MAX_BLOCK_UNITS for r in rows):
+        return None
     done, timestep = dm.data_on_device_via_torch(DONE), dm.data_on_device_via_torch(TIMESTEP)
     for t in (done, timestep):
         if t.dtype != torch.int32 or tuple(t.shape) != (n,):
@@ -158,11 +175,15 @@ class FusedReset:
         rows += [(live.data_ptr(), 0, live.shape[1], 1) for live in plan.zero_bytes]
         flat = [v for row in rows for v in row] or [0, 0, 0, 4]
         self._table = torch.tensor(flat, dtype=torch.int64, device=plan.done.device)
-        fm = CUDAFunctionManager(num_agents=RESET_THREADS, num_envs=self.data_manager.num_envs)
+        n = self.data_manager.num_envs
+        fm = CUDAFunctionManager(num_agents=RESET_THREADS, num_envs=n)
         fm.compile_and_load_cuda(RESET_SOURCE)
         fm.initialize_functions([RESET_KERNEL])
         self._function_manager = fm  # keeps the module loaded
-        return fm.bind(RESET_KERNEL, self._table, np.int32(len(rows)), plan.done, plan.timestep)
+        args = (np.int32(len(rows)), np.int32(n), np.int32(RESET_ENVS_PER_BLOCK))
+        return fm.bind(
+            RESET_KERNEL, self._table, *args, plan.done, plan.timestep, grid=reset_grid(n)
+        )
 
     def _bind_numba(self, plan: ResetPlan):
         import torch
@@ -187,10 +208,11 @@ class FusedReset:
             views([a for a, _ in plan.restore_bytes], octets),
             views([s for _, s in plan.restore_bytes], octets),
             views(plan.zero_bytes, octets),
+            np.int32(RESET_ENVS_PER_BLOCK),
             numba_arg(plan.done),
             numba_arg(plan.timestep),
         )
-        return bind_numba_launch(reset_numba.ResetDoneEnvs, args, n, RESET_THREADS)
+        return bind_numba_launch(reset_numba.ResetDoneEnvs, args, reset_grid(n), RESET_THREADS)
 
     def __call__(self) -> bool:
         if self.data_manager.version != self.plan.version:

@@ -2,8 +2,9 @@
 
 Arrays come as tuples of int32 ``(num_envs, words)`` views (see ``fused_reset``): ``live`` with
 their ``snapshot`` rows, ``zero`` to be zeroed; the ``*_bytes`` tuples hold uint8
-``(num_envs, bytes)`` views of arrays whose rows are not whole words. Launch with grid
-``num_envs``.
+``(num_envs, bytes)`` views of arrays whose rows are not whole words. Block ``b`` owns envs
+``[b * envs_per_block, (b + 1) * envs_per_block)``: launch with grid
+``ceil(num_envs / envs_per_block)`` and at least ``envs_per_block`` threads.
 """
 
 from __future__ import annotations
@@ -14,34 +15,50 @@ cuda = require_numba_cuda()  # a module global: the simulator swaps it inside ke
 
 
 @cuda.jit(device=True)
-def _restore_rows(env, dsts, srcs):
-    """Row ``env`` of every ``dsts[a]`` copied from ``srcs[a]`` (the block's threads stride)."""
+def _restore_rows(first, envs, dsts, srcs, done):
+    """The rows of the done envs among ``first .. first + envs - 1`` of every ``dsts[a]``
+    copied from ``srcs[a]`` (the block's threads stride the envs' units, coalesced)."""
     for a in range(len(dsts)):
         dst, src = dsts[a], srcs[a]
-        for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
-            dst[env, i] = src[env, i]
+        n = dst.shape[1]
+        for i in range(cuda.threadIdx.x, n * envs, cuda.blockDim.x):
+            env = first + i // n
+            if done[env] != 0:
+                dst[env, i % n] = src[env, i % n]
 
 
 @cuda.jit(device=True)
-def _zero_rows(env, dsts):
-    """Row ``env`` of every ``dsts[a]`` set to 0 (the block's threads stride)."""
+def _zero_rows(first, envs, dsts, done):
+    """The rows of the done envs among ``first .. first + envs - 1`` of every ``dsts[a]`` set
+    to 0 (the block's threads stride the envs' units)."""
     for a in range(len(dsts)):
         dst = dsts[a]
-        for i in range(cuda.threadIdx.x, dst.shape[1], cuda.blockDim.x):
-            dst[env, i] = 0
+        n = dst.shape[1]
+        for i in range(cuda.threadIdx.x, n * envs, cuda.blockDim.x):
+            env = first + i // n
+            if done[env] != 0:
+                dst[env, i % n] = 0
 
 
 @cuda.jit
-def ResetDoneEnvs(live, snapshot, zero, live_bytes, snapshot_bytes, zero_bytes, _done_, _timestep_):
-    """Block ``env``: if ``_done_[env]``, restore its rows, zero the others, clear time/done."""
-    env = cuda.blockIdx.x
-    if _done_[env] == 0:  # the same for every thread of the block
+def ResetDoneEnvs(
+    live, snapshot, zero, live_bytes, snapshot_bytes, zero_bytes, envs_per_block, _done_, _timestep_
+):
+    """Block ``b``: if one of its envs is done, restore those envs' rows, zero the others,
+    clear their time and done flags."""
+    first = cuda.blockIdx.x * envs_per_block
+    envs = min(envs_per_block, _done_.shape[0] - first)
+    tid = cuda.threadIdx.x
+    mine = 0
+    if tid < envs and _done_[first + tid] != 0:
+        mine = 1
+    if cuda.syncthreads_or(mine) == 0:  # the same for every thread of the block
         return
-    _restore_rows(env, live, snapshot)
-    _zero_rows(env, zero)
-    _restore_rows(env, live_bytes, snapshot_bytes)
-    _zero_rows(env, zero_bytes)
-    cuda.syncthreads()  # every thread has read _done_[env] before it is cleared
-    if cuda.threadIdx.x == 0:
-        _timestep_[env] = 0
-        _done_[env] = 0
+    _restore_rows(first, envs, live, snapshot, _done_)
+    _zero_rows(first, envs, zero, _done_)
+    _restore_rows(first, envs, live_bytes, snapshot_bytes, _done_)
+    _zero_rows(first, envs, zero_bytes, _done_)
+    cuda.syncthreads()  # every thread has read _done_ of the block's envs before it is cleared
+    if mine == 1:
+        _timestep_[first + tid] = 0
+        _done_[first + tid] = 0

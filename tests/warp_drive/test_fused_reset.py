@@ -87,6 +87,29 @@ def test_numba_fused_reset_equals_the_torch_reset():
 
 
 @needs_sim
+def test_blocks_of_several_envs_reset_only_their_done_envs(monkeypatch):
+    from ai_economist.warp_drive import fused_reset
+
+    monkeypatch.setattr(fused_reset, "RESET_ENVS_PER_BLOCK", 2)  # blocks (0, 1) (2, 3) (4)
+    assert fused_reset.reset_grid(5) == (3, 1, 1)
+    w = EnvWrapper(TagContinuous(**SMALL), num_envs=5, env_backend="numba", seed=2)
+    dm = w.cuda_data_manager
+    for name in dm.reset_snapshot_names() + dm.reset_zero_names():
+        t = dm.data_on_device_via_torch(name)
+        t.copy_(torch.full(tuple(t.shape), 3).to(t.dtype))
+    dm.data_on_device_via_torch("_done_").copy_(torch.tensor([0, 1, 0, 0, 1], dtype=torch.int32))
+    dm.data_on_device_via_torch("_timestep_").fill_(4)
+    w.reset_only_done_envs()
+    start = w.env.initial_state(5, 2)
+    loc_x = dm.data_on_device_via_torch("loc_x").numpy()
+    np.testing.assert_array_equal(loc_x[[1, 4]], start["loc_x"][[1, 4]])
+    assert (loc_x[[0, 2, 3]] == 3).all()  # not done: untouched (block 1 has nothing to do)
+    assert (dm.data_on_device_via_torch("rewards_runner").numpy()[[1, 4]] == 0).all()
+    assert w.done().tolist() == [0] * 5
+    assert dm.data_on_device_via_torch("_timestep_").tolist() == [4, 0, 4, 4, 0]
+
+
+@needs_sim
 def test_wrapper_episodes_with_fused_resets_match_the_reference():
     from ai_economist.warp_drive.checks.parity import check_parity
 

@@ -19,14 +19,20 @@ torch = require_gpu()
 ENV = dict(num_taggers=3, num_runners=40, num_other_agents_observed=10, use_full_observation=False)
 
 
+NUM_ENVS = 75  # blocks of 32 envs: two whole ones (the second with none done), one of 11
+
+
 def scrambled(backend: str) -> EnvWrapper:
-    w = EnvWrapper(TagContinuous(**ENV), num_envs=64, env_backend=backend, device="cuda", seed=1)
+    w = EnvWrapper(
+        TagContinuous(**ENV), num_envs=NUM_ENVS, env_backend=backend, device="cuda", seed=1
+    )
     dm = w.cuda_data_manager
     gen = torch.Generator(device="cuda").manual_seed(3)
     for name in dm.reset_snapshot_names() + dm.reset_zero_names():
         t = dm.data_on_device_via_torch(name)
         t.copy_(torch.randint(1, 9, t.shape, generator=gen, device="cuda").to(t.dtype))
-    done = torch.randint(0, 2, (64,), generator=gen, device="cuda").to(torch.int32)
+    done = torch.randint(0, 2, (NUM_ENVS,), generator=gen, device="cuda").to(torch.int32)
+    done[32:64] = 0  # a block with nothing to reset returns at once
     dm.data_on_device_via_torch("_done_").copy_(done)
     dm.data_on_device_via_torch("_timestep_").fill_(7)
     return w
@@ -43,7 +49,7 @@ def test_fused_reset_equals_the_torch_reset(backend):
     fused, ref = scrambled(backend), scrambled(backend)
     assert isinstance(fused.backend._fused_reset, FusedReset)
     done = fused.done().clone()
-    assert 0 < int(done.sum()) < 64
+    assert 0 < int(done[:32].sum()) < 32 and 0 < int(done[64:].sum()) < NUM_ENVS - 64
     for _ in range(2):  # the second call finds nothing done
         fused.reset_only_done_envs()
     CUDAEnvironmentReset(ref.cuda_data_manager, use_cuda_graph=False).reset_when_done()

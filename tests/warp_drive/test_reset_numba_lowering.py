@@ -19,7 +19,7 @@ BODY = """
     for n_words, n_bytes in ((2, 1), (1, 0)):  # with byte rows; with none (empty tuples)
         w, b = types.UniTuple(words, n_words), types.UniTuple(row_bytes, n_bytes)
         zero_w, zero_b = types.UniTuple(words, 1), types.UniTuple(row_bytes, n_bytes)
-        args = (w, w, zero_w, b, b, zero_b, flags, flags)
+        args = (w, w, zero_w, b, b, zero_b, types.int32, flags, flags)
         compiler.compile_cuda(reset_numba.ResetDoneEnvs.py_func, types.void, args, cc=(9, 0))
         print("lowered", n_words, n_bytes)
 """
