@@ -102,23 +102,6 @@ def run_one(kwargs: dict, backend: str, num_envs: int, steps: int, warmup: int) 
     }
 
 
-def override_kernel_defines(defines: dict[str, str]) -> None:
-    """``OneStepEconomyGpu.kernels().defines`` with ``defines`` (ints) replacing its own,
-    for this process: a variant of the CUDA C step kernel to time."""
-    import dataclasses
-
-    from ai_economist.foundation.scenarios.one_step_economy.gpu_env import OneStepEconomyGpu
-
-    own = OneStepEconomyGpu.kernels
-    values = {name: int(value) for name, value in defines.items()}
-
-    def kernels(self):
-        spec = own(self)
-        return dataclasses.replace(spec, defines={**spec.defines, **values})
-
-    OneStepEconomyGpu.kernels = kernels
-
-
 def part_times(wrapper, sync, steps: int) -> dict:
     """Microseconds of one ``step_all_envs`` and of one ``reset_only_done_envs`` with every
     env done, each timed alone over ``steps`` calls (where the timed loop's time goes)."""
@@ -195,17 +178,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps first")
     parser.add_argument("--baseline_envs", type=int, default=10000, help="batched-model envs")
     parser.add_argument("--dict_seconds", type=float, default=1.0, help="dict-API timing")
-    parser.add_argument(
-        "--kernel_define",
-        action="append",
-        default=[],
-        metavar="NAME=INT",
-        help="a CUDA C step-kernel define to try (e.g. STEP_MIN_BLOCKS=1: no register cap)",
-    )
     parser.add_argument("overrides", nargs="*", help="env block entries, key=value")
     args = parser.parse_args(argv)
-    if args.kernel_define:
-        override_kernel_defines(dict(d.split("=", 1) for d in args.kernel_define))
 
     kwargs = env_kwargs(ENV_NAME, "", args.overrides)
     dict_rate = dict_api_rate(kwargs, args.dict_seconds)

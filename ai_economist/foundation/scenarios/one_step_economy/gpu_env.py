@@ -34,10 +34,6 @@ from ai_economist.warp_drive.state import StateField
 
 HERE = Path(__file__).resolve().parent
 STEP_KERNEL = "one_step_economy_step"
-STEP_BLOCK_THREADS = 256
-"""The most threads of a step block when an env has at most this many agents."""
-STEP_MIN_BLOCKS = 4
-"""Blocks of the step kernel an SM must hold at once (its launch bounds)."""
 MODEL_FIELDS = [f.name for f in dataclasses.fields(am.OneStepState)]
 #: OneStepState field -> declared field
 FIELD_OF = {"timestep": "_timestep_"}
@@ -120,20 +116,12 @@ class OneStepEconomyGpu(GpuEnvironment):
     def kernels(self) -> KernelSpec:
         """The CUDA C step packs up to ``256 // threads`` envs into a block (an env's block of
         ``n_agents + n_brackets`` threads is under a warp, and at most 32 blocks fit an SM),
-        except with the Saez model, whose envs would take turns at the block's one scratch.
-        Blocks of at most 256 threads are declared to fit four to an SM (``STEP_MIN_BLOCKS``:
-        ptxas then keeps a thread to 64 registers, twice the resident warps of its
-        uncapped 82)."""
-        small = self.num_agents <= STEP_BLOCK_THREADS
+        except with the Saez model, whose envs would take turns at the block's one scratch."""
         return KernelSpec(
             step_kernels=(STEP_KERNEL,),
             cuda_source=HERE / "kernels" / "one_step_economy_step.cu",
             numba_module="ai_economist.foundation.scenarios.one_step_economy.one_step_economy_numba",
             envs_per_block=1 if self.saez is not None else max(1, 256 // self.num_agents),
-            defines={
-                "STEP_MAX_THREADS": STEP_BLOCK_THREADS if small else 1024,
-                "STEP_MIN_BLOCKS": STEP_MIN_BLOCKS if small else 1,
-            },
         )
 
     def parity_tolerances(self) -> dict[str, tuple[float, Any]]:

@@ -139,14 +139,12 @@ def test_cuda_kernel_compiles_with_nvcc(nvcc, tmp_path):
     check_cuda_kernels(env, spec, source, include)
     cubin = tmp_path / "one_step.cubin"
     cmd = [str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(source), "-I", str(include),
-           "-Werror", "all-warnings", "-Xptxas", "-v"]  # fmt: skip
+           "-Werror", "all-warnings", "-Xptxas", "-v,-warn-spills"]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert b"one_step_economy_step" in cubin.read_bytes()
     spills = re.findall(r"(\d+) bytes spill stores", proc.stderr)
-    # the launch bounds' cap of 64 registers (gpu_env.STEP_MIN_BLOCKS) costs one 8-byte spill
-    assert spills and all(int(s) <= 8 for s in spills), proc.stderr
-    assert re.search(r"Used (\d+) registers", proc.stderr).group(1) == "64", proc.stderr
+    assert spills and all(int(s) == 0 for s in spills), proc.stderr
 
 
 def test_kernels_mirror_the_numpy_functions_by_name():

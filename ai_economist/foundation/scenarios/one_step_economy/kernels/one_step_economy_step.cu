@@ -141,18 +141,7 @@ __device__ void action_masks(float* mask, int num_actions, bool masked) {
   for (int a = 1; a < num_actions; a++) mask[a] = masked ? 0.0f : 1.0f;
 }
 
-// Launch bounds (KernelSpec.defines of gpu_env.py): at most STEP_MAX_THREADS threads a block
-// and at least STEP_MIN_BLOCKS blocks an SM, so that ptxas caps the registers a thread uses
-// (82 uncapped on sm_90: only two blocks of 8 warps would fit an SM).
-#ifndef STEP_MAX_THREADS
-#define STEP_MAX_THREADS 1024
-#endif
-#ifndef STEP_MIN_BLOCKS
-#define STEP_MIN_BLOCKS 1
-#endif
-
-extern "C" __global__ void __launch_bounds__(STEP_MAX_THREADS, STEP_MIN_BLOCKS)
-    one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) {
+extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) {
   // one row per env of the block; one Saez scratch for the block (its envs take turns)
   __shared__ double s_rates_[ENVS_PER_BLOCK][N_BRACKETS];
   __shared__ double s_paid_[ENVS_PER_BLOCK][N_WORKERS];
