@@ -10,6 +10,8 @@ T=${T:-540}; start=$(date +%s)
 nvidia-smi --query-gpu=name,utilization.gpu,memory.used --format=csv,noheader
 uptime
 python3 benchmarks/economy_env_throughput.py --backends pycuda --num_envs 100000 1000000 --steps 200 2>&1 | tee $OUT/one_step_speed.log | grep -v "^$"
+# call A also ran, with the step kernel's launch bounds of 49907f7 (reverted since, with the option):
+#   python3 benchmarks/economy_env_throughput.py --backends pycuda --num_envs 1000000 --steps 200 --kernel_define STEP_MIN_BLOCKS=1 --kernel_define STEP_MAX_THREADS=1024
 python3 benchmarks/economy_env_throughput.py --backends numba --num_envs 100000 --steps 200 2>&1 | tee $OUT/one_step_speed_numba.log | grep "numba\|alone"
 python3 benchmarks/startup_profile.py --device cuda --repeats 3 > $OUT/startup.log 2>&1; tail -16 $OUT/startup.log
 left=$((T - $(date +%s) + start)); echo "tests get $left s"
