@@ -23,7 +23,8 @@ agent-steps bound the activation memory) and prints:
 batch, algorithms and models) with only the trainer flags above changed.
 
 ``--fused_sampling on off`` times each setting with the fused sampling kernel
-(``trainer.fused_sampling``, CUDA with Triton) and without it, one after the other.
+(``trainer.fused_sampling``) and without it, one after the other; ``cuda_c`` and ``triton``
+name the kernel's twin (``trainer.fused_sampling_kernel``; ``on`` is ``auto``).
 
 Multi-GPU data parallelism (``--num_gpus 1 2``): for every N > 1 the benchmark launches N
 processes exactly as ``training_script.py --num_gpus N`` does (one per GPU ``cuda:rank`` with
@@ -74,6 +75,7 @@ from ai_economist.training.training_script import (  # noqa: E402
 )
 from ai_economist.training.training_script import build_trainer as build_registered  # noqa: E402
 from ai_economist.warp_drive.training.distributed import DistributedContext, launch  # noqa: E402
+from ai_economist.warp_drive.training.fused_sampling import fused_sampling_kernel  # noqa: E402
 from ai_economist.warp_drive.training.rollout import PhaseTimer  # noqa: E402
 from ai_economist.warp_drive.training.trainer import Trainer  # noqa: E402
 
@@ -120,7 +122,8 @@ def trainer_flags(args: argparse.Namespace, device: str) -> list[str]:
         f"trainer.cuda_graph_update={str(args.update_graph == 'on').lower()}",
         f"trainer.precision={args.precision}",
         f"trainer.acting_precision={args.acting_precision}",
-        f"trainer.fused_sampling={str(args.fused == 'on').lower()}",
+        f"trainer.fused_sampling={str(args.fused != 'off').lower()}",
+        f"trainer.fused_sampling_kernel={'auto' if args.fused in ('on', 'off') else args.fused}",
         f"trainer.fused_layers={str(args.fused_layers == 'on').lower()}",
         f"trainer.bf16_heads={str(args.bf16_heads == 'on').lower()}",
         f"trainer.num_threads={args.num_threads}",
@@ -236,7 +239,12 @@ def measure(
         "graph_mode": graph_mode(trainer),  # off | policy | rollout | iter
         "precision": config["trainer"]["precision"],
         "fused_sampling": config["trainer"]["fused_sampling"],  # asked for
-        "fused_kernel": trainer.rollout.fused_sampling,  # asked for and supported (CUDA, Triton)
+        "fused_sampling_kernel": config["trainer"]["fused_sampling_kernel"],  # asked for
+        "fused_kernel": (  # asked for and supported: the twin that ran, or ""
+            fused_sampling_kernel(config["trainer"]["fused_sampling_kernel"])
+            if trainer.rollout.fused_sampling
+            else ""
+        ),
         "fused_layers": config["trainer"]["fused_layers"],
         "bf16_heads": config["trainer"]["bf16_heads"],
         "gpu_peak_mib_per_env": peak / 2**20 / num_envs,  # models, buffers, env state, update
@@ -306,7 +314,7 @@ def format_row(r: dict, base: dict | None, peer: float | None = None) -> str:
         f"{r['num_gpus']:>4} {r['num_envs']:>9} {r['train_batch_size']:>9} "
         f"{r['env_steps_per_s']:>14,.0f} {r['env_steps_per_s_per_gpu']:>12,.0f} "
         f"{r['iteration_ms']:>9.1f} {scaling} {ratio} {r['gpu_peak_mib_per_env']:>8.2f} "
-        f"{r['graph_mode']:>7} {r['precision']:>5} {'yes' if r['fused_kernel'] else 'no':>5} "
+        f"{r['graph_mode']:>7} {r['precision']:>5} {r['fused_kernel'] or 'no':>6} "
         f"{'yes' if r['fused_layers'] else 'no':>5} {'yes' if r['bf16_heads'] else 'no':>5} "
         f"| {phases}"
     )
@@ -361,9 +369,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="trainer.precision (bf16: autocast of the hidden layers)")  # fmt: skip
     parser.add_argument("--acting_precision", default="", choices=("", "fp32", "bf16"),
                         help="trainer.acting_precision (default: as --precision)")  # fmt: skip
-    parser.add_argument("--fused_sampling", nargs="+", default=["on"], choices=("on", "off"),
+    parser.add_argument("--fused_sampling", nargs="+", default=["on"],
+                        choices=("on", "off", "cuda_c", "triton"),
                         help="trainer.fused_sampling; 'on off' times both, one after the "
-                             "other")  # fmt: skip
+                             "other; cuda_c / triton: on, with that twin of the kernel")  # fmt: skip
     parser.add_argument("--peer", default=None,
                         help="peer figures to print ratios against, ENVS:ENV_STEPS_PER_S,...; "
                              "default for COVID-19: the original pipeline on one H200, "
@@ -397,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"env {args.env} on {device}: {hardware}")
         print(f"{'gpus':>4} {'envs/gpu':>9} {'batch/gpu':>9} {'env-steps/s':>14} "
               f"{'per GPU':>12} {'iter ms':>9} {'vs 1 GPU':>9} {'vs peer':>8} {'MiB/env':>8} "
-              f"{'graphs':>7} {'prec':>5} {'fused':>5} {'f-lay':>5} {'b-hd':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
+              f"{'graphs':>7} {'prec':>5} {'fused':>6} {'f-lay':>5} {'b-hd':>5} | profiled iteration (ms, rank 0)")  # fmt: skip
         for num_envs, fused in itertools.product(args.num_envs, args.fused_sampling):
             args.fused = fused  # read by build_trainer (also in the spawned ranks)
             base = None

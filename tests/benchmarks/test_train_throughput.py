@@ -72,10 +72,18 @@ def test_fused_sampling_on_and_off_in_one_call(bench, tmp_path, capsys):
             "--rollout_length", "4", "--fc_dims", "[16,16]", "--fused_sampling", "on", "off"]  # fmt: skip
     result, printed = run(bench, tmp_path, capsys, "cpu", args)
     assert [r["fused_sampling"] for r in result["results"]] == [True, False]
-    assert [r["fused_kernel"] for r in result["results"]] == [False, False]  # CPU: torch path
+    assert [r["fused_kernel"] for r in result["results"]] == ["", ""]  # CPU: torch path
     assert [r["fused_layers"] for r in result["results"]] == [True, True]  # the default
     assert [r["bf16_heads"] for r in result["results"]] == [True, True]  # the default
-    assert " fused f-lay  b-hd |" in printed
+    assert "  fused f-lay  b-hd |" in printed
+
+
+def test_a_twin_of_the_fused_kernel_can_be_named(bench, tmp_path, capsys):
+    args = ["--env", "toy", "--num_envs", "2", "--iterations", "1", "--warmup", "0",
+            "--rollout_length", "4", "--fc_dims", "[16,16]", "--fused_sampling", "triton"]  # fmt: skip
+    result, _ = run(bench, tmp_path, capsys, "cpu", args)
+    assert [r["fused_sampling_kernel"] for r in result["results"]] == ["triton"]
+    assert [r["fused_kernel"] for r in result["results"]] == [""]  # CPU: torch path
 
 
 def test_a_packaged_run_config_is_timed_as_it_is(bench, tmp_path, capsys):

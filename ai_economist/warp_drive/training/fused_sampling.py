@@ -1,4 +1,4 @@
-"""Masked Gumbel-max sampling of a rollout step fused into one GPU kernel (Triton).
+"""Masked Gumbel-max sampling of a rollout step fused into one GPU kernel (CUDA C or Triton).
 
 Per policy and step the rollout masks the logits, adds the pre-drawn Gumbel noise, takes the
 argmax, computes the log-softmax, gathers the chosen action's log-probability and copies the
@@ -12,7 +12,11 @@ index, and ``log_softmax`` computed as torch does, ``(x - max) - log(sum(exp(x -
 float32 (rounded to bfloat16 for bfloat16 logits, as torch returns it).  Only the order of the
 float32 sum over the actions may differ from torch's: log-probabilities agree to about 1e-7.
 
-Triton is imported only when the kernel is first needed, never at import time.
+Two twins of the kernel: CUDA C (``kernels/fused_sampling.cu``, :mod:`.fused_sampling_cuda`;
+built by nvcc once into the cubin cache, loaded in milliseconds) and Triton (below; importing
+Triton and loading its kernel cost about 0.6 s of a process's start-up on an H200).
+``trainer.fused_sampling_kernel`` picks one: ``auto`` (the default) takes CUDA C where nvcc is
+found, else Triton.  Both are imported only when first needed, never at import time.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 import torch
 
+from ai_economist.warp_drive.training import fused_sampling_cuda
 from ai_economist.warp_drive.training.models import MASKED_LOGIT, sample_masked
 
 ROWS_PER_PROGRAM = 16
@@ -55,10 +60,31 @@ def triton_available() -> bool:
     return True
 
 
-def fused_sampling_supported(device: torch.device | str, enabled: bool = True) -> bool:
+KERNELS = ("auto", "cuda_c", "triton")
+"""Values of ``trainer.fused_sampling_kernel``."""
+
+
+def fused_sampling_kernel(kernel: str = "auto") -> str | None:
+    """The twin ``kernel`` (``trainer.fused_sampling_kernel``) resolves to: ``"cuda_c"`` (nvcc
+    found) or ``"triton"`` (Triton imports), ``auto`` preferring CUDA C; ``None`` where the
+    asked one (for ``auto``: either) is not available."""
+    if kernel not in KERNELS:
+        raise ValueError(f"fused sampling kernel {kernel!r}; expected one of {KERNELS}")
+    if kernel in ("auto", "cuda_c") and fused_sampling_cuda.cuda_c_available():
+        return "cuda_c"
+    if kernel in ("auto", "triton") and triton_available():
+        return "triton"
+    return None
+
+
+def fused_sampling_supported(
+    device: torch.device | str, enabled: bool = True, kernel: str = "auto"
+) -> bool:
     """True where the rollout uses :func:`fused_sample`: ``enabled`` (``trainer.fused_sampling``),
-    a CUDA device and an importable Triton."""
-    return enabled and torch.device(device).type == "cuda" and triton_available()
+    a CUDA device and the twin ``kernel`` available (:func:`fused_sampling_kernel`)."""
+    if not enabled or torch.device(device).type != "cuda":
+        return False
+    return fused_sampling_kernel(kernel) is not None
 
 
 def _rows(tensor: torch.Tensor, width: int, name: str) -> torch.Tensor:
@@ -85,6 +111,7 @@ def fused_sample(
     values: torch.Tensor,
     out: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
     env_actions: torch.Tensor,
+    kernel: str = "auto",
 ) -> None:
     """One kernel doing :func:`sample_reference`, on the current CUDA stream (capturable).
 
@@ -96,6 +123,8 @@ def fused_sample(
         values: ``(...)`` the value estimates (any row stride).
         out: contiguous ``(actions int64, log_probs float32, value_buffer float32)``, ``(...)``.
         env_actions: contiguous ``(...)`` of the env's action dtype (e.g. int32).
+        kernel: the twin (:func:`fused_sampling_kernel`); the CUDA C one covers int32 and
+            int64 env actions (the Triton one, else :func:`sample_reference`, takes the rest).
     """
     if logits.dtype not in (torch.float32, torch.bfloat16):
         raise ValueError(f"fused_sample: logits must be float32 or bfloat16, got {logits.dtype}")
@@ -114,6 +143,15 @@ def fused_sample(
     if n_rows == 0:
         return
     fill = MASKED_LOGIT if logits.dtype == torch.float32 else torch.finfo(logits.dtype).min
+    chosen = fused_sampling_kernel(kernel)
+    outputs = (actions, log_probs, value_buffer, env_flat)
+    if chosen == "cuda_c" and fused_sampling_cuda.launch(
+        logit_rows, mask_rows, gumbel_rows, value_rows, outputs, fill
+    ):
+        return
+    if not triton_available():
+        sample_reference(logits, masks, gumbel, values, out, env_actions)
+        return
     grid = (-(-n_rows // ROWS_PER_PROGRAM),)
     _kernel()[grid](
         logit_rows, logit_rows.stride(0), mask_rows, mask_rows.stride(0),

@@ -17,7 +17,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ai_economist.warp_drive.training.durable import append_whole, write_atomic
+from ai_economist.warp_drive.training.durable import OutputWriteError, append_whole, write_atomic
+from ai_economist.warp_drive.training.event_writer import ScalarEventWriter
 from ai_economist.warp_drive.training.tensorboard_resume import set_aside_events
 
 TABLE_ENV_METRICS = 12
@@ -143,7 +144,8 @@ class MetricsLogger:
 
     Args:
         run_dir: the run directory.
-        tensorboard: write TensorBoard events (skipped with one warning if unavailable).
+        tensorboard: write TensorBoard event files (:mod:`.event_writer`: no TensorBoard
+            import; viewing them needs ``pip install tensorboard``, part of the ``train`` extra).
         resume_iteration: when resuming, rows after this iteration (and damaged lines) are
             first moved aside into named files (:func:`set_aside_rows`, listed in
             ``set_aside``), so the curve continues without duplicates and nothing is lost.
@@ -173,17 +175,12 @@ class MetricsLogger:
                 self._header = next(csv.reader(f), [])
         self._tb = None
         if tensorboard:
+            purge = None if resume_iteration is None else resume_iteration + 1
+            logdir = self.run_dir / "tensorboard"
             try:
-                from torch.utils.tensorboard import SummaryWriter
-
-                purge = None if resume_iteration is None else resume_iteration + 1
-                self._tb = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=purge)
-            except ImportError as exc:
-                warnings.warn(
-                    f"TensorBoard logging is off: {exc}. Install it with "
-                    f"'pip install tensorboard' (part of the 'train' extra).",
-                    stacklevel=2,
-                )
+                self._tb = ScalarEventWriter(logdir, purge_step=purge)
+            except OSError as exc:
+                raise OutputWriteError(logdir, "TensorBoard events", exc, self._advice) from None
 
     def log(self, row: dict[str, Any]) -> None:
         """Write one row (must contain ``iteration``); each file gets the whole row or none.
@@ -195,11 +192,18 @@ class MetricsLogger:
         append_whole(self.jsonl_path, json.dumps(row) + "\n", "metrics", self._advice)
         self._write_csv(row)
         if self._tb is not None:
-            step = int(row["iteration"])
-            for key, value in row.items():
-                if key != "iteration" and isinstance(value, int | float):
-                    self._tb.add_scalar(key, value, step)
-            self._tb.flush()
+            scalars = {
+                key: value
+                for key, value in row.items()
+                if key != "iteration" and isinstance(value, int | float)
+            }
+            try:
+                self._tb.add_scalars(scalars, int(row["iteration"]))
+                self._tb.flush()
+            except OSError as exc:
+                raise OutputWriteError(
+                    self._tb.path, "TensorBoard events", exc, self._advice
+                ) from None
 
     def _write_csv(self, row: dict[str, Any]) -> None:
         new_keys = [k for k in row if k not in self._header]

@@ -6,6 +6,7 @@ device, episode returns are accumulated on the device and only summarised when l
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from collections import defaultdict
@@ -178,8 +179,9 @@ class RolloutCollector:
 
     Both need the env's tensors to stay at fixed addresses, which is checked every rollout.
     ``precision="bf16"`` runs the models' forward passes under bfloat16 autocast.
-    ``fused_sampling=True`` (on CUDA with Triton) samples each policy's actions, log-probs and
-    values into the buffers and the env in one kernel (:mod:`.fused_sampling`).
+    ``fused_sampling=True`` (on CUDA, with nvcc or Triton) samples each policy's actions,
+    log-probs and values into the buffers and the env in one kernel (:mod:`.fused_sampling`;
+    ``fused_sampling_kernel`` picks its CUDA C or Triton twin).
 
     On a GPU with several policies, each policy's forward pass and sampling run on a CUDA
     stream of its own (:class:`PolicyStreams`), so that their small kernels execute side by
@@ -188,7 +190,8 @@ class RolloutCollector:
 
     def __init__(self, env: Any, policies: dict[str, Any], num_steps: int,
                  generator: torch.Generator, cuda_graphs: bool = False,
-                 precision: str = "fp32", fused_sampling: bool = False) -> None:  # fmt: skip
+                 precision: str = "fp32", fused_sampling: bool = False,
+                 fused_sampling_kernel: str = "auto") -> None:  # fmt: skip
         self.env = env
         self.policies = policies
         self.num_steps = num_steps
@@ -203,9 +206,15 @@ class RolloutCollector:
         self._rollout_graph: torch.cuda.CUDAGraph | None = None
         self._graph_addresses: list[int] = []
         self.streams = PolicyStreams(self.device, list(policies))
-        self.fused_sampling = fused_sampling_supported(self.device, fused_sampling)
+        self.fused_sampling = fused_sampling_supported(
+            self.device, fused_sampling, fused_sampling_kernel
+        )
         # the same signature and results; the fused kernel is one launch instead of seven
-        self.sample = fused_sample if self.fused_sampling else sample_reference
+        self.sample = (
+            functools.partial(fused_sample, kernel=fused_sampling_kernel)
+            if self.fused_sampling
+            else sample_reference
+        )
         # recurrent policies' current states, carried across steps and rollouts
         self.recurrent = RecurrentStates(policies, env.num_envs, self.device)
 

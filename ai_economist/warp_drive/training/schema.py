@@ -224,10 +224,18 @@ TRAINER_SCHEMA: dict[str, Any] = {
     "fused_sampling": Field(
         "bool",
         True,
-        "on a GPU with Triton: each policy's masked sampling, log-probability and buffer copies "
-        "of a rollout step in one fused kernel (the same actions and log-probabilities; "
-        "faster at 60, 1,200 and 10,000 envs on an H200); false, or without CUDA or Triton: "
-        "the torch operations one by one",
+        "on a GPU: each policy's masked sampling, log-probability and buffer copies of a "
+        "rollout step in one fused kernel (the same actions and log-probabilities; faster at "
+        "60, 1,200 and 10,000 envs on an H200); false, or without CUDA or a kernel "
+        "(fused_sampling_kernel): the torch operations one by one",
+    ),
+    "fused_sampling_kernel": Field(
+        "str",
+        "auto",
+        "the fused sampling kernel's twin: cuda_c (built by nvcc once, cached; no Triton "
+        "import at start-up), triton, or auto (the default): cuda_c where nvcc is found, "
+        "else triton",
+        choices=("auto", "cuda_c", "triton"),
     ),
     "fused_layers": Field(
         "bool",

@@ -172,6 +172,7 @@ class Trainer(TrainerLoop, TrainerCheckpointing, TrainerMetrics, TrainerUpdate):
             env_wrapper, self.policies, self.num_steps, self.generator, self.cuda_graphs,
             precision=tcfg["acting_precision"] or tcfg["precision"],
             fused_sampling=tcfg["fused_sampling"],
+            fused_sampling_kernel=tcfg["fused_sampling_kernel"],
         )  # fmt: skip
         self.dones = self.rollout.dones
         self.iteration_graph = IterationGraph(self) if wanted(self) else None

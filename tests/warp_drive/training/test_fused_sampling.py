@@ -26,13 +26,40 @@ from ai_economist.warp_drive.training.trainer import Trainer
 AGENT_MAP = {"a": ["0", "1", "2"], "p": ["p"]}
 
 
-def test_the_fused_kernel_needs_cuda_triton_and_the_key(monkeypatch):
+def test_the_fused_kernel_needs_cuda_a_twin_and_the_key(monkeypatch):
     assert not fs.fused_sampling_supported("cpu")
+    monkeypatch.setattr(fs.fused_sampling_cuda, "cuda_c_available", lambda: False)
     monkeypatch.setattr(fs, "triton_available", lambda: True)
     assert fs.fused_sampling_supported("cuda")
     assert not fs.fused_sampling_supported(torch.device("cuda", 1), enabled=False)
+    assert not fs.fused_sampling_supported("cuda", kernel="cuda_c")  # no nvcc
     monkeypatch.setattr(fs, "triton_available", lambda: False)
     assert not fs.fused_sampling_supported("cuda")
+    monkeypatch.setattr(fs.fused_sampling_cuda, "cuda_c_available", lambda: True)
+    assert fs.fused_sampling_supported("cuda")
+    assert not fs.fused_sampling_supported("cuda", kernel="triton")
+
+
+def test_auto_prefers_the_cuda_c_twin(monkeypatch):
+    monkeypatch.setattr(fs, "triton_available", lambda: True)
+    monkeypatch.setattr(fs.fused_sampling_cuda, "cuda_c_available", lambda: True)
+    assert fs.fused_sampling_kernel("auto") == "cuda_c"
+    assert fs.fused_sampling_kernel("triton") == "triton"
+    monkeypatch.setattr(fs.fused_sampling_cuda, "cuda_c_available", lambda: False)
+    assert fs.fused_sampling_kernel("auto") == "triton"
+    assert fs.fused_sampling_kernel("cuda_c") is None
+    with pytest.raises(ValueError, match="'cuda'.*expected one of"):
+        fs.fused_sampling_kernel("cuda")
+
+
+def test_the_kernel_key_is_checked():
+    config = toy_run_config()
+    assert validate_config(config)["trainer"]["fused_sampling_kernel"] == "auto"
+    config["trainer"]["fused_sampling_kernel"] = "triton"
+    assert validate_config(config)["trainer"]["fused_sampling_kernel"] == "triton"
+    config["trainer"]["fused_sampling_kernel"] = "cuda"
+    with pytest.raises(ConfigError, match="trainer.fused_sampling_kernel"):
+        validate_config(config)
 
 
 def test_the_cpu_rollout_takes_the_torch_path(tmp_path):

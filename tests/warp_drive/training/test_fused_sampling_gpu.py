@@ -1,6 +1,7 @@
-"""The fused sampling kernel on a GPU: the same actions and log-probabilities as
-``sample_masked`` (torch on CUDA), inside CUDA graphs and on side streams, and training with it
-samples exactly as training without it.  Run on a GPU machine with ``pytest -m gpu``."""
+"""The fused sampling kernel's twins (CUDA C and Triton) on a GPU: the same actions and
+log-probabilities as ``sample_masked`` (torch on CUDA), inside CUDA graphs and on side streams,
+and training with either samples exactly as training without it.  Run on a GPU machine with
+``pytest -m gpu``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,15 @@ pytestmark = [
 ]
 
 CUDA = torch.device("cuda")
+TWINS = ["cuda_c", "triton"]
+
+
+@pytest.fixture(params=TWINS)
+def twin(request) -> str:
+    """Each twin of the kernel (skipped where it is unavailable: no nvcc, no Triton)."""
+    if fs.fused_sampling_kernel(request.param) != request.param:
+        pytest.skip(f"the {request.param} twin is not available here")
+    return request.param
 
 
 def hard_case(n: int, num_actions: int, dtype: torch.dtype, seed: int = 0) -> tuple:
@@ -40,7 +50,7 @@ def hard_case(n: int, num_actions: int, dtype: torch.dtype, seed: int = 0) -> tu
     return (logits.to(dtype) if dtype != torch.float32 else logits), masks, gumbel, values
 
 
-def fused(logits, masks, gumbel, values, env_dtype=torch.int32) -> tuple:
+def fused(logits, masks, gumbel, values, env_dtype=torch.int32, twin="auto") -> tuple:
     n = values.numel()
     out = (
         torch.full((n,), -1, device=CUDA),
@@ -48,7 +58,7 @@ def fused(logits, masks, gumbel, values, env_dtype=torch.int32) -> tuple:
         torch.zeros(n, device=CUDA),
     )
     env_actions = torch.full((n,), -1, dtype=env_dtype, device=CUDA)
-    fs.fused_sample(logits, masks, gumbel, values, out, env_actions)
+    fs.fused_sample(logits, masks, gumbel, values, out, env_actions, kernel=twin)
     return (*out, env_actions)
 
 
@@ -68,13 +78,21 @@ def assert_matches_torch(logits, masks, gumbel, values, result) -> None:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("n", [1, 60 * 51, 1200 * 51 + 7])
 @pytest.mark.parametrize("num_actions", [11, 21])
-def test_fused_sampling_matches_sample_masked(dtype, n, num_actions):
+def test_fused_sampling_matches_sample_masked(dtype, n, num_actions, twin):
     case = hard_case(n, num_actions, dtype, seed=n)
-    assert_matches_torch(*case, fused(*case))
+    assert_matches_torch(*case, fused(*case, twin=twin))
+
+
+def test_the_cuda_c_twin_takes_float32_values_of_bfloat16_logits_and_int32_masks():
+    if fs.fused_sampling_kernel("cuda_c") != "cuda_c":
+        pytest.skip("no nvcc")
+    logits, masks, gumbel, values = hard_case(3060, 21, torch.bfloat16, seed=5)
+    result = fused(logits, masks.int(), gumbel, values.float(), twin="cuda_c")
+    assert_matches_torch(logits, masks, gumbel, values, result)
 
 
 @pytest.mark.parametrize("env_dtype", [torch.int32, torch.int64])
-def test_batched_shapes_float_masks_and_env_dtypes(env_dtype):
+def test_batched_shapes_float_masks_and_env_dtypes(env_dtype, twin):
     logits, masks, gumbel, values = hard_case(60 * 51, 11, torch.float32)
     shape = (60, 51)
     result = fused(
@@ -83,12 +101,13 @@ def test_batched_shapes_float_masks_and_env_dtypes(env_dtype):
         gumbel.reshape(*shape, 11),
         values.reshape(shape),
         env_dtype,
+        twin,
     )
     assert result[3].dtype == env_dtype
     assert_matches_torch(logits, masks, gumbel, values, [r.reshape(-1) for r in result])
 
 
-def test_fused_sampling_replays_from_a_cuda_graph_on_a_side_stream():
+def test_fused_sampling_replays_from_a_cuda_graph_on_a_side_stream(twin):
     logits, masks, gumbel, values = hard_case(3060, 11, torch.float32, seed=1)
     n = values.numel()
     out = (torch.zeros(n, dtype=torch.long, device=CUDA), torch.zeros(n, device=CUDA),
@@ -97,11 +116,11 @@ def test_fused_sampling_replays_from_a_cuda_graph_on_a_side_stream():
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # compiled and run once outside the graph
-        fs.fused_sample(logits, masks, gumbel, values, out, env_actions)
+        fs.fused_sample(logits, masks, gumbel, values, out, env_actions, kernel=twin)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        fs.fused_sample(logits, masks, gumbel, values, out, env_actions)
+        fs.fused_sample(logits, masks, gumbel, values, out, env_actions, kernel=twin)
     new = hard_case(3060, 11, torch.float32, seed=2)  # fresh inputs at the captured addresses
     for static, fresh in zip((logits, masks, gumbel, values), new, strict=True):
         static.copy_(fresh)
@@ -110,7 +129,8 @@ def test_fused_sampling_replays_from_a_cuda_graph_on_a_side_stream():
     assert_matches_torch(*new, (*out, env_actions))
 
 
-def covid_trainer(tmp_path, fused_sampling: bool, num_envs: int = 4, steps: int = 45):
+def covid_trainer(tmp_path, fused_sampling: bool, num_envs: int = 4, steps: int = 45,
+                  twin: str = "auto"):  # fmt: skip
     overrides = [
         f"trainer.num_envs={num_envs}",
         f"trainer.train_batch_size={num_envs * steps}",
@@ -120,6 +140,7 @@ def covid_trainer(tmp_path, fused_sampling: bool, num_envs: int = 4, steps: int 
         "trainer.cuda_graphs=true",
         "trainer.cuda_graph_update=false",  # the rollout graph alone
         f"trainer.fused_sampling={str(fused_sampling).lower()}",
+        f"trainer.fused_sampling_kernel={twin}",
         "trainer.progress_bar=false",
         "saving.tensorboard=false",
     ]
@@ -127,8 +148,9 @@ def covid_trainer(tmp_path, fused_sampling: bool, num_envs: int = 4, steps: int 
     return build_registered(config, CUDA, results_directory=tmp_path, verbose=False)
 
 
-def toy_trainer(tmp_path, fused_sampling: bool):
-    config = toy_run_config(num_episodes=40, cuda_graphs=True, fused_sampling=fused_sampling)
+def toy_trainer(tmp_path, fused_sampling: bool, twin: str = "auto"):
+    config = toy_run_config(num_episodes=40, cuda_graphs=True, fused_sampling=fused_sampling,
+                            fused_sampling_kernel=twin)  # fmt: skip
     env = ToyTargetEnv(num_envs=config["trainer"]["num_envs"], device="cuda", **config["env"])
     agents = {"a": ["0", "1", "2"], "p": ["p"]}
     return Trainer(env, config, agents, True, "first", results_directory=tmp_path, verbose=False)
@@ -145,9 +167,10 @@ def buffers(trainer) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("env", ["covid", "toy"])  # whole-rollout graph / per-step graphs
-def test_training_samples_the_same_with_and_without_the_fused_kernel(tmp_path, env):
+def test_training_samples_the_same_with_and_without_the_fused_kernel(tmp_path, env, twin):
     make = covid_trainer if env == "covid" else toy_trainer
-    plain, fused_run = make(tmp_path / "plain", False), make(tmp_path / "fused", True)
+    plain = make(tmp_path / "plain", False)
+    fused_run = make(tmp_path / "fused", True, twin=twin)
     assert fused_run.rollout.fused_sampling and not plain.rollout.fused_sampling
     runs = []
     for trainer in (plain, fused_run):
