@@ -124,7 +124,7 @@ def _run_checkpoint(chunk: Chunk) -> dict[str, np.ndarray]:
     torch = require_torch()  # an ImportError naming the extra to install
     from ai_economist.foundation.env_wrapper import FoundationEnvWrapper
     from ai_economist.foundation.scenarios.covid19.covid19_env import CovidAndEconomyEnvironment
-    from ai_economist.simulate.checkpoints import load_models
+    from ai_economist.simulate.checkpoints import load_models, policy_inference
 
     num_envs = len(chunk.runs)
     env = CovidAndEconomyEnvironment(**env_kwargs(chunk.key))
@@ -137,7 +137,7 @@ def _run_checkpoint(chunk: Chunk) -> dict[str, np.ndarray]:
         None if chunk.greedy else [torch.Generator().manual_seed(int(s)) for s in chunk.seeds]
     )
     tally = _Tally(num_envs)
-    with torch.no_grad():
+    with policy_inference():
         for _ in range(chunk.key.days):
             for tag, model in models.items():
                 actions = _policy_actions(torch, model, wrapper, tag, generators)

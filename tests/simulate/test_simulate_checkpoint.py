@@ -67,3 +67,22 @@ def test_a_checkpoint_of_another_environment_is_named(tmp_path):
     path = save_checkpoint(tmp_path / "checkpoints" / "ckpt_0.pt", state)
     with pytest.raises(SimulateError, match="trained on 'toy'"):
         run_sweep([f"checkpoint:{path}"], days=2)
+
+
+def test_policy_inference_uses_one_thread_without_autograd_and_restores():
+    import torch
+
+    from ai_economist.simulate.checkpoints import policy_inference
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with policy_inference():
+            assert torch.get_num_threads() == 1
+            assert not torch.is_grad_enabled()
+        assert torch.get_num_threads() == 2 and torch.is_grad_enabled()
+        with pytest.raises(RuntimeError), policy_inference():
+            raise RuntimeError("a failing run")
+        assert torch.get_num_threads() == 2  # restored after an error too
+    finally:
+        torch.set_num_threads(before)

@@ -173,7 +173,7 @@ def _checkpoint_hours(
     """The checkpoint agents' hours: they see the step-1 state under ``rates``."""
     import torch
 
-    from ai_economist.simulate.checkpoints import load_models, policy_actions
+    from ai_economist.simulate.checkpoints import load_models, policy_actions, policy_inference
     from ai_economist.warp_drive.env_protocol import PolicySpec
 
     fixed = dataclasses.replace(params, tax_model="fixed-bracket-rates", fixed_rates=rates)
@@ -184,26 +184,25 @@ def _checkpoint_hours(
     model = load_models(chunk.agents.path, spec, ENV_NAME)["a"]
     obs = torch.as_tensor(am.agent_observations(state, fixed), dtype=torch.float32)
     mask = torch.as_tensor(am.action_masks(state, fixed)[0])
-    with torch.no_grad():
+    with policy_inference():
         actions = policy_actions(model, obs, mask, _generators(chunk, episode, 1))
     return actions.reshape(e, n).numpy().astype(np.int64)
 
 
 def _checkpoint_rates(chunk: EconomyChunk, episode: int) -> np.ndarray:
     """(E, B): the rates the checkpoint planner sets on step 1."""
-    import torch
 
     from ai_economist.foundation.scenarios.one_step_economy.batched_env import (
         OneStepEconomyBatchedEnv,
     )
-    from ai_economist.simulate.checkpoints import load_models, policy_actions
+    from ai_economist.simulate.checkpoints import load_models, policy_actions, policy_inference
 
     e = len(chunk.runs)
     config = env_config(chunk.group, tax_model="model_wrapper")
     env = OneStepEconomyBatchedEnv(num_envs=e, device="cpu", **config)
     model = load_models(chunk.policy.path, {"p": env.policy_specs["p"]}, ENV_NAME)["p"]
     env.reset_all_envs()
-    with torch.no_grad():
+    with policy_inference():
         actions = policy_actions(
             model, env.observations("p"), env.action_masks("p"), _generators(chunk, episode, 2)
         )

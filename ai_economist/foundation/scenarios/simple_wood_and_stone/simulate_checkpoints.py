@@ -43,9 +43,9 @@ def _act(batch, models: dict, chunk: EconomyChunk, generators: list, torch_gener
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import (
         baseline_actions,
     )
-    from ai_economist.simulate.checkpoints import policy_actions
+    from ai_economist.simulate.checkpoints import policy_actions, policy_inference
 
-    with torch.no_grad():
+    with policy_inference():
         for tag, model in models.items():
             actions = policy_actions(
                 model, batch.observations(tag), batch.action_masks(tag), torch_generators
