@@ -43,9 +43,9 @@ def _act(batch, models: dict, chunk: EconomyChunk, generators: list, torch_gener
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import (
         baseline_actions,
     )
-    from ai_economist.simulate.checkpoints import policy_actions, policy_inference
+    from ai_economist.simulate.checkpoints import policy_actions
 
-    with policy_inference():
+    with torch.no_grad():
         for tag, model in models.items():
             actions = policy_actions(
                 model, batch.observations(tag), batch.action_masks(tag), torch_generators
@@ -63,6 +63,7 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     import torch
 
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import RATE_COLUMNS
+    from ai_economist.simulate.checkpoints import policy_inference
 
     batch = _batch(chunk)
     models = _models(chunk, batch.policy_specs)
@@ -72,20 +73,21 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     )
     state, period = batch.state, batch.params.tax.period
     e = len(chunk.runs)
-    for episode in range(chunk.episodes):
-        if episode:
-            batch.reset_all_envs()
-            state = batch.state
-        welfare = state.world.welfare.copy()
-        rate_sum, periods = np.zeros((e, batch.params.tax.n_brackets)), np.zeros(e)
-        done = np.zeros(e, dtype=bool)
-        while not done.all():
-            tax_day = state.tax.cycle_pos >= period
-            _act(batch, models, chunk, generators, torch_generators)
-            batch.step_all_envs()
-            rate_sum[tax_day] += state.tax.rates_obs[tax_day]
-            periods += tax_day
-            done = batch.done().numpy().astype(bool)
+    with policy_inference():  # one torch thread for the whole run, the batch's ops too
+        for episode in range(chunk.episodes):
+            if episode:
+                batch.reset_all_envs()
+                state = batch.state
+            welfare = state.world.welfare.copy()
+            rate_sum, periods = np.zeros((e, batch.params.tax.n_brackets)), np.zeros(e)
+            done = np.zeros(e, dtype=bool)
+            while not done.all():
+                tax_day = state.tax.cycle_pos >= period
+                _act(batch, models, chunk, generators, torch_generators)
+                batch.step_all_envs()
+                rate_sum[tax_day] += state.tax.rates_obs[tax_day]
+                periods += tax_day
+                done = batch.done().numpy().astype(bool)
     rates = np.where(
         (periods > 0)[:, None], rate_sum / np.maximum(periods, 1)[:, None], state.tax.rates_obs
     )
