@@ -38,6 +38,7 @@ def _batch(chunk: EconomyChunk):
 
 
 def _act(batch, models: dict, chunk: EconomyChunk, generators: list, torch_generators) -> None:
+    """One step's actions; called inside ``policy_inference`` (no autograd, one thread)."""
     import torch
 
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import (
@@ -45,12 +46,11 @@ def _act(batch, models: dict, chunk: EconomyChunk, generators: list, torch_gener
     )
     from ai_economist.simulate.checkpoints import policy_actions
 
-    with torch.no_grad():
-        for tag, model in models.items():
-            actions = policy_actions(
-                model, batch.observations(tag), batch.action_masks(tag), torch_generators
-            )
-            batch.actions(tag).copy_(actions.reshape(batch.actions(tag).shape))
+    for tag, model in models.items():
+        actions = policy_actions(
+            model, batch.observations(tag), batch.action_masks(tag), torch_generators
+        )
+        batch.actions(tag).copy_(actions.reshape(batch.actions(tag).shape))
     if "a" not in models:
         actions = baseline_actions(chunk, batch.state, batch.params, generators)
         batch.actions("a").copy_(torch.as_tensor(actions))
