@@ -151,57 +151,105 @@ def sorted_rank(x, i, n):
 
 
 @cuda.jit(device=True)
-def cycle_head(obs, rates_obs, pos, period, sorted_income, n):
-    """Rates, is_first_day, is_tax_day, sorted last incomes / period; the next index."""
-    k = 0
-    for b in range(rates_obs.shape[0]):
-        obs[k] = rates_obs[b]
-        k += 1
-    obs[k] = 1.0 if pos == 1 else 0.0
-    obs[k + 1] = 1.0 if pos >= period else 0.0
-    k += 2
-    for i in range(n):
-        obs[k] = sorted_income[i]
-        k += 1
-    return k
+def cycle_head(k, rates_obs, pos, period, sorted_income):
+    """Entry ``k`` of the rates, is_first_day, is_tax_day, sorted last incomes / period."""
+    nb = rates_obs.shape[0]
+    if k < nb:
+        return rates_obs[k]
+    if k == nb:
+        return 1.0 if pos == 1 else 0.0
+    if k == nb + 1:
+        return 1.0 if pos >= period else 0.0
+    return sorted_income[k - nb - 2]
 
 
 @cuda.jit(device=True)
-def agent_observations(obs, rates_obs, pos, period, sorted_income, n, marginal, skill,
+def agent_observations(k, i, rates_obs, pos, period, sorted_income, n, marginal, skills,
                        skill_scale, t, time_scale):  # fmt: skip
-    """One worker's observation row."""
-    k = cycle_head(obs, rates_obs, pos, period, sorted_income, n)
-    obs[k] = marginal
-    obs[k + 1] = float64(pos) / float64(period)
-    obs[k + 2] = skill / skill_scale
-    obs[k + 3] = float64(t) / time_scale
+    """Entry ``k`` of worker ``i``'s observation row."""
+    head = rates_obs.shape[0] + 2 + n
+    if k < head:
+        return cycle_head(k, rates_obs, pos, period, sorted_income)
+    k -= head
+    if k == 0:
+        return marginal[i]
+    if k == 1:
+        return float64(pos) / float64(period)
+    if k == 2:
+        return skills[i] / skill_scale
+    return float64(t) / time_scale
 
 
 @cuda.jit(device=True)
-def planner_observations(obs, bracket, rates_obs, pos, period, sorted_income, n, t, time_scale,
+def planner_observations(k, bracket, rates_obs, pos, period, sorted_income, n, t, time_scale,
                          equality, coin_total, marginal, last_income, last_marginal_rate):  # fmt: skip
-    """One bracket agent's row: the planner's observation and the bracket one-hot."""
-    k = cycle_head(obs, rates_obs, pos, period, sorted_income, n)
-    obs[k] = float64(pos) / float64(period)
-    obs[k + 1] = float64(t) / time_scale
-    obs[k + 2] = equality
-    obs[k + 3] = coin_total / n / 1000.0
-    k += 4
-    for i in range(n):
-        obs[k] = marginal[i]
-        obs[k + 1] = last_income[i] / float64(period)
-        obs[k + 2] = last_marginal_rate[i]
-        k += 3
-    for b in range(rates_obs.shape[0]):
-        obs[k + b] = 1.0 if b == bracket else 0.0
+    """Entry ``k`` of one bracket agent's row: the planner's observation and the one-hot."""
+    head = rates_obs.shape[0] + 2 + n
+    if k < head:
+        return cycle_head(k, rates_obs, pos, period, sorted_income)
+    k -= head
+    if k == 0:
+        return float64(pos) / float64(period)
+    if k == 1:
+        return float64(t) / time_scale
+    if k == 2:
+        return equality
+    if k == 3:
+        return coin_total / n / 1000.0
+    k -= 4
+    if k < 3 * n:
+        i = k // 3
+        c = k - 3 * i
+        if c == 0:
+            return marginal[i]
+        if c == 1:
+            return last_income[i] / float64(period)
+        return last_marginal_rate[i]
+    return 1.0 if k - 3 * n == bracket else 0.0
 
 
 @cuda.jit(device=True)
-def action_masks(mask, masked):
-    """NO-OP always allowed; the other actions unless ``masked``."""
-    mask[0] = 1.0
-    for a in range(1, mask.shape[0]):
-        mask[a] = 0.0 if masked else 1.0
+def action_masks(a, masked):
+    """Entry ``a`` of a mask row: NO-OP always allowed; the other actions unless ``masked``."""
+    return 1.0 if a == 0 or not masked else 0.0
+
+
+@cuda.jit(device=True)
+def write_observations_and_masks(env, pos, new_pos, t, rates_obs, s_sorted, s_marginal, s_env,
+                                 last_income, last_marginal_rate, skills, skill_scale, period,
+                                 time_scale, mask_first_step, observations_a, observations_p,
+                                 action_mask_a, action_mask_p):  # fmt: skip
+    """Step 4's observations and masks of env ``env``, entry by entry, consecutive threads on
+    consecutive entries (coalesced stores). Only the masks that change are rewritten."""
+    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
+    n, a_dim = observations_a.shape[1], observations_a.shape[2]
+    nb, p_dim = observations_p.shape[1], observations_p.shape[2]
+    for idx in range(tid, n * a_dim, threads):
+        i = idx // a_dim
+        k = idx - i * a_dim
+        observations_a[env, i, k] = agent_observations(
+            k, i, rates_obs[env], new_pos, period, s_sorted, n, s_marginal, skills, skill_scale,
+            t, time_scale,
+        )  # fmt: skip
+    for idx in range(tid, nb * p_dim, threads):
+        b = idx // p_dim
+        k = idx - b * p_dim
+        observations_p[env, b, k] = planner_observations(
+            k, b, rates_obs[env], new_pos, period, s_sorted, n, t, time_scale, s_env[1],
+            s_env[3], s_marginal, last_income[env], last_marginal_rate[env],
+        )  # fmt: skip
+    if mask_first_step != 0 and t == 1:  # the workers' actions open on step 1
+        a_actions = action_mask_a.shape[2]
+        for idx in range(tid, n * a_actions, threads):
+            i = idx // a_actions
+            action_mask_a[env, i, idx - i * a_actions] = action_masks(idx - i * a_actions, False)
+    if (pos == 1) != (new_pos == 1):  # the rates open on a first day only
+        p_actions = action_mask_p.shape[2]
+        for idx in range(tid, nb * p_actions, threads):
+            b = idx // p_actions
+            action_mask_p[env, b, idx - b * p_actions] = action_masks(
+                idx - b * p_actions, new_pos != 1
+            )
 
 
 @cuda.jit
@@ -318,22 +366,17 @@ def one_step_economy_step(
                                    equality_weight, s_env[1])  # fmt: skip
     cuda.syncthreads()
 
-    # 4. rewards, observations and masks of the new state
+    # 4. rewards, then the observations and masks of the new state
     if is_worker:
         rewards_a[env, tid] = s_util[tid] - utility[env, tid]
         utility[env, tid] = s_util[tid]
-        agent_observations(observations_a[env, tid], rates_obs[env], new_pos, period, s_sorted,
-                           n, s_marginal[tid], skills[tid], skill_scale, t, time_scale)  # fmt: skip
-        # the masks before this step were those of step t - 1: rewrite only what changes
-        if mask_first_step != 0 and t == 1:
-            action_masks(action_mask_a[env, tid], False)
     elif is_bracket:
         rewards_p[env, b] = s_env[2] - welfare_before
-        planner_observations(observations_p[env, b], b, rates_obs[env], new_pos, period,
-                             s_sorted, n, t, time_scale, s_env[1], s_env[3], s_marginal,
-                             e_last_income, last_marginal_rate[env])  # fmt: skip
-        if (pos != 1) != (new_pos != 1):
-            action_masks(action_mask_p[env, b], new_pos != 1)
+    write_observations_and_masks(
+        env, pos, new_pos, t, rates_obs, s_sorted, s_marginal, s_env, last_income,
+        last_marginal_rate, skills, skill_scale, period, time_scale, mask_first_step,
+        observations_a, observations_p, action_mask_a, action_mask_p,
+    )  # fmt: skip
 
     # 5. per-env bookkeeping and the metrics of an episode that ends here
     done = t >= episode_length

@@ -93,52 +93,108 @@ __device__ int sorted_rank(const double* x, int i) {
   return rank;
 }
 
-// The shared head of array_model.agent_observations / planner_observations: rates,
+// The shared head of array_model.agent_observations / planner_observations, entry k: rates,
 // is_first_day, is_tax_day, sorted last incomes / period.
-__device__ int cycle_head(float* obs, const double* rates_obs, int pos, int period,
-                          const double* sorted_income) {
-  int k = 0;
-  for (int b = 0; b < N_BRACKETS; b++) obs[k++] = (float)rates_obs[b];
-  obs[k++] = pos == 1 ? 1.0f : 0.0f;
-  obs[k++] = pos >= period ? 1.0f : 0.0f;
-  for (int i = 0; i < N_WORKERS; i++) obs[k++] = (float)sorted_income[i];
-  return k;
+__device__ float cycle_head(int k, const double* rates_obs, int pos, int period,
+                            const double* sorted_income) {
+  if (k < N_BRACKETS) return (float)rates_obs[k];
+  if (k == N_BRACKETS) return pos == 1 ? 1.0f : 0.0f;
+  if (k == N_BRACKETS + 1) return pos >= period ? 1.0f : 0.0f;
+  return (float)sorted_income[k - N_BRACKETS - 2];
 }
 
-// array_model.agent_observations (one worker's row).
-__device__ void agent_observations(float* obs, const double* rates_obs, int pos, int period,
-                                   const double* sorted_income, double marginal, double skill,
-                                   double skill_scale, int t, double time_scale) {
-  int k = cycle_head(obs, rates_obs, pos, period, sorted_income);
-  obs[k++] = (float)marginal;
-  obs[k++] = (float)((double)pos / (double)period);
-  obs[k++] = (float)(skill / skill_scale);
-  obs[k++] = (float)((double)t / time_scale);
+// The head's length: rates, the two day flags, the sorted incomes.
+#define CYCLE_HEAD_DIM (N_BRACKETS + 2 + N_WORKERS)
+
+// array_model.agent_observations, entry k of worker i's row: the head, then the marginal
+// rate, the day of the period, the skill and the time.
+__device__ float agent_observations(int k, int i, const double* rates_obs, int pos, int period,
+                                    const double* sorted_income, const double* marginal,
+                                    const double* skills, double skill_scale, int t,
+                                    double time_scale) {
+  if (k < CYCLE_HEAD_DIM) return cycle_head(k, rates_obs, pos, period, sorted_income);
+  k -= CYCLE_HEAD_DIM;
+  if (k == 0) return (float)marginal[i];
+  if (k == 1) return (float)((double)pos / (double)period);
+  if (k == 2) return (float)(skills[i] / skill_scale);
+  return (float)((double)t / time_scale);
 }
 
-// array_model.planner_observations + the bracket one-hot (one bracket agent's row).
-__device__ void planner_observations(float* obs, int bracket, const double* rates_obs, int pos,
-                                     int period, const double* sorted_income, int t,
-                                     double time_scale, double equality, double coin_total,
-                                     const double* marginal, const double* last_income,
-                                     const double* last_marginal_rate) {
-  int k = cycle_head(obs, rates_obs, pos, period, sorted_income);
-  obs[k++] = (float)((double)pos / (double)period);
-  obs[k++] = (float)((double)t / time_scale);
-  obs[k++] = (float)equality;
-  obs[k++] = (float)(coin_total / N_WORKERS / 1000.0);
-  for (int i = 0; i < N_WORKERS; i++) {
-    obs[k++] = (float)marginal[i];
-    obs[k++] = (float)(last_income[i] / (double)period);
-    obs[k++] = (float)last_marginal_rate[i];
+// array_model.planner_observations + the bracket one-hot, entry k of bracket agent b's row:
+// the head, the day of the period, the time, equality, mean coin / 1000, then per worker its
+// marginal rate, last income / period and last marginal rate, then the one-hot.
+__device__ float planner_observations(int k, int bracket, const double* rates_obs, int pos,
+                                      int period, const double* sorted_income, int t,
+                                      double time_scale, double equality, double coin_total,
+                                      const double* marginal, const double* last_income,
+                                      const double* last_marginal_rate) {
+  if (k < CYCLE_HEAD_DIM) return cycle_head(k, rates_obs, pos, period, sorted_income);
+  k -= CYCLE_HEAD_DIM;
+  if (k == 0) return (float)((double)pos / (double)period);
+  if (k == 1) return (float)((double)t / time_scale);
+  if (k == 2) return (float)equality;
+  if (k == 3) return (float)(coin_total / N_WORKERS / 1000.0);
+  k -= 4;
+  if (k < 3 * N_WORKERS) {
+    const int i = k / 3;
+    const int c = k - 3 * i;
+    if (c == 0) return (float)marginal[i];
+    if (c == 1) return (float)(last_income[i] / (double)period);
+    return (float)last_marginal_rate[i];
   }
-  for (int b = 0; b < N_BRACKETS; b++) obs[k++] = b == bracket ? 1.0f : 0.0f;
+  return k - 3 * N_WORKERS == bracket ? 1.0f : 0.0f;
 }
 
-// array_model.action_masks (one row): NO-OP always; the rest unless masked.
-__device__ void action_masks(float* mask, int num_actions, bool masked) {
-  mask[0] = 1.0f;
-  for (int a = 1; a < num_actions; a++) mask[a] = masked ? 0.0f : 1.0f;
+// array_model.action_masks, entry a of a row: NO-OP always; the rest unless masked.
+__device__ float action_masks(int a, bool masked) { return a == 0 || !masked ? 1.0f : 0.0f; }
+
+// Step 4's observations and masks, written by the whole block at once. The block's envs are
+// consecutive, so their rows of each array form one span, and consecutive threads write
+// consecutive entries of it (coalesced stores; one row per thread would scatter every store
+// instruction over as many rows as the warp has threads). The masks before this step were those
+// of step t - 1: only what changes is rewritten.
+__device__ void write_observations_and_masks(
+    int first_env, int envs, const int (*cycle)[3], const double (*sorted)[N_WORKERS],
+    const double (*marginal)[N_WORKERS], const double (*env_values)[4], const double* rates_obs,
+    const double* last_income, const double* last_marginal_rate, const double* skills,
+    double skill_scale, int period, double time_scale, int mask_first_step,
+    float* observations_a, float* observations_p, float* action_mask_a, float* action_mask_p) {
+  const int lane = threadIdx.y * blockDim.x + threadIdx.x;
+  const int threads = blockDim.x * blockDim.y;
+  const long long first = first_env;
+  const int a_len = N_WORKERS * AGENT_OBS_DIM;  // one env's entries of observations_a
+  float* obs_a = observations_a + first * a_len;
+  for (int idx = lane; idx < envs * a_len; idx += threads) {
+    const int e = idx / a_len, r = idx - e * a_len;
+    const int i = r / AGENT_OBS_DIM, k = r - i * AGENT_OBS_DIM;
+    obs_a[idx] = agent_observations(k, i, rates_obs + (first + e) * N_BRACKETS, cycle[e][1],
+                                    period, sorted[e], marginal[e], skills, skill_scale,
+                                    cycle[e][2], time_scale);
+  }
+  const int p_len = N_BRACKETS * PLANNER_OBS_DIM;
+  float* obs_p = observations_p + first * p_len;
+  for (int idx = lane; idx < envs * p_len; idx += threads) {
+    const int e = idx / p_len, r = idx - e * p_len;
+    const int b = r / PLANNER_OBS_DIM, k = r - b * PLANNER_OBS_DIM;
+    obs_p[idx] = planner_observations(
+        k, b, rates_obs + (first + e) * N_BRACKETS, cycle[e][1], period, sorted[e], cycle[e][2],
+        time_scale, env_values[e][1], env_values[e][3], marginal[e],
+        last_income + (first + e) * N_WORKERS, last_marginal_rate + (first + e) * N_WORKERS);
+  }
+  if (mask_first_step) {  // the workers' actions open on step 1
+    const int m_len = N_WORKERS * AGENT_ACTIONS;
+    float* mask_a = action_mask_a + first * m_len;
+    for (int idx = lane; idx < envs * m_len; idx += threads) {
+      if (cycle[idx / m_len][2] == 1) mask_a[idx] = action_masks(idx % AGENT_ACTIONS, false);
+    }
+  }
+  const int q_len = N_BRACKETS * PLANNER_ACTIONS;  // the rates open on a first day only
+  float* mask_p = action_mask_p + first * q_len;
+  for (int idx = lane; idx < envs * q_len; idx += threads) {
+    const int e = idx / q_len;
+    const bool was_open = cycle[e][0] == 1, opens = cycle[e][1] == 1;
+    if (was_open != opens) mask_p[idx] = action_masks(idx % PLANNER_ACTIONS, !opens);
+  }
 }
 
 extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) {
@@ -149,6 +205,7 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   __shared__ double s_sorted_[ENVS_PER_BLOCK][N_WORKERS];
   __shared__ double s_marginal_[ENVS_PER_BLOCK][N_WORKERS];
   __shared__ double s_env_[ENVS_PER_BLOCK][4];  // lump sum, equality, welfare, total coin
+  __shared__ int s_cycle_[ENVS_PER_BLOCK][3];      // pos, new pos, t (for the block's writes)
   __shared__ SaezScratch s_saez;
   const int slot = threadIdx.y;  // the env's row of the block
   const int env = blockIdx.x * blockDim.y + slot;
@@ -171,6 +228,11 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   const bool tax_day = pos >= period;
   const int new_pos = tax_day ? 1 : pos + 1;
   const double welfare_before = welfare[env];
+  if (tid == 0) {
+    s_cycle_[slot][0] = pos;
+    s_cycle_[slot][1] = new_pos;
+    s_cycle_[slot][2] = t;
+  }
   double* e_coin = coin + env * N_WORKERS;
   double* e_labor = labor + env * N_WORKERS;
   double* e_production = production + env * N_WORKERS;
@@ -264,26 +326,18 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   }
   __syncthreads();
 
-  // 4. rewards, observations and masks of the new state
+  // 4. rewards, then the observations and masks of the new state
   if (is_worker) {
     const int row = env * N_WORKERS + tid;
     rewards_a[row] = (float)(s_util[tid] - utility[row]);
     utility[row] = s_util[tid];
-    agent_observations(observations_a + row * AGENT_OBS_DIM, rates_obs + env * N_BRACKETS,
-                       new_pos, period, s_sorted, s_marginal[tid], skills[tid], skill_scale, t,
-                       time_scale);
-    // the masks before this step were those of step t - 1: rewrite only what changes
-    if (mask_first_step && t == 1) action_masks(action_mask_a + row * AGENT_ACTIONS, AGENT_ACTIONS, false);
   } else if (is_bracket) {
-    const int row = env * N_BRACKETS + b;
-    rewards_p[row] = (float)(s_welfare - welfare_before);
-    planner_observations(observations_p + row * PLANNER_OBS_DIM, b, rates_obs + env * N_BRACKETS,
-                         new_pos, period, s_sorted, t, time_scale, s_equality, s_coin_total,
-                         s_marginal, e_last_income, e_last_marginal);
-    if ((pos != 1) != (new_pos != 1)) {
-      action_masks(action_mask_p + row * PLANNER_ACTIONS, PLANNER_ACTIONS, new_pos != 1);
-    }
+    rewards_p[env * N_BRACKETS + b] = (float)(s_welfare - welfare_before);
   }
+  write_observations_and_masks(blockIdx.x * blockDim.y, blockDim.y, s_cycle_, s_sorted_,
+                               s_marginal_, s_env_, rates_obs, last_income, last_marginal_rate,
+                               skills, skill_scale, period, time_scale, mask_first_step,
+                               observations_a, observations_p, action_mask_a, action_mask_p);
 
   // 5. per-env bookkeeping and the metrics of an episode that ends here
   const bool done = t >= episode_length;
