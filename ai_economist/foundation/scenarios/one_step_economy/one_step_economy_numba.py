@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, float64
+from numba import cuda, float32, float64
 
 from ai_economist.foundation.components.saez_tax import SAEZ_N_ESTIMATION_BINS
 from ai_economist.foundation.components.tax_brackets import NEGATIVE_INCOME_ATOL
@@ -24,6 +24,10 @@ MAX_WORKERS = 32
 MAX_BRACKETS = 64
 SAEZ_BINS = SAEZ_N_ESTIMATION_BINS
 SAEZ_EDGES = SAEZ_BINS + 1  # a constant: shared-array sizes must be literals for Numba
+AGENT_OWN_DIM = 4  # the entries of a worker's row after the head
+STAGE_HEAD = MAX_BRACKETS + 2 + MAX_WORKERS
+STAGE_AGENT = AGENT_OWN_DIM * MAX_WORKERS
+STAGE_PLANNER = 4 + 3 * MAX_WORKERS
 
 
 @cuda.jit(device=True)
@@ -215,29 +219,56 @@ def action_masks(a, masked):
 
 
 @cuda.jit(device=True)
-def write_observations_and_masks(env, pos, new_pos, t, rates_obs, s_sorted, s_marginal, s_env,
-                                 last_income, last_marginal_rate, skills, skill_scale, period,
-                                 time_scale, mask_first_step, observations_a, observations_p,
-                                 action_mask_a, action_mask_p):  # fmt: skip
-    """Step 4's observations and masks of env ``env``, entry by entry, consecutive threads on
-    consecutive entries (coalesced stores). Only the masks that change are rewritten."""
+def stage_observations(s_head, s_agent, s_planner, rates_obs, pos, period, sorted_income, n,
+                       marginal, skills, skill_scale, t, time_scale, equality, coin_total,
+                       last_income, last_marginal_rate):  # fmt: skip
+    """Step 4, first half: each distinct entry of the env's observation rows once, as float32:
+    the head (every row's), each worker's own four (``s_agent[4 i + j]``), the planner's own
+    four plus three per worker (every bracket row's, before its one-hot)."""
+    head = rates_obs.shape[0] + 2 + n
+    planner_shared = 4 + 3 * n
+    for s in range(cuda.threadIdx.x, head + AGENT_OWN_DIM * n + planner_shared, cuda.blockDim.x):
+        if s < head:
+            s_head[s] = cycle_head(s, rates_obs, pos, period, sorted_income)
+        elif s < head + AGENT_OWN_DIM * n:
+            i = (s - head) // AGENT_OWN_DIM
+            j = s - head - AGENT_OWN_DIM * i
+            s_agent[s - head] = agent_observations(head + j, i, rates_obs, pos, period,
+                                                   sorted_income, n, marginal, skills,
+                                                   skill_scale, t, time_scale)  # fmt: skip
+        else:
+            j = s - head - AGENT_OWN_DIM * n
+            s_planner[j] = planner_observations(head + j, -1, rates_obs, pos, period,
+                                                sorted_income, n, t, time_scale, equality,
+                                                coin_total, marginal, last_income,
+                                                last_marginal_rate)  # fmt: skip
+
+
+@cuda.jit(device=True)
+def write_observations_and_masks(env, pos, new_pos, t, s_head, s_agent, s_planner,
+                                 mask_first_step, observations_a, observations_p, action_mask_a,
+                                 action_mask_p):  # fmt: skip
+    """Step 4, second half: env ``env``'s observations and masks from the staged entries,
+    consecutive threads on consecutive entries (coalesced stores). Only the masks that
+    change are rewritten."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     n, a_dim = observations_a.shape[1], observations_a.shape[2]
     nb, p_dim = observations_p.shape[1], observations_p.shape[2]
+    head = nb + 2 + n
+    planner_shared = 4 + 3 * n
     for idx in range(tid, n * a_dim, threads):
         i = idx // a_dim
         k = idx - i * a_dim
-        observations_a[env, i, k] = agent_observations(
-            k, i, rates_obs[env], new_pos, period, s_sorted, n, s_marginal, skills, skill_scale,
-            t, time_scale,
-        )  # fmt: skip
+        observations_a[env, i, k] = s_head[k] if k < head else s_agent[AGENT_OWN_DIM * i + k - head]
     for idx in range(tid, nb * p_dim, threads):
         b = idx // p_dim
         k = idx - b * p_dim
-        observations_p[env, b, k] = planner_observations(
-            k, b, rates_obs[env], new_pos, period, s_sorted, n, t, time_scale, s_env[1],
-            s_env[3], s_marginal, last_income[env], last_marginal_rate[env],
-        )  # fmt: skip
+        if k < head:
+            observations_p[env, b, k] = s_head[k]
+        elif k < head + planner_shared:
+            observations_p[env, b, k] = s_planner[k - head]
+        else:
+            observations_p[env, b, k] = 1.0 if k - head - planner_shared == b else 0.0
     if mask_first_step != 0 and t == 1:  # the workers' actions open on step 1
         a_actions = action_mask_a.shape[2]
         for idx in range(tid, n * a_actions, threads):
@@ -272,6 +303,9 @@ def one_step_economy_step(
     s_sorted = cuda.shared.array(MAX_WORKERS, float64)
     s_marginal = cuda.shared.array(MAX_WORKERS, float64)
     s_env = cuda.shared.array(4, float64)  # lump sum, equality, welfare, total coin
+    s_head = cuda.shared.array(STAGE_HEAD, float32)  # the observations' distinct entries
+    s_agent = cuda.shared.array(STAGE_AGENT, float32)
+    s_planner = cuda.shared.array(STAGE_PLANNER, float32)
     # the Saez formula's scratch: one declaration a line (the simulator keys them by line)
     s_counts = cuda.shared.array(SAEZ_BINS, float64)
     s_stats = cuda.shared.array(4, float64)
@@ -372,10 +406,15 @@ def one_step_economy_step(
         utility[env, tid] = s_util[tid]
     elif is_bracket:
         rewards_p[env, b] = s_env[2] - welfare_before
+    stage_observations(
+        s_head, s_agent, s_planner, rates_obs[env], new_pos, period, s_sorted, n, s_marginal,
+        skills, skill_scale, t, time_scale, s_env[1], s_env[3], last_income[env],
+        last_marginal_rate[env],
+    )  # fmt: skip
+    cuda.syncthreads()
     write_observations_and_masks(
-        env, pos, new_pos, t, rates_obs, s_sorted, s_marginal, s_env, last_income,
-        last_marginal_rate, skills, skill_scale, period, time_scale, mask_first_step,
-        observations_a, observations_p, action_mask_a, action_mask_p,
+        env, pos, new_pos, t, s_head, s_agent, s_planner, mask_first_step, observations_a,
+        observations_p, action_mask_a, action_mask_p,
     )  # fmt: skip
 
     # 5. per-env bookkeeping and the metrics of an episode that ends here

@@ -148,17 +148,55 @@ __device__ float planner_observations(int k, int bracket, const double* rates_ob
 // array_model.action_masks, entry a of a row: NO-OP always; the rest unless masked.
 __device__ float action_masks(int a, bool masked) { return a == 0 || !masked ? 1.0f : 0.0f; }
 
-// Step 4's observations and masks, written by the whole block at once. The block's envs are
-// consecutive, so their rows of each array form one span, and consecutive threads write
-// consecutive entries of it (coalesced stores; one row per thread would scatter every store
-// instruction over as many rows as the warp has threads). The masks before this step were those
-// of step t - 1: only what changes is rewritten.
-__device__ void write_observations_and_masks(
-    int first_env, int envs, const int (*cycle)[3], const double (*sorted)[N_WORKERS],
-    const double (*marginal)[N_WORKERS], const double (*env_values)[4], const double* rates_obs,
-    const double* last_income, const double* last_marginal_rate, const double* skills,
-    double skill_scale, int period, double time_scale, int mask_first_step,
-    float* observations_a, float* observations_p, float* action_mask_a, float* action_mask_p) {
+// The entries of one env's observation rows that its rows share, as floats: the head (every
+// row's), each worker's own four, and the planner's own four plus three per worker (every
+// bracket row's, before its one-hot).
+#define AGENT_OWN_DIM 4
+#define PLANNER_SHARED_DIM (4 + 3 * N_WORKERS)
+struct ObsStage {
+  float head[CYCLE_HEAD_DIM];
+  float agent[N_WORKERS][AGENT_OWN_DIM];
+  float planner[PLANNER_SHARED_DIM];
+};
+#define OBS_STAGE_ENTRIES (CYCLE_HEAD_DIM + N_WORKERS * AGENT_OWN_DIM + PLANNER_SHARED_DIM)
+
+// Step 4, first half: the env's threads compute each distinct entry once, into `stage`
+// (agent_observations / planner_observations entry by entry; the bracket one-hot is left to
+// the writes).
+__device__ void stage_observations(ObsStage* stage, const double* rates_obs, int pos, int period,
+                                   const double* sorted_income, const double* marginal,
+                                   const double* skills, double skill_scale, int t,
+                                   double time_scale, double equality, double coin_total,
+                                   const double* last_income, const double* last_marginal_rate) {
+  for (int s = threadIdx.x; s < OBS_STAGE_ENTRIES; s += blockDim.x) {
+    if (s < CYCLE_HEAD_DIM) {
+      stage->head[s] = cycle_head(s, rates_obs, pos, period, sorted_income);
+    } else if (s < CYCLE_HEAD_DIM + N_WORKERS * AGENT_OWN_DIM) {
+      const int i = (s - CYCLE_HEAD_DIM) / AGENT_OWN_DIM;
+      const int j = (s - CYCLE_HEAD_DIM) - i * AGENT_OWN_DIM;
+      stage->agent[i][j] = agent_observations(CYCLE_HEAD_DIM + j, i, rates_obs, pos, period,
+                                              sorted_income, marginal, skills, skill_scale, t,
+                                              time_scale);
+    } else {
+      const int j = s - CYCLE_HEAD_DIM - N_WORKERS * AGENT_OWN_DIM;
+      stage->planner[j] = planner_observations(CYCLE_HEAD_DIM + j, -1, rates_obs, pos, period,
+                                               sorted_income, t, time_scale, equality,
+                                               coin_total, marginal, last_income,
+                                               last_marginal_rate);
+    }
+  }
+}
+
+// Step 4, second half: the block's observations and masks, written by the whole block at
+// once from the staged entries. The block's envs are consecutive, so their rows of each array
+// form one span, and consecutive threads write consecutive entries of it (coalesced stores;
+// one row per thread would scatter every store instruction over as many rows as the warp has
+// threads). The masks before this step were those of step t - 1: only what changes is
+// rewritten.
+__device__ void write_observations_and_masks(int first_env, int envs, const int (*cycle)[3],
+                                             const ObsStage* stage, int mask_first_step,
+                                             float* observations_a, float* observations_p,
+                                             float* action_mask_a, float* action_mask_p) {
   const int lane = threadIdx.y * blockDim.x + threadIdx.x;
   const int threads = blockDim.x * blockDim.y;
   const long long first = first_env;
@@ -167,19 +205,22 @@ __device__ void write_observations_and_masks(
   for (int idx = lane; idx < envs * a_len; idx += threads) {
     const int e = idx / a_len, r = idx - e * a_len;
     const int i = r / AGENT_OBS_DIM, k = r - i * AGENT_OBS_DIM;
-    obs_a[idx] = agent_observations(k, i, rates_obs + (first + e) * N_BRACKETS, cycle[e][1],
-                                    period, sorted[e], marginal[e], skills, skill_scale,
-                                    cycle[e][2], time_scale);
+    obs_a[idx] = k < CYCLE_HEAD_DIM ? stage[e].head[k] : stage[e].agent[i][k - CYCLE_HEAD_DIM];
   }
   const int p_len = N_BRACKETS * PLANNER_OBS_DIM;
   float* obs_p = observations_p + first * p_len;
   for (int idx = lane; idx < envs * p_len; idx += threads) {
     const int e = idx / p_len, r = idx - e * p_len;
     const int b = r / PLANNER_OBS_DIM, k = r - b * PLANNER_OBS_DIM;
-    obs_p[idx] = planner_observations(
-        k, b, rates_obs + (first + e) * N_BRACKETS, cycle[e][1], period, sorted[e], cycle[e][2],
-        time_scale, env_values[e][1], env_values[e][3], marginal[e],
-        last_income + (first + e) * N_WORKERS, last_marginal_rate + (first + e) * N_WORKERS);
+    float value;
+    if (k < CYCLE_HEAD_DIM) {
+      value = stage[e].head[k];
+    } else if (k < CYCLE_HEAD_DIM + PLANNER_SHARED_DIM) {
+      value = stage[e].planner[k - CYCLE_HEAD_DIM];
+    } else {
+      value = k - CYCLE_HEAD_DIM - PLANNER_SHARED_DIM == b ? 1.0f : 0.0f;
+    }
+    obs_p[idx] = value;
   }
   if (mask_first_step) {  // the workers' actions open on step 1
     const int m_len = N_WORKERS * AGENT_ACTIONS;
@@ -206,6 +247,7 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   __shared__ double s_marginal_[ENVS_PER_BLOCK][N_WORKERS];
   __shared__ double s_env_[ENVS_PER_BLOCK][4];  // lump sum, equality, welfare, total coin
   __shared__ int s_cycle_[ENVS_PER_BLOCK][3];      // pos, new pos, t (for the block's writes)
+  __shared__ ObsStage s_stage_[ENVS_PER_BLOCK];    // the observations' distinct entries
   __shared__ SaezScratch s_saez;
   const int slot = threadIdx.y;  // the env's row of the block
   const int env = blockIdx.x * blockDim.y + slot;
@@ -334,10 +376,13 @@ extern "C" __global__ void one_step_economy_step(ONE_STEP_ECONOMY_STATE_PARAMS) 
   } else if (is_bracket) {
     rewards_p[env * N_BRACKETS + b] = (float)(s_welfare - welfare_before);
   }
-  write_observations_and_masks(blockIdx.x * blockDim.y, blockDim.y, s_cycle_, s_sorted_,
-                               s_marginal_, s_env_, rates_obs, last_income, last_marginal_rate,
-                               skills, skill_scale, period, time_scale, mask_first_step,
-                               observations_a, observations_p, action_mask_a, action_mask_p);
+  stage_observations(s_stage_ + slot, rates_obs + env * N_BRACKETS, new_pos, period, s_sorted,
+                     s_marginal, skills, skill_scale, t, time_scale, s_equality, s_coin_total,
+                     e_last_income, e_last_marginal);
+  __syncthreads();
+  write_observations_and_masks(blockIdx.x * blockDim.y, blockDim.y, s_cycle_, s_stage_,
+                               mask_first_step, observations_a, observations_p, action_mask_a,
+                               action_mask_p);
 
   // 5. per-env bookkeeping and the metrics of an episode that ends here
   const bool done = t >= episode_length;
