@@ -22,7 +22,10 @@ second counted once (an import inside the env build counts as an import):
 ``--cold`` points every cache (``AI_ECONOMIST_CACHE_DIR`` for cubins, ``TRITON_CACHE_DIR``,
 ``TORCHINDUCTOR_CACHE_DIR``, ``NUMBA_CACHE_DIR``, ``CUDA_CACHE_PATH``) at an empty temporary
 folder for every process; without it the caches are the user's, primed by one unreported run.
-Python's own bytecode caches stay warm in both (``pip install`` writes them).
+Python's own bytecode caches stay warm in both (``pip install`` writes them). The hooked runs
+count the modules Python compiled from source (no valid ``__pycache__`` entry): warm runs should
+compile none; where they do (``PYTHONDONTWRITEBYTECODE`` set, a read-only or ``--no-compile``
+install), the import time includes compiling them every time, and the summary says so.
 """
 
 from __future__ import annotations
@@ -196,11 +199,28 @@ def install(timeline: Timeline) -> None:
     apply_patches()
 
 
+def count_source_compiles() -> list[str]:
+    """The names of the modules Python compiles from source from now on (their bytecode
+    cache was missing or stale), filled as they are imported."""
+    from importlib import _bootstrap_external as external
+
+    compiled: list[str] = []
+    original = external.SourceLoader.source_to_code
+
+    def source_to_code(self, data, path, *args, **kwargs):
+        compiled.append(str(path))
+        return original(self, data, path, *args, **kwargs)
+
+    external.SourceLoader.source_to_code = source_to_code
+    return compiled
+
+
 def run_child(out_file: str, argv: list[str]) -> None:
     """Run the training script's ``main`` (``argv``: ``-m module args...``) under the hooks,
     write the phases to ``out_file`` and exit as its ``__main__`` block does."""
     started = (time.monotonic(), time.process_time())
     timeline = Timeline()
+    compiled = count_source_compiles()
     install(timeline)
     module, args = argv[1], argv[2:]
     sys.argv = [module, *args]
@@ -211,7 +231,7 @@ def run_child(out_file: str, argv: list[str]) -> None:
     timeline._charge()
     with open(out_file, "w") as f:
         json.dump({"started": started, "totals": timeline.totals, "ended": timeline.mark,
-                   "finished_at": timeline.finished_at}, f)  # fmt: skip
+                   "finished_at": timeline.finished_at, "compiled": compiled}, f)  # fmt: skip
     getattr(script, "exit_without_teardown", sys.exit)(code)
 
 
@@ -254,6 +274,7 @@ def one_process(command: list[str], cold: bool, hooked: bool, workdir: str) -> d
             with open(out_file) as f:
                 child = json.load(f)
             result.update(child["totals"])
+            result["compiled"] = child.get("compiled", [])
             started, finished = child["started"], child["finished_at"] or child["ended"]
             result["interpreter start"] = [started[0] - spawned, started[1]]
             result["teardown"] = [ended - finished[0], cpu - finished[1]]
@@ -320,8 +341,27 @@ def main(argv: list[str] | None = None) -> None:
         wall = median([h.get(phase, [0.0, 0.0])[0] for h in hooked])
         cpu = median([h.get(phase, [0.0, 0.0])[1] for h in hooked])
         print(f"  {phase:<18} {wall:7.2f} {cpu:7.2f}")
+    print(bytecode_note([h.get("compiled", []) for h in hooked]))
     if hasattr(os, "getloadavg"):
         print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
+
+
+def bytecode_note(compiled_per_run: list[list[str]]) -> str:
+    """One line: how many modules each hooked run compiled from source, and where."""
+    counts = [len(c) for c in compiled_per_run]
+    if not any(counts):
+        return "bytecode caches: every module loaded from its cache (none compiled from source)"
+    folders: dict[str, int] = {}
+    for path in max(compiled_per_run, key=len):
+        top = os.path.dirname(path).split(os.sep + "site-packages" + os.sep)[0]
+        folders[top] = folders.get(top, 0) + 1
+    where = ", ".join(f"{n} under {f}" for f, n in sorted(folders.items(), key=lambda x: -x[1])[:3])
+    flag = " (PYTHONDONTWRITEBYTECODE is set)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else ""
+    return (
+        f"bytecode caches: the hooked runs compiled {counts} modules from source{flag} ({where}); "
+        "their import time includes that compilation every run: `python -m compileall` the "
+        "folders first for warm figures"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,33 @@ def test_the_phases_of_one_training_process_add_up_to_its_wall_time(startup, tmp
                "saving.tensorboard=false"]  # fmt: skip
     phases = startup.one_process(command, cold=True, hooked=True, workdir=str(tmp_path))
     wall, cpu = phases.pop("total")
+    assert isinstance(phases.pop("compiled"), list)
     assert set(phases) <= set(startup.PHASES)
     assert {"interpreter start", "imports", "trainer set-up", "training", "teardown"} <= set(phases)
     assert phases["imports"][0] > 0.1  # torch at least
     assert sum(w for w, _ in phases.values()) == pytest.approx(wall, abs=0.05 * wall + 0.1)
     assert 0 < sum(c for _, c in phases.values()) <= cpu + 0.1
+
+
+def test_modules_compiled_from_source_are_counted_and_named(startup, tmp_path, monkeypatch):
+    from importlib import _bootstrap_external as external
+
+    monkeypatch.setattr(
+        external.SourceLoader, "source_to_code", external.SourceLoader.source_to_code
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    (tmp_path / "startup_probe_mod.py").write_text("VALUE = 1\n")
+    compiled = startup.count_source_compiles()
+    import importlib
+    import sys
+
+    importlib.import_module("startup_probe_mod")
+    assert compiled == [str(tmp_path / "startup_probe_mod.py")]
+    del sys.modules["startup_probe_mod"]
+    importlib.import_module("startup_probe_mod")  # now from the cache written above
+    assert len(compiled) == 1
+    del sys.modules["startup_probe_mod"]
+    assert "none compiled" in startup.bytecode_note([[], []])
+    note = startup.bytecode_note([compiled, []])
+    assert "compiled [1, 0] modules from source" in note and "compileall" in note
