@@ -226,19 +226,23 @@ def stage_observations(s_head, s_agent, s_planner, rates_obs, pos, period, sorte
     the head (every row's), each worker's own four (``s_agent[4 i + j]``), the planner's own
     four plus three per worker (every bracket row's, before its one-hot)."""
     head = rates_obs.shape[0] + 2 + n
-    planner_shared = 4 + 3 * n
-    for s in range(cuda.threadIdx.x, head + AGENT_OWN_DIM * n + planner_shared, cuda.blockDim.x):
-        if s < head:
-            s_head[s] = cycle_head(s, rates_obs, pos, period, sorted_income)
-        elif s < head + AGENT_OWN_DIM * n:
-            i = (s - head) // AGENT_OWN_DIM
-            j = s - head - AGENT_OWN_DIM * i
-            s_agent[s - head] = agent_observations(head + j, i, rates_obs, pos, period,
-                                                   sorted_income, n, marginal, skills,
-                                                   skill_scale, t, time_scale)  # fmt: skip
-        else:
-            j = s - head - AGENT_OWN_DIM * n
-            s_planner[j] = planner_observations(head + j, -1, rates_obs, pos, period,
+    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
+    for k in range(tid, head, threads):
+        s_head[k] = cycle_head(k, rates_obs, pos, period, sorted_income)
+    for j in range(AGENT_OWN_DIM):  # one pass per kind: a warp's threads take one branch
+        for i in range(tid, n, threads):
+            s_agent[AGENT_OWN_DIM * i + j] = agent_observations(
+                head + j, i, rates_obs, pos, period, sorted_income, n, marginal, skills,
+                skill_scale, t, time_scale,
+            )  # fmt: skip
+    for k in range(tid, 4, threads):  # the day, time, equality, mean coin
+        s_planner[k] = planner_observations(head + k, -1, rates_obs, pos, period, sorted_income,
+                                            n, t, time_scale, equality, coin_total, marginal,
+                                            last_income, last_marginal_rate)  # fmt: skip
+    for c in range(3):  # per worker: marginal rate, last income, last marginal rate
+        for i in range(tid, n, threads):
+            k = 4 + 3 * i + c
+            s_planner[k] = planner_observations(head + k, -1, rates_obs, pos, period,
                                                 sorted_income, n, t, time_scale, equality,
                                                 coin_total, marginal, last_income,
                                                 last_marginal_rate)  # fmt: skip

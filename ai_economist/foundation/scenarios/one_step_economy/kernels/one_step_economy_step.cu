@@ -158,28 +158,36 @@ struct ObsStage {
   float agent[N_WORKERS][AGENT_OWN_DIM];
   float planner[PLANNER_SHARED_DIM];
 };
-#define OBS_STAGE_ENTRIES (CYCLE_HEAD_DIM + N_WORKERS * AGENT_OWN_DIM + PLANNER_SHARED_DIM)
 
 // Step 4, first half: the env's threads compute each distinct entry once, into `stage`
 // (agent_observations / planner_observations entry by entry; the bracket one-hot is left to
-// the writes).
+// the writes). One pass per kind of entry, one thread per worker: a warp's threads then take the
+// same branch (one float64 division per pass, not every kind's in every pass: in divergent
+// warps they made step 4 three times as slow as the stores it feeds).
 __device__ void stage_observations(ObsStage* stage, const double* rates_obs, int pos, int period,
                                    const double* sorted_income, const double* marginal,
                                    const double* skills, double skill_scale, int t,
                                    double time_scale, double equality, double coin_total,
                                    const double* last_income, const double* last_marginal_rate) {
-  for (int s = threadIdx.x; s < OBS_STAGE_ENTRIES; s += blockDim.x) {
-    if (s < CYCLE_HEAD_DIM) {
-      stage->head[s] = cycle_head(s, rates_obs, pos, period, sorted_income);
-    } else if (s < CYCLE_HEAD_DIM + N_WORKERS * AGENT_OWN_DIM) {
-      const int i = (s - CYCLE_HEAD_DIM) / AGENT_OWN_DIM;
-      const int j = (s - CYCLE_HEAD_DIM) - i * AGENT_OWN_DIM;
+  for (int k = threadIdx.x; k < CYCLE_HEAD_DIM; k += blockDim.x) {
+    stage->head[k] = cycle_head(k, rates_obs, pos, period, sorted_income);
+  }
+  for (int j = 0; j < AGENT_OWN_DIM; j++) {
+    for (int i = threadIdx.x; i < N_WORKERS; i += blockDim.x) {
       stage->agent[i][j] = agent_observations(CYCLE_HEAD_DIM + j, i, rates_obs, pos, period,
                                               sorted_income, marginal, skills, skill_scale, t,
                                               time_scale);
-    } else {
-      const int j = s - CYCLE_HEAD_DIM - N_WORKERS * AGENT_OWN_DIM;
-      stage->planner[j] = planner_observations(CYCLE_HEAD_DIM + j, -1, rates_obs, pos, period,
+    }
+  }
+  for (int k = threadIdx.x; k < 4; k += blockDim.x) {  // the day, time, equality, mean coin
+    stage->planner[k] = planner_observations(CYCLE_HEAD_DIM + k, -1, rates_obs, pos, period,
+                                             sorted_income, t, time_scale, equality, coin_total,
+                                             marginal, last_income, last_marginal_rate);
+  }
+  for (int c = 0; c < 3; c++) {  // per worker: marginal rate, last income, last marginal rate
+    for (int i = threadIdx.x; i < N_WORKERS; i += blockDim.x) {
+      const int k = 4 + 3 * i + c;
+      stage->planner[k] = planner_observations(CYCLE_HEAD_DIM + k, -1, rates_obs, pos, period,
                                                sorted_income, t, time_scale, equality,
                                                coin_total, marginal, last_income,
                                                last_marginal_rate);
