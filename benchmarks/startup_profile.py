@@ -353,14 +353,16 @@ def bytecode_note(compiled_per_run: list[list[str]]) -> str:
         return "bytecode caches: every module loaded from its cache (none compiled from source)"
     folders: dict[str, int] = {}
     for path in max(compiled_per_run, key=len):
-        top = os.path.dirname(path).split(os.sep + "site-packages" + os.sep)[0]
+        head, sep, rest = path.partition(os.sep + "site-packages" + os.sep)
+        top = f"{head}{sep}{rest.split(os.sep)[0]}" if sep else os.path.dirname(path)
         folders[top] = folders.get(top, 0) + 1
     where = ", ".join(f"{n} under {f}" for f, n in sorted(folders.items(), key=lambda x: -x[1])[:3])
     flag = " (PYTHONDONTWRITEBYTECODE is set)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else ""
     return (
         f"bytecode caches: the hooked runs compiled {counts} modules from source{flag} ({where}); "
-        "their import time includes that compilation every run: `python -m compileall` the "
-        "folders first for warm figures"
+        "their import time includes that compilation every run: for warm figures, prime a "
+        "cache (one run with PYTHONPYCACHEPREFIX=DIR and bytecode writing on), then profile "
+        "with the same PYTHONPYCACHEPREFIX"
     )
 
 

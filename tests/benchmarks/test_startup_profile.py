@@ -65,4 +65,6 @@ def test_modules_compiled_from_source_are_counted_and_named(startup, tmp_path, m
     del sys.modules["startup_probe_mod"]
     assert "none compiled" in startup.bytecode_note([[], []])
     note = startup.bytecode_note([compiled, []])
-    assert "compiled [1, 0] modules from source" in note and "compileall" in note
+    assert "compiled [1, 0] modules from source" in note and "PYTHONPYCACHEPREFIX" in note
+    site = ["/v/lib/site-packages/torch/a.py", "/v/lib/site-packages/torch/nn/b.py", "/w/m.py"]
+    assert "2 under /v/lib/site-packages/torch, 1 under /w" in startup.bytecode_note([site])
