@@ -252,39 +252,37 @@ def stage_observations(s_head, s_agent, s_planner, rates_obs, pos, period, sorte
 def write_observations_and_masks(env, pos, new_pos, t, s_head, s_agent, s_planner,
                                  mask_first_step, observations_a, observations_p, action_mask_a,
                                  action_mask_p):  # fmt: skip
-    """Step 4, second half: env ``env``'s observations and masks from the staged entries,
-    consecutive threads on consecutive entries (coalesced stores). Only the masks that
-    change are rewritten."""
-    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
-    n, a_dim = observations_a.shape[1], observations_a.shape[2]
-    nb, p_dim = observations_p.shape[1], observations_p.shape[2]
+    """Step 4, second half: env ``env``'s observations and masks from the staged entries, one
+    row per thread (the CUDA C twin has the whole block write entry by entry; here the
+    runtime-shaped index arithmetic of that costs more than the rows' scattered stores). Only
+    the masks that change are rewritten."""
+    tid = cuda.threadIdx.x
+    n, nb = observations_a.shape[1], observations_p.shape[1]
     head = nb + 2 + n
     planner_shared = 4 + 3 * n
-    for idx in range(tid, n * a_dim, threads):
-        i = idx // a_dim
-        k = idx - i * a_dim
-        observations_a[env, i, k] = s_head[k] if k < head else s_agent[AGENT_OWN_DIM * i + k - head]
-    for idx in range(tid, nb * p_dim, threads):
-        b = idx // p_dim
-        k = idx - b * p_dim
-        if k < head:
-            observations_p[env, b, k] = s_head[k]
-        elif k < head + planner_shared:
-            observations_p[env, b, k] = s_planner[k - head]
-        else:
-            observations_p[env, b, k] = 1.0 if k - head - planner_shared == b else 0.0
-    if mask_first_step != 0 and t == 1:  # the workers' actions open on step 1
-        a_actions = action_mask_a.shape[2]
-        for idx in range(tid, n * a_actions, threads):
-            i = idx // a_actions
-            action_mask_a[env, i, idx - i * a_actions] = action_masks(idx - i * a_actions, False)
-    if (pos == 1) != (new_pos == 1):  # the rates open on a first day only
-        p_actions = action_mask_p.shape[2]
-        for idx in range(tid, nb * p_actions, threads):
-            b = idx // p_actions
-            action_mask_p[env, b, idx - b * p_actions] = action_masks(
-                idx - b * p_actions, new_pos != 1
-            )
+    if tid < n:
+        row = observations_a[env, tid]
+        for k in range(head):
+            row[k] = s_head[k]
+        for j in range(row.shape[0] - head):
+            row[head + j] = s_agent[AGENT_OWN_DIM * tid + j]
+        if mask_first_step != 0 and t == 1:  # the workers' actions open on step 1
+            mask = action_mask_a[env, tid]
+            for a in range(mask.shape[0]):
+                mask[a] = action_masks(a, False)
+    elif tid < n + nb:
+        b = tid - n
+        row = observations_p[env, b]
+        for k in range(head):
+            row[k] = s_head[k]
+        for j in range(planner_shared):
+            row[head + j] = s_planner[j]
+        for j in range(nb):
+            row[head + planner_shared + j] = 1.0 if j == b else 0.0
+        if (pos == 1) != (new_pos == 1):  # the rates open on a first day only
+            mask = action_mask_p[env, b]
+            for a in range(mask.shape[0]):
+                mask[a] = action_masks(a, new_pos != 1)
 
 
 @cuda.jit
