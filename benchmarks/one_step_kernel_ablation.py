@@ -11,6 +11,8 @@ headers into a temporary folder and edited there, never in the package:
 * ``no_metrics``: without the serial per-env metrics of step 3 (equality and welfare of thread 0
   replaced by constants);
 * ``one_env_per_block``: as packaged, one env per block (``KernelSpec.envs_per_block = 1``);
+* ``lb2``, ``lb3``, ``lb4``: as packaged, with ``__launch_bounds__`` asking for at least 2, 3 or 4
+  resident blocks per SM (fewer registers a thread; the compiler may spill);
 * ``old``: the file given with ``--old_source`` (e.g. an earlier commit's step, from
   ``git show COMMIT:path``), with the packaged headers.
 
@@ -35,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from economy_env_throughput import action_sets  # noqa: E402
 
-VARIANTS = ("main", "no_writes", "no_metrics", "one_env_per_block", "old")
+VARIANTS = ("main", "no_writes", "no_metrics", "one_env_per_block", "lb2", "lb3", "lb4", "old")
 
 
 def variant_source(name: str, folder: Path, old_source: Path | None) -> Path:
@@ -55,6 +57,11 @@ def variant_source(name: str, folder: Path, old_source: Path | None) -> Path:
     elif name == "no_metrics":
         text = text.replace("s_equality = get_equality(e_coin);", "s_equality = 0.5;")
         text = re.sub(r"s_welfare = planner_welfare\([^;]*\);", "s_welfare = 1.0;", text)
+    elif name.startswith("lb"):
+        bounds = f"__launch_bounds__(ENVS_PER_BLOCK * NUM_AGENTS, {int(name[2:])}) "
+        text = text.replace(
+            'extern "C" __global__ void ', f'extern "C" __global__ void {bounds}', 1
+        )
     path = folder / f"one_step_economy_step_{name}.cu"
     path.write_text(text)
     return path
