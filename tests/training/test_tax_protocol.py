@@ -235,6 +235,9 @@ def test_tax_annealing_fits_a_share_of_the_run() -> None:
     assert annealed_tax_limit(6, *schedule, 1.0) == pytest.approx(0.55)
     assert annealed_tax_limit(12, *schedule, 1.0) == pytest.approx(1.0)
     assert annealed_tax_limit(29, *schedule, 1.0) == 1.0
+    compress_tax_annealing(block, episodes_per_env=30, fraction=3.0)  # past the run's end
+    schedule = block["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"]
+    assert annealed_tax_limit(30, *schedule, 1.0) == pytest.approx(0.1 + 0.9 / 3)
     none = {"components": [{"PeriodicBracketTax": {"tax_annealing_schedule": None}}]}
     compress_tax_annealing(none, 30, 0.4)
     assert none["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"] is None
@@ -346,6 +349,10 @@ def test_rerun_skips_finished_runs_and_refuses_other_settings(gtb: dict, capsys)
           "--schedules", "fixed:0.1,0.2"], "2 rates; the tax has 7 brackets"),
         (["--scenario", "one-step-economy", "--phase2_steps", "9", "--schedules", "fixed:0.1"],
          "--schedules fixed:0.1: one-step-economy trains ai-planner"),
+        (["--scenario", "gather-trade-build", "--phase1_steps", "9", "--phase2_steps", "9",
+          "--tax_annealing_fraction", "0"], "--tax_annealing_fraction 0.0: expected a positive"),
+        (["--scenario", "gather-trade-build", "--phase1_steps", "9", "--phase2_steps", "9",
+          "--tax_annealing_fraction", "inf"], "--tax_annealing_fraction inf: expected a positive"),
     ],
 )  # fmt: skip
 def test_bad_options_exit_2(tmp_path: Path, capsys, args: list[str], message: str) -> None:

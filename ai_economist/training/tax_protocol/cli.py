@@ -102,8 +102,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "packaged, i.e. per iteration of 200-step rollouts")  # fmt: skip
     parser.add_argument("--tax_annealing_fraction", type=float,
                         help="open the planner's rate limit from 10%% to the whole range over "
-                             "this share of each phase-2 run (default: the published annealing, "
-                             "rescaled by --schedule_envs)")  # fmt: skip
+                             "this share of each phase-2 run; above 1 the range is still partly "
+                             "closed at the end (limit 10%% + 90%% / share: e.g. 3 ends at 40%%) "
+                             "(default: the published annealing, rescaled by --schedule_envs)")  # fmt: skip
     parser.add_argument("--no_plot", action="store_true", help="no plot (no matplotlib needed)")
     parser.add_argument("overrides", nargs="*", metavar="[phase1:|phase2:]key.path=value")
     args = parser.parse_args(argv)
@@ -154,8 +155,8 @@ def check_args(args: argparse.Namespace) -> list[str]:
         if getattr(args, key) < 0:
             problems.append(f"--{key} {getattr(args, key)}: expected 0 or more")
     fraction = args.tax_annealing_fraction
-    if fraction is not None and not 0 < fraction <= 1:
-        problems.append(f"--tax_annealing_fraction {fraction}: expected a share in (0, 1]")
+    if fraction is not None and not 0 < fraction < float("inf"):
+        problems.append(f"--tax_annealing_fraction {fraction}: expected a positive number")
     for text in args.overrides:
         phase, _, body = text.partition(":") if ":" in text.split("=")[0] else ("", "", text)
         if phase not in ("", "phase1", "phase2") or "=" not in body:

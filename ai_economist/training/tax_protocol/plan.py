@@ -194,7 +194,9 @@ def compress_tax_annealing(
 ) -> None:
     """Anneal the planner's rate limit from the published start (10% of the range) to the whole
     range over the first ``fraction`` of a run of ``episodes_per_env`` episodes per env, in
-    place (a tax component without annealing is left as it is)."""
+    place (a tax component without annealing is left as it is). A ``fraction`` above 1 ends the
+    run with the limit at ``10% + 90% / fraction`` of the range (agents trained against a random
+    planner's rates over a low range only)."""
     entry = tax_entry(env_block)
     tax = entry[TAX_COMPONENT] if entry is not None else None
     if isinstance(tax, dict) and tax.get("tax_annealing_schedule") is not None:
