@@ -97,7 +97,11 @@ class Build(BaseComponent):
         """Build for every agent that chose to and can (random order)."""
         world = self.world
         builds: list[dict[str, Any]] = []
-        if not any(agent.action.get(self.name) for agent in world.agents):
+        name = self.name
+        for agent in world.agents:
+            if agent.action.get(name):
+                break
+        else:
             self.builds.append(builds)  # nobody builds: no random order needed
             return
         for agent in world.get_random_order_agents():

@@ -15,6 +15,8 @@ subclasses only make the starting layout (:mod:`.dynamic_layout`, :mod:`.layout_
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any
 
 import numpy as np
@@ -174,7 +176,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             )
         else:
             total = float(sum(coins))
-            diff = sum([abs(x - y) for x in coins for y in coins])
+            # every |x - y| in the nested loops' order (x outer), iterated in C
+            diff = sum(map(abs, itertools.starmap(operator.sub, itertools.product(coins, coins))))
             gini = diff / (2 * n * total + 1e-10) / ((n - 1) / n)
             w = 1 - self.mixing_weight_gini_vs_coin
             swf = (w * (1 - gini) + 1 - w) * (total / n)
@@ -320,7 +323,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self.curr_optimization_metric = self.get_current_optimization_metrics()
         rew = {k: float(v - previous[k]) for k, v in self.curr_optimization_metric.items()}
         self.prev_optimization_metric.update(previous)
-        if sum(rew[a.idx] for a in self.world.agents) > 0:  # mean agent reward > 0
+        if sum([rew[a.idx] for a in self.world.agents]) > 0:  # mean agent reward > 0
             self._auto_warmup_integrator += 1
         return rew
 
