@@ -164,10 +164,15 @@ class Build(BaseComponent):
     def mask_writer(self, slots: Any) -> Any:
         """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
         agents = self.world.agents
-        where = np.concatenate([slots.positions(str(a.idx)) for a in agents])
+        where = np.concatenate([slots.positions(str(a.idx)) for a in agents]).tolist()
+        if len(where) != len(agents):
+            return None
 
         def write(buf: np.ndarray, completions: int) -> None:
-            buf[where] = [self.agent_can_build(agent) for agent in agents]
+            # the buffer starts at zeros here: store only the allowed builds
+            for position, agent in zip(where, agents):
+                if self.agent_can_build(agent):
+                    buf[position] = 1
 
         return write
 

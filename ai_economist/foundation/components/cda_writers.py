@@ -7,6 +7,7 @@ and ``base/direct_masks.py``): the same values as its ``generate_observations`` 
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -60,15 +61,23 @@ def mask_writer(cda: Any, slots: Any) -> Any:
     per_commodity = [(c, bounds("Buy", c), bounds("Sell", c)) for c in cda.commodities]
 
     def write(buf: np.ndarray, completions: int) -> None:
+        prices = cda._prices.tolist()  # ascending (an arange)
+        limit = cda.max_num_orders
         inventories = [a.state["inventory"] for a in agents]
-        coin = np.array([inv["Coin"] for inv in inventories])
-        can_pay = cda._prices <= coin[:, None]  # (agents, prices)
+        affordable = [_n_affordable(prices, inv["Coin"]) for inv in inventories]
         for c, buy, sell in per_commodity:
-            below = (cda.n_orders[c] < cda.max_num_orders).tolist()
+            n_orders = cda.n_orders[c].tolist()
             for i, inv in enumerate(inventories):
-                if below[i]:
-                    buf[buy[i][0] : buy[i][1]] = can_pay[i]
+                if n_orders[i] < limit:
+                    start = buy[i][0]
+                    buf[start : start + affordable[i]] = 1  # the prices <= its coin
                     if inv[c] > 0:
                         buf[sell[i][0] : sell[i][1]] = 1
 
     return write
+
+
+def _n_affordable(prices: list[float], coin: float) -> int:
+    """How many of the ascending ``prices`` are <= ``coin`` (``(prices <= coin).sum()``:
+    the buy mask is that prefix of the prices)."""
+    return bisect.bisect_right(prices, coin) if coin == coin else 0  # NaN: none

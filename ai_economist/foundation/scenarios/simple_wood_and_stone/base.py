@@ -39,6 +39,7 @@ PLANNER_REWARD_TYPES = (
 )
 WARMUP_METHODS = ("decay", "auto")
 RESOURCES = ("Wood", "Stone")
+_SOURCE_NAMES = tuple(r + "SourceBlock" for r in RESOURCES)  # their source maps
 MAX_PLACEMENT_TRIES = 200
 
 
@@ -268,17 +269,19 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         apply (the general path then regrows)."""
         maps, specs = self.world.maps, self.layout_specs
         key, sources = [], []
-        for r in RESOURCES:
+        for r, source_name in zip(RESOURCES, _SOURCE_NAMES):
             spec = specs[r]
-            sources.append(maps.get(r + "SourceBlock"))
+            sources.append(maps.get(source_name))
             key += [maps.layer_stamp(r), spec["regen_weight"], spec["max_health"]]
             key.append(spec["regen_halfwidth"])
         cached = self._table_cache
-        if (
-            cached is None
-            or cached[0] != key
-            or any(a is not b for a, b in zip(cached[2], sources))
-        ):
+        stale = cached is None or cached[0] != key
+        if not stale:  # the same source maps (a loop: no generator frame per step)
+            for before, now in zip(cached[2], sources):
+                if before is not now:
+                    stale = True
+                    break
+        if stale:
             table = None
             if all(int(specs[r]["regen_halfwidth"]) == 0 for r in RESOURCES):
                 cells = [self._source_cells(r) for r in RESOURCES]
