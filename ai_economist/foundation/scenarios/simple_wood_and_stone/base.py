@@ -146,8 +146,11 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def get_current_optimization_metrics(self) -> dict[Any, float]:
         """Each agent's utility and the planner's social welfare, now."""
         agents = self.world.agents
-        coins = [a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in agents]
-        labors = [a.state["endogenous"]["Labor"] for a in agents]
+        coins, labors = [], []  # one pass over the agents
+        for a in agents:
+            state = a.state
+            coins.append(state["inventory"]["Coin"] + state["escrow"]["Coin"])
+            labors.append(state["endogenous"]["Labor"])
         k = self.energy_weight * self.energy_cost
         fast = self.isoelastic_eta < 1 and min(coins) >= 0
         if fast and self.planner_reward_type == "coin_eq_times_productivity":
