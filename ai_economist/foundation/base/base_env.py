@@ -330,6 +330,8 @@ class BaseEnvironment(EnvironmentActions, EnvironmentViews, ABC):
         rew = {str(k): v for k, v in rew.items()}
         if self.collate_agent_step_and_reset_data:
             return collate_rewards(rew, self.n_agents)
+        if "a" not in rew:  # already per agent: split_rewards would return a copy of it
+            return rew
         return split_rewards(rew, self.n_agents)
 
     def generate_rewards(self) -> dict[str, Any]:

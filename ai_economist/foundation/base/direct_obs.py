@@ -224,10 +224,10 @@ class DirectObservations(NotCopied):
         if len(scalars) != self._n_scalars:
             return None
         buf[self._scalar_idx] = scalars
-        if self._timed:  # one fresh array per key, as filled(1, time_value) each
-            first = filled(1, time_value)
-            for key in self._timed:
-                outs[key]["time"] = first.copy()
+        if self._timed:  # one (1,) array per key, as filled(1, time_value) each: disjoint
+            times = filled(len(self._timed), time_value)  # views of one fresh array
+            for i, key in enumerate(self._timed):
+                outs[key]["time"] = times[i : i + 1]
         for key, start, stop in self._bounds:
             outs[key]["flat"] = buf[start:stop]
         obs = {k: outs.pop(k) for k in self._obs_keys}

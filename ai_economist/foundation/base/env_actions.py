@@ -53,7 +53,11 @@ class EnvironmentActions:
         layout = self._collated_layout
         if layout is not None:
             layout.parsed = None
-        per_agent_keys = any(target != "a" and target.idx != "p" for target, _ in checked)
+        per_agent_keys = False  # a mobile agent's own entry (not "a", not the planner)
+        for target, _ in checked:
+            if target != "a" and target.idx != "p":
+                per_agent_keys = True
+                break
         written = True
         for target, value in checked:
             if target == "a":

@@ -113,8 +113,7 @@ class World:
         swaps as ``permutation`` shuffles its ``arange``, without the array)."""
         order = list(range(self.n_agents))
         self._rng.shuffle(order)
-        agents = self._agents
-        return [agents[i] for i in order]
+        return list(map(self._agents.__getitem__, order))
 
     def is_valid(self, r: int, c: int) -> bool:
         """Whether ``(r, c)`` lies on the map."""

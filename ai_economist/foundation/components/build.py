@@ -97,7 +97,11 @@ class Build(BaseComponent):
         """Build for every agent that chose to and can (random order)."""
         world = self.world
         builds: list[dict[str, Any]] = []
-        if not any(agent.action.get(self.name) for agent in world.agents):
+        name = self.name
+        for agent in world.agents:
+            if agent.action.get(name):
+                break
+        else:
             self.builds.append(builds)  # nobody builds: no random order needed
             return
         for agent in world.get_random_order_agents():
@@ -160,10 +164,15 @@ class Build(BaseComponent):
     def mask_writer(self, slots: Any) -> Any:
         """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
         agents = self.world.agents
-        where = np.concatenate([slots.positions(str(a.idx)) for a in agents])
+        where = np.concatenate([slots.positions(str(a.idx)) for a in agents]).tolist()
+        if len(where) != len(agents):
+            return None
 
         def write(buf: np.ndarray, completions: int) -> None:
-            buf[where] = [self.agent_can_build(agent) for agent in agents]
+            # the buffer starts at zeros here: store only the allowed builds
+            for position, agent in zip(where, agents):
+                if self.agent_can_build(agent):
+                    buf[position] = 1
 
         return write
 

@@ -7,6 +7,7 @@ and ``base/direct_masks.py``): the same values as its ``generate_observations`` 
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 
 def observation_writer(cda: Any, slots: Any) -> Any:
     """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``):
-    one fancy-indexed write per kind of field for all agents and commodities."""
+    one fancy-indexed write for every book and price-history field of every key."""
     agent_keys = [str(a.idx) for a in cda.world.agents]
     keys = [*agent_keys, cda.world.planner.idx]
     slots.scalars([(k, f"market_rate-{c}") for c in cda.commodities for k in keys])
@@ -32,17 +33,31 @@ def observation_writer(cda: Any, slots: Any) -> Any:
     mine = where(("my_asks", "my_bids"), agent_keys)
     full = where(("full_asks", "full_bids"), [cda.world.planner.idx])[:, :, 0]
     n_keys = len(keys)
+    positions, sources = _joined_layout(hist, [others, mine, full])
 
     def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
         rates, scaled, full_books, others_books = cda._market_view()
         for rate in rates:
             scalars.extend([rate] * n_keys)
-        buf[hist] = scaled[:, None, :]
-        buf[others] = others_books
-        buf[mine] = cda._books
-        buf[full] = full_books
+        values = np.concatenate(
+            (scaled.ravel(), others_books.ravel(), cda._books.ravel(), full_books.ravel())
+        )
+        buf[positions] = values.take(sources)
 
     return write
+
+
+def _joined_layout(hist: np.ndarray, rest: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Buffer positions of the price histories ``hist`` (commodities, keys, prices) and of
+    the ``rest`` (each laid out like its values) back to back, and where each position's
+    value sits in the values joined the same way (the histories once, not per key)."""
+    n_c, n_keys, n_p = hist.shape
+    per_key = np.arange(n_c * n_p, dtype=np.int64).reshape(n_c, 1, n_p)
+    hist_sources = np.repeat(per_key, n_keys, axis=1)  # the same row for every key
+    n_rest = sum(r.size for r in rest)
+    positions = np.concatenate([hist.ravel(), *(r.ravel() for r in rest)])
+    sources = np.concatenate([hist_sources.ravel(), n_c * n_p + np.arange(n_rest)])
+    return positions, sources
 
 
 def mask_writer(cda: Any, slots: Any) -> Any:
@@ -60,15 +75,26 @@ def mask_writer(cda: Any, slots: Any) -> Any:
     per_commodity = [(c, bounds("Buy", c), bounds("Sell", c)) for c in cda.commodities]
 
     def write(buf: np.ndarray, completions: int) -> None:
-        inventories = [a.state["inventory"] for a in agents]
-        coin = np.array([inv["Coin"] for inv in inventories])
-        can_pay = cda._prices <= coin[:, None]  # (agents, prices)
+        prices = cda._prices.tolist()  # ascending (an arange)
+        limit = cda.max_num_orders
+        inventories, affordable = [], []  # one pass over the agents
+        for agent in agents:
+            inventory = agent.state["inventory"]
+            inventories.append(inventory)
+            affordable.append(_n_affordable(prices, inventory["Coin"]))
         for c, buy, sell in per_commodity:
-            below = (cda.n_orders[c] < cda.max_num_orders).tolist()
+            n_orders = cda.n_orders[c].tolist()
             for i, inv in enumerate(inventories):
-                if below[i]:
-                    buf[buy[i][0] : buy[i][1]] = can_pay[i]
+                if n_orders[i] < limit:
+                    start = buy[i][0]
+                    buf[start : start + affordable[i]] = 1  # the prices <= its coin
                     if inv[c] > 0:
                         buf[sell[i][0] : sell[i][1]] = 1
 
     return write
+
+
+def _n_affordable(prices: list[float], coin: float) -> int:
+    """How many of the ascending ``prices`` are <= ``coin`` (``(prices <= coin).sum()``:
+    the buy mask is that prefix of the prices)."""
+    return bisect.bisect_right(prices, coin) if coin == coin else 0  # NaN: none

@@ -92,7 +92,7 @@ class Gather(BaseComponent):
     def component_step(self) -> None:
         """Move the agents (in random order), then collect what lies under each one."""
         world = self.world
-        rng = world.rng
+        rng, maps, (h, w) = world.rng, world.maps, world.world_size
         gathers: list[dict[str, Any]] = []
         for agent in world.get_random_order_agents():
             action = agent.action.get(self.name)
@@ -109,7 +109,9 @@ class Gather(BaseComponent):
                 if new_r != r or new_c != c:
                     agent.state["endogenous"]["Labor"] += self.move_labor
                 r, c = new_r, new_c
-            for resource, health in world.location_resources(r, c).items():
+            # world.location_resources(r, c), one call level less
+            here = maps.location_resources(r, c) if 0 <= r < h and 0 <= c < w else {}
+            for resource, health in here.items():
                 if health >= 1:
                     n_gathered = 1 + int(rng.random() < agent.state["bonus_gather_prob"])
                     agent.state["inventory"][resource] += n_gathered

@@ -257,8 +257,10 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         rates changed since the previous call (most steps change none of them). Plain Python
         floats for the few agents: the same float64 subtraction and bracket search
         (``bisect_right`` is ``searchsorted(side="right")``) as ``tb.marginal_rate``."""
-        endowment = [a.total_endowment("Coin") for a in self.world.agents]
-        rates = np.asarray(self.curr_marginal_rates, dtype=np.float64).tolist()
+        endowment = [  # total_endowment("Coin"), inlined
+            a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self.world.agents
+        ]
+        rates = self._live_rate_list()
         key = (endowment, self.last_coin.tobytes(), rates)
         if key != self._marginal_cache_key:
             cutoffs = np.asarray(self.bracket_cutoffs, dtype=np.float64).tolist()
@@ -270,6 +272,21 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             ]
             self._marginal_cache_key = key
         return self._marginal_cache
+
+    def _live_rate_list(self) -> list[float]:
+        """``curr_marginal_rates`` as a list of float64 values; discretized rates (float64
+        table, list of indices) read by list indexing instead of a fancy index."""
+        disc, indices = self.disc_rates, self.curr_rate_indices
+        if (
+            self.use_discretized_rates
+            and type(indices) is list
+            and type(disc) is np.ndarray
+            and disc.dtype == np.float64
+            and disc.ndim == 1
+        ):
+            table = disc.tolist()
+            return [table[i] for i in indices]
+        return np.asarray(self.curr_marginal_rates, dtype=np.float64).tolist()
 
     def generate_masks(self, completions: int = 0) -> dict[str, Any]:
         """Planner rate masks: all zero except on a period's first step (annealing applies)."""

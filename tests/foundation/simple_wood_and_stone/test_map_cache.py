@@ -67,3 +67,23 @@ def test_egocentric_views_owned_equals_egocentric_views():
         np.testing.assert_array_equal(m1, m2)
         np.testing.assert_array_equal(i1, i2)
         assert i1.dtype == i2.dtype
+
+
+def test_egocentric_views_table_equals_egocentric_views():
+    rng = np.random.default_rng(2)
+    h, w, r = 9, 8, 2
+    owners = np.where(rng.random((h, w)) < 0.3, rng.integers(0, 3, (h, w)), -1)
+    locs = [[0, 0], [4, 7], [8, 3]]
+    loc_map = np.full((h, w), -1)
+    for i, (row, col) in enumerate(locs):
+        loc_map[row, col] = i
+    idx_maps = dynamics.agent_idx_maps(owners[None].astype(np.int16), loc_map)
+    padded, padded_idx = dynamics.padded_views([rng.random((h, w))], idx_maps, r)
+    tables = dynamics.own_code_tables(len(locs))
+    for (m1, i1), (m2, i2) in zip(
+        dynamics.egocentric_views(padded, padded_idx, locs, r),
+        dynamics.egocentric_views_table(padded, padded_idx, locs, r, tables),
+    ):
+        np.testing.assert_array_equal(m1, m2)
+        np.testing.assert_array_equal(i1, i2)
+        assert i1.dtype == i2.dtype and i2.flags.c_contiguous

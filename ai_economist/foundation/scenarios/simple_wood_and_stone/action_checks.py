@@ -26,12 +26,42 @@ class MaskedActionCheck:
 
     def _check_actions(self, action_dictionary: Any) -> list[tuple[Any, Any]]:
         checked = super()._check_actions(action_dictionary)  # type: ignore[misc]
-        if getattr(self, "check_action_masks", False) and self._last_masks is not None:
-            for target, writes in checked:
-                if target != "a":
+        masks = self._last_masks
+        if getattr(self, "check_action_masks", False) and masks is not None:
+            # checked holds one entry per action_dictionary entry, in its order
+            for value, (target, writes) in zip(action_dictionary.values(), checked):
+                if target != "a" and writes and not self._allowed_flat(target, value, writes):
                     for sub, local in writes:
                         self._check_masked(target, sub, local)
         return checked
+
+    def _allowed_flat(self, agent: Any, value: Any, writes: list[tuple[str, int]]) -> bool:
+        """Whether a flat (1-D) mask allows every write, read without the general lookups:
+        a single-action int is its own mask index, a multi-action write its sub-space's
+        block start plus the local action. False where it does not or the mask is not
+        flat (the caller then checks each write, raising on a masked one)."""
+        mask = self._last_masks.get(str(agent.idx))
+        if type(mask) is not np.ndarray or mask.ndim != 1:
+            return False
+        if not agent.multi_action_mode:
+            return type(value) is int and mask[value] > 0
+        offsets = self._mask_offsets(agent)
+        for sub, local in writes:
+            if local and (sub not in offsets or not mask[offsets[sub] + local] > 0):
+                return False
+        return True
+
+    @staticmethod
+    def _mask_offsets(agent: Any) -> dict[str, int]:
+        """Where each sub-space's block starts in a multi-action agent's flat mask."""
+        offsets = getattr(agent, "_gtb_mask_offsets", None)
+        if offsets is None:
+            offsets, offset = {}, 0
+            for name in agent.action_names:
+                offsets.setdefault(name, offset)
+                offset += agent.action_dim[name]
+            agent._gtb_mask_offsets = offsets
+        return offsets
 
     def _mask_value(self, agent: Any, sub: str, local: int) -> float:
         mask = self._last_masks.get(str(agent.idx))
@@ -40,13 +70,7 @@ class MaskedActionCheck:
         if isinstance(mask, dict):
             return float(np.asarray(mask[sub])[local - 1])
         if agent.multi_action_mode:
-            offsets = getattr(agent, "_gtb_mask_offsets", None)
-            if offsets is None:  # where each sub-space's block starts in the flat mask
-                offsets, offset = {}, 0
-                for name in agent.action_names:
-                    offsets.setdefault(name, offset)
-                    offset += agent.action_dim[name]
-                agent._gtb_mask_offsets = offsets
+            offsets = self._mask_offsets(agent)
             if sub in offsets:
                 return float(mask[offsets[sub] + local])
         inverse = getattr(agent, "_gtb_global_index", None)

@@ -15,6 +15,8 @@ subclasses only make the starting layout (:mod:`.dynamic_layout`, :mod:`.layout_
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,7 @@ PLANNER_REWARD_TYPES = (
 )
 WARMUP_METHODS = ("decay", "auto")
 RESOURCES = ("Wood", "Stone")
+_SOURCE_NAMES = tuple(r + "SourceBlock" for r in RESOURCES)  # their source maps
 MAX_PLACEMENT_TRIES = 200
 
 
@@ -143,8 +146,11 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def get_current_optimization_metrics(self) -> dict[Any, float]:
         """Each agent's utility and the planner's social welfare, now."""
         agents = self.world.agents
-        coins = [a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in agents]
-        labors = [a.state["endogenous"]["Labor"] for a in agents]
+        coins, labors = [], []  # one pass over the agents
+        for a in agents:
+            state = a.state
+            coins.append(state["inventory"]["Coin"] + state["escrow"]["Coin"])
+            labors.append(state["endogenous"]["Labor"])
         k = self.energy_weight * self.energy_cost
         fast = self.isoelastic_eta < 1 and min(coins) >= 0
         if fast and self.planner_reward_type == "coin_eq_times_productivity":
@@ -174,7 +180,8 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
             )
         else:
             total = float(sum(coins))
-            diff = sum([abs(x - y) for x in coins for y in coins])
+            # every |x - y| in the nested loops' order (x outer), iterated in C
+            diff = sum(map(abs, itertools.starmap(operator.sub, itertools.product(coins, coins))))
             gini = diff / (2 * n * total + 1e-10) / ((n - 1) / n)
             w = 1 - self.mixing_weight_gini_vs_coin
             swf = (w * (1 - gini) + 1 - w) * (total / n)
@@ -265,17 +272,19 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         apply (the general path then regrows)."""
         maps, specs = self.world.maps, self.layout_specs
         key, sources = [], []
-        for r in RESOURCES:
+        for r, source_name in zip(RESOURCES, _SOURCE_NAMES):
             spec = specs[r]
-            sources.append(maps.get(r + "SourceBlock"))
+            sources.append(maps.get(source_name))
             key += [maps.layer_stamp(r), spec["regen_weight"], spec["max_health"]]
             key.append(spec["regen_halfwidth"])
         cached = self._table_cache
-        if (
-            cached is None
-            or cached[0] != key
-            or any(a is not b for a, b in zip(cached[2], sources))
-        ):
+        stale = cached is None or cached[0] != key
+        if not stale:  # the same source maps (a loop: no generator frame per step)
+            for before, now in zip(cached[2], sources):
+                if before is not now:
+                    stale = True
+                    break
+        if stale:
             table = None
             if all(int(specs[r]["regen_halfwidth"]) == 0 for r in RESOURCES):
                 cells = [self._source_cells(r) for r in RESOURCES]
@@ -320,7 +329,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self.curr_optimization_metric = self.get_current_optimization_metrics()
         rew = {k: float(v - previous[k]) for k, v in self.curr_optimization_metric.items()}
         self.prev_optimization_metric.update(previous)
-        if sum(rew[a.idx] for a in self.world.agents) > 0:  # mean agent reward > 0
+        if sum([rew[a.idx] for a in self.world.agents]) > 0:  # mean agent reward > 0
             self._auto_warmup_integrator += 1
         return rew
 

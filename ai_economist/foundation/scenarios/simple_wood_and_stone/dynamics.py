@@ -142,12 +142,12 @@ def regrow_from_table(
     the same results (a cell changes where its draw is below its threshold)."""
     thresholds, bounds, afters, cells = table
     hits = rng.random(thresholds.size) < thresholds
-    if not hits.any():
+    if not np.count_nonzero(hits):  # = not hits.any(), without ndarray.any's Python wrapper
         return resources
     out = []
     for resource, (lo, hi), after, where in zip(resources, bounds, afters, cells):
         hit = hits[lo:hi]
-        if hit.any():
+        if np.count_nonzero(hit):
             resource = resource.copy()
             resource.flat[where[hit]] = after[hit]
         out.append(resource)
@@ -222,5 +222,36 @@ def egocentric_views_owned(
             owned = idx[:-1]
             owned[owned == i + 2] = 1
         idx[-1, w, w] = 1
+        out.append((padded[:, r : r + side, c : c + side], idx))
+    return out
+
+
+def own_code_tables(n_agents: int) -> list[np.ndarray]:
+    """Per agent i, an int16 lookup table of the codes ``0..n_agents + 1`` that maps i's own
+    code ``i + 2`` to 1 and every other code to itself (for :func:`egocentric_views_table`);
+    static for a number of agents, built once."""
+    tables = []
+    for i in range(n_agents):
+        table = np.arange(n_agents + 2, dtype=np.int16)
+        table[i + 2] = 1
+        tables.append(table)
+    return tables
+
+
+def egocentric_views_table(
+    padded: np.ndarray,
+    padded_idx: np.ndarray,
+    locs: list[list[int]],
+    w: int,
+    tables: list[np.ndarray],
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`egocentric_views` where the last index channel holds each agent's own code
+    only at its location (the window's centre): the same arrays, each index window copied
+    and recoded by one ``take`` of the agent's table from :func:`own_code_tables` (its code
+    becomes 1 in every channel, which at the centre of the last is the location)."""
+    out = []
+    side = 2 * w + 1
+    for table, (r, c) in zip(tables, locs):
+        idx = table.take(padded_idx[:, r : r + side, c : c + side])
         out.append((padded[:, r : r + side, c : c + side], idx))
     return out

@@ -38,6 +38,9 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
     n_res = len(res)
     agent_keys = [str(a.idx) for a in agents]
     codes = [a.idx + 2 for a in agents]
+    tables = dynamics.own_code_tables(len(agents))  # agent i's code i + 2 -> 1
+    if codes != list(range(2, len(agents) + 2)):
+        return None  # the tables take agent i to be world.agents[i]
 
     def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
         h, w = env.world_size
@@ -47,8 +50,7 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
         loc_channel = padded_idx[-1]
         for code, (row, col) in zip(codes, locs):
             loc_channel[row + r, col + r] = code
-        owners = env._map_cache.owners(world.maps)
-        views = dynamics.egocentric_views_owned(padded, padded_idx, locs, r, owners)
+        views = dynamics.egocentric_views_table(padded, padded_idx, locs, r, tables)
         rows = []
         for a, key, (row, col), (view, idx), (k_map, k_idx) in zip(
             agents, agent_keys, locs, views, kept
@@ -56,7 +58,9 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
             out = outs[key]
             out[k_map], out[k_idx] = view, idx
             inv = a.state["inventory"]
-            values = [row / h, col / w] + [inv[k] * scale for k in res]
+            values = [row / h, col / w]
+            for k in res:
+                values.append(inv[k] * scale)
             scalars.extend(values)
             rows.append(values)
         inv = planner.state["inventory"]
