@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+_SUM = np.add.reduce  # what ndarray.sum calls, without its Python wrapper
+
 
 def observation_writer(cda: Any, slots: Any) -> Any:
     """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``):
@@ -34,17 +36,34 @@ def observation_writer(cda: Any, slots: Any) -> Any:
     full = where(("full_asks", "full_bids"), [cda.world.planner.idx])[:, :, 0]
     n_keys = len(keys)
     positions, sources = _joined_layout(hist, [others, mine, full])
+    values, (v_scaled, v_others, v_mine, v_full) = _scratch(
+        [hist[:, 0].shape, *(a.shape for a in (others, mine, full))]
+    )
+    history = np.empty(v_scaled.shape)
 
     def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
-        rates, scaled, full_books, others_books = cda._market_view()
+        # _market_view's values, computed into one scratch array laid out like the sources
+        _SUM(cda._history, 1, out=history)
+        rates = ((history @ cda._prices) / np.maximum(0.001, _SUM(history, 1))).tolist()
         for rate in rates:
             scalars.extend([rate] * n_keys)
-        values = np.concatenate(
-            (scaled.ravel(), others_books.ravel(), cda._books.ravel(), full_books.ravel())
-        )
-        buf[positions] = values.take(sources)
+        np.multiply(history, cda.inv_scale, out=v_scaled)
+        books = cda._books
+        _SUM(books, 2, out=v_full)
+        np.subtract(v_full[:, :, None], books, out=v_others)
+        np.copyto(v_mine, books)
+        buf.put(positions, values.take(sources))
 
     return write
+
+
+def _scratch(shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One float64 array and views of it, back to back, of the ``shapes``."""
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    values = np.empty(sum(sizes))
+    ends = np.cumsum(sizes).tolist()
+    views = [values[e - n : e].reshape(s) for s, n, e in zip(shapes, sizes, ends)]
+    return values, views
 
 
 def _joined_layout(hist: np.ndarray, rest: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
