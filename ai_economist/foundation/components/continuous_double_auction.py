@@ -160,6 +160,10 @@ class ContinuousDoubleAuction(BaseComponent):
         # by (ask, -ask_lifetime), ties in book order: two stable sorts with C-level keys
         asks = sorted(sorted(self.asks[resource], key=_ASK_AGE, reverse=True), key=_ASK_PRICE)
         trades: list[dict[str, Any]] = []
+        if not bids or not asks or bids[0]["bid"] < asks[0]["ask"]:
+            # the highest bid is below the lowest ask: nothing matches
+            self.bids[resource], self.asks[resource] = bids, asks
+            return trades
         possible = [True] * self.n_agents
         while bids and asks and any(possible):
             i_bid, i_ask, matched = 0, 0, False
@@ -194,9 +198,10 @@ class ContinuousDoubleAuction(BaseComponent):
     def remove_expired_orders(self) -> None:
         """Age every open order by 1 and cancel those older than ``order_duration``."""
         for resource in self.commodities:
-            kept_bids = self._age_orders(resource, self.bids[resource], "bid")
-            kept_asks = self._age_orders(resource, self.asks[resource], "ask")
-            self.bids[resource], self.asks[resource] = kept_bids, kept_asks
+            if self.bids[resource]:
+                self.bids[resource] = self._age_orders(resource, self.bids[resource], "bid")
+            if self.asks[resource]:
+                self.asks[resource] = self._age_orders(resource, self.asks[resource], "ask")
 
     def _age_orders(self, resource: str, orders: list[dict], side: str) -> list[dict]:
         """The ``side`` (``"bid"`` or ``"ask"``) orders on ``resource`` still open after
