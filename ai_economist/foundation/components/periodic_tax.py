@@ -237,6 +237,7 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         slots.scalars([("p" + k, f) for k in agent_keys for f in per_agent])
         incomes = np.stack([slots.positions(k, "last_incomes") for k in keys])
         rates = np.stack([slots.positions(k, "curr_rates") for k in keys])
+        flat_incomes, flat_rates = incomes.ravel(), rates.ravel()
         n_keys = len(keys)
 
         def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
@@ -246,8 +247,8 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             scalars.extend(curr)
             for row in zip(self._last_income_list, self._last_marginal_list, curr, strict=True):
                 scalars.extend(row)
-            buf[incomes] = self._last_income_obs_sorted
-            buf[rates] = self._curr_rates_obs
+            _put_rows(buf, incomes, flat_incomes, self._last_income_obs_sorted)
+            _put_rows(buf, rates, flat_rates, self._curr_rates_obs)
 
         return write
 
@@ -373,3 +374,12 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
 PeriodicBracketTax.__init__.__signature__ = with_keywords(
     PeriodicBracketTax.__init__, TAX_PARAMETERS
 )
+
+
+def _put_rows(buf: np.ndarray, where: np.ndarray, flat: np.ndarray, values: np.ndarray) -> None:
+    """``buf[where] = values`` (``where``: one row of positions per key, ``flat`` the same
+    raveled); one ``put`` when ``values`` is one row (put repeats it for every row)."""
+    if values.shape == where.shape[1:]:
+        buf.put(flat, values)
+    else:
+        buf[where] = values
