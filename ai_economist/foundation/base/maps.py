@@ -247,6 +247,23 @@ class Maps:
                 out[k] = v
         return out
 
+    def is_clear(self, r: int, c: int) -> bool:
+        """Whether ``(r, c)`` holds neither a collectible resource nor a landmark (``not
+        location_resources(r, c) and not location_landmarks(r, c)``, stopping at the first
+        one found)."""
+        layers = self._maps
+        for k in self._collectible:
+            if layers[k][r, c] > 0:
+                return False
+        for k in self._private:
+            if layers[k]["health"][r, c] > 0:
+                return False
+        for names in (self._blocked, self._public):
+            for k in names:
+                if layers[k][r, c] > 0:
+                    return False
+        return True
+
     # ----------------------------------------------------------------- occupancy
     @property
     def unoccupied(self) -> np.ndarray:

@@ -157,6 +157,12 @@ class World:
         """Landmarks at ``(r, c)`` (empty if off the map)."""
         return self.maps.location_landmarks(r, c) if self.is_valid(r, c) else {}
 
+    def location_is_clear(self, r: int, c: int) -> bool:
+        """Whether ``(r, c)`` holds no collectible resource and no landmark (True off the
+        map, where both are empty)."""
+        h, w = self.world_size  # is_valid(r, c), inlined
+        return self.maps.is_clear(r, c) if 0 <= r < h and 0 <= c < w else True
+
     def create_landmark(
         self, landmark_name: str, r: int, c: int, agent_idx: int | None = None
     ) -> None:

@@ -80,7 +80,7 @@ class Build(BaseComponent):
             if inventory[resource] < cost:
                 return False
         r, c = agent.state["loc"]
-        return not self.world.location_resources(r, c) and not self.world.location_landmarks(r, c)
+        return self.world.location_is_clear(r, c)
 
     # ----------------------------------------------------------------- contract
     def get_n_actions(self, agent_cls_name: str) -> int | None:
