@@ -15,6 +15,15 @@ import numpy as np
 _SUM = np.add.reduce  # what ndarray.sum calls, without its Python wrapper
 
 
+def market_rates(history: np.ndarray, prices: np.ndarray) -> list[float]:
+    """Per commodity, the mean price of the (commodities, prices) sale counts ``history``:
+    ``(history @ prices) / np.maximum(0.001, history.sum(1))``, the division in Python
+    floats (the same float64 division; ``x < 0.001`` keeps a NaN as ``np.maximum`` does)."""
+    totals = _SUM(history, 1).tolist()
+    weighted = (history @ prices).tolist()
+    return [n / (0.001 if d < 0.001 else d) for n, d in zip(weighted, totals)]
+
+
 def observation_writer(cda: Any, slots: Any) -> Any:
     """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``):
     one fancy-indexed write for every book and price-history field of every key."""
@@ -44,7 +53,7 @@ def observation_writer(cda: Any, slots: Any) -> Any:
     def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
         # _market_view's values, computed into one scratch array laid out like the sources
         _SUM(cda._history, 1, out=history)
-        rates = ((history @ cda._prices) / np.maximum(0.001, _SUM(history, 1))).tolist()
+        rates = market_rates(history, cda._prices)
         for rate in rates:
             scalars.extend([rate] * n_keys)
         np.multiply(history, cda.inv_scale, out=v_scaled)

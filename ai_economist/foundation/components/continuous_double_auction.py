@@ -309,7 +309,7 @@ class ContinuousDoubleAuction(BaseComponent):
         (asks/bids, commodities, agents, prices)."""
         # np.add.reduce is what ndarray.sum calls, without its Python wrapper
         history = _SUM(self._history, 1)  # (commodities, prices)
-        rates = ((history @ self._prices) / np.maximum(0.001, _SUM(history, 1))).tolist()
+        rates = cda_writers.market_rates(history, self._prices)
         full = _SUM(self._books, 2)
         return rates, history * self.inv_scale, full, full[:, :, None] - self._books
 
