@@ -36,7 +36,6 @@ _LIFETIME_KEYS = {"bid": "bid_lifetime", "ask": "ask_lifetime"}
 _BID_RANK = operator.itemgetter("bid", "bid_lifetime")  # (price, age) of a bid, as a tuple
 _SUM = np.add.reduce
 _ASK_PRICE, _ASK_AGE = operator.itemgetter("ask"), operator.itemgetter("ask_lifetime")
-_AGE_GETTERS = {side: operator.itemgetter(key) for side, key in _LIFETIME_KEYS.items()}
 
 
 @component_registry.add
@@ -208,14 +207,17 @@ class ContinuousDoubleAuction(BaseComponent):
         ageing them by 1; each cancelled one goes back to its owner's inventory (a bid's
         coin, an ask's unit) and leaves the books."""
         lifetime, duration = _LIFETIME_KEYS[side], self.order_duration
+        kept = []
+        expired = []
         for order in orders:
-            order[lifetime] += 1
-        if not orders or max(map(_AGE_GETTERS[side], orders)) <= duration:
-            return orders  # nothing expired (the usual case): keep the list as it is
-        kept, expired = [], []
-        for order in orders:
-            (kept if order[lifetime] <= duration else expired).append(order)
-        self._cancel(resource, expired, side)
+            age = order[lifetime] + 1
+            order[lifetime] = age
+            if age <= duration:
+                kept.append(order)
+            else:
+                expired.append(order)
+        if expired:
+            self._cancel(resource, expired, side)
         return kept
 
     def _cancel(self, resource: str, orders: list[dict], side: str) -> None:
