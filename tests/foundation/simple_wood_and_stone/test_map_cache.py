@@ -49,8 +49,10 @@ def test_map_cache_follows_every_kind_of_map_write():
     assert cache.owners(maps)  # houses were placed
 
 
-def test_egocentric_views_owned_equals_egocentric_views():
-    rng = np.random.default_rng(1)
+def random_padded_views(seed: int):
+    """A 9 x 8 map with random owners and three agents: ``(padded, padded_idx, locs, r,
+    owners)`` as the egocentric-view functions take them (window half-width 2)."""
+    rng = np.random.default_rng(seed)
     h, w, r = 9, 8, 2
     owners = np.where(rng.random((h, w)) < 0.3, rng.integers(0, 3, (h, w)), -1)
     locs = [[0, 0], [4, 7], [8, 3]]
@@ -59,6 +61,11 @@ def test_egocentric_views_owned_equals_egocentric_views():
         loc_map[row, col] = i
     idx_maps = dynamics.agent_idx_maps(owners[None].astype(np.int16), loc_map)
     padded, padded_idx = dynamics.padded_views([rng.random((h, w))], idx_maps, r)
+    return padded, padded_idx, locs, r, owners
+
+
+def test_egocentric_views_owned_equals_egocentric_views():
+    padded, padded_idx, locs, r, owners = random_padded_views(1)
     owned = {int(k) for k in np.unique(owners) if k >= 0}
     for (m1, i1), (m2, i2) in zip(
         dynamics.egocentric_views(padded, padded_idx, locs, r),
@@ -70,15 +77,7 @@ def test_egocentric_views_owned_equals_egocentric_views():
 
 
 def test_egocentric_views_table_equals_egocentric_views():
-    rng = np.random.default_rng(2)
-    h, w, r = 9, 8, 2
-    owners = np.where(rng.random((h, w)) < 0.3, rng.integers(0, 3, (h, w)), -1)
-    locs = [[0, 0], [4, 7], [8, 3]]
-    loc_map = np.full((h, w), -1)
-    for i, (row, col) in enumerate(locs):
-        loc_map[row, col] = i
-    idx_maps = dynamics.agent_idx_maps(owners[None].astype(np.int16), loc_map)
-    padded, padded_idx = dynamics.padded_views([rng.random((h, w))], idx_maps, r)
+    padded, padded_idx, locs, r, _ = random_padded_views(2)
     tables = dynamics.own_code_tables(len(locs))
     for (m1, i1), (m2, i2) in zip(
         dynamics.egocentric_views(padded, padded_idx, locs, r),
@@ -87,3 +86,19 @@ def test_egocentric_views_table_equals_egocentric_views():
         np.testing.assert_array_equal(m1, m2)
         np.testing.assert_array_equal(i1, i2)
         assert i1.dtype == i2.dtype and i2.flags.c_contiguous
+
+
+def test_is_clear_is_no_resource_and_no_landmark_at_every_cell():
+    kwargs = configs.env_config(configs.PHASE2_ENV_CONFIG)
+    env = foundation.make_env_instance(configs.SCENARIO_NAME, seed=0, **kwargs)
+    env.reset()
+    maps, world = env.world.maps, env.world
+    maps.set_point("House", 3, 4, 1, owner=0)  # a private landmark too
+    h, w = maps.size
+    kinds = set()
+    for r in range(-1, h + 1):
+        for c in range(-1, w + 1):
+            expected = not world.location_resources(r, c) and not world.location_landmarks(r, c)
+            kinds.add(expected)
+            assert world.location_is_clear(r, c) == expected, (r, c)
+    assert kinds == {True, False}
