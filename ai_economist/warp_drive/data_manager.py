@@ -11,7 +11,8 @@ Conventions (WarpDrive-compatible):
   by every environment.  ``replicate_over_envs=True`` lets the caller give one environment's
   values and replicates them on the device.
 * ``save_copy_and_apply_at_reset=True`` keeps a snapshot that ``CUDAEnvironmentReset`` copies
-  back into the live array of the environments that are done.
+  back into the live array of the environments that are done; for an array pushed with
+  ``replicate_over_envs=True`` the snapshot is the one row every env starts from.
 * ``_done_`` and ``_timestep_`` (int32, shape ``(num_envs,)``) always exist.
 * float64 / int64 host data is stored as float32 / int32 (what the kernels use) unless the
   manager is created with ``downcast_64bit=False``.
@@ -207,6 +208,8 @@ class CUDADataManager:
                 f"replicate_over_envs=True."
             )
         nbytes = int(np.prod(shape, dtype=np.int64)) * arr.dtype.itemsize
+        # a replicated array's snapshot is one row, shared by every env (see ``snapshot``)
+        snapshot_nbytes = (arr.nbytes if replicate else nbytes) if save_copy else 0
         return {
             "array": arr,
             "shape": shape,
@@ -214,7 +217,8 @@ class CUDADataManager:
             "per_env": per_env,
             "save_copy": save_copy,
             "reset_to_zero": reset_to_zero,
-            "nbytes": nbytes * (2 if save_copy else 1),
+            "nbytes": nbytes + (0 if replicate else snapshot_nbytes),
+            "const_nbytes": snapshot_nbytes if replicate else 0,
             "attrs": attrs,
         }
 
@@ -246,7 +250,7 @@ class CUDADataManager:
         if free is None:
             return
         arrays = [p for p in prepared.values() if "array" in p]
-        need = sum(p["nbytes"] for p in arrays)
+        need = sum(p["nbytes"] + p["const_nbytes"] for p in arrays)
         if need <= free:
             return
         per_env = sum(p["nbytes"] for p in arrays if p["per_env"]) / self.num_envs
@@ -287,14 +291,14 @@ class CUDADataManager:
             arr = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
             host = torch.from_numpy(arr if arr.flags.writeable else arr.copy())
             if p["replicate"]:
-                one = host.to(self.device)
-                tensor = one.unsqueeze(0).expand(p["shape"]).contiguous()
+                one = host.to(self.device).unsqueeze(0)
+                tensor = one.expand(p["shape"]).contiguous()
             else:
-                tensor = host.to(self.device, copy=True)
+                one, tensor = None, host.to(self.device, copy=True)
             self._tensors[name] = tensor
             self._per_env[name] = p["per_env"]
             if p["save_copy"]:
-                self._snapshots[name] = tensor.clone()
+                self._snapshots[name] = one.clone() if one is not None else tensor.clone()
         self.version += 1
 
     def add_meta_info(self, meta: dict[str, Any]) -> None:
@@ -395,13 +399,26 @@ class CUDADataManager:
         ]
 
     def snapshot(self, name: str):
-        """The reset snapshot tensor of ``name``."""
+        """The reset snapshot tensor of ``name``: shape ``(num_envs, ...)``, or ``(1, ...)``
+        for an array pushed with ``replicate_over_envs=True`` (one row that every env resets
+        to: half the reset's memory traffic and none of the snapshot's memory per env)."""
         return lookup(self._snapshots, name, "reset snapshot")
 
+    def snapshot_is_shared(self, name: str) -> bool:
+        """Whether ``name``'s snapshot is one row shared by every env (see ``snapshot``)."""
+        return self.num_envs > 1 and int(self.snapshot(name).shape[0]) == 1
+
     def update_snapshot(self, names: list[str] | None = None) -> None:
-        """Copy the live arrays into their snapshots (all snapshot arrays by default)."""
+        """Copy the live arrays into their snapshots (all snapshot arrays by default). A
+        shared snapshot becomes a per-env one first (envs may differ by now); ``version`` is
+        then bumped, as after a push, so cached reset plans are rebuilt."""
         for name in self.reset_snapshot_names() if names is None else names:
-            self.snapshot(name).copy_(self.data_on_device_via_torch(name))
+            live = self.data_on_device_via_torch(name)
+            if self.snapshot_is_shared(name):
+                self._snapshots[name] = live.clone()
+                self.version += 1
+            else:
+                self.snapshot(name).copy_(live)
 
     def memory_bytes(self) -> int:
         """Device bytes held by live arrays and snapshots."""

@@ -4,9 +4,9 @@
 continuous Tag); replayed from a CUDA graph they are still 18 kernels on the GPU every step.
 :class:`FusedReset` does the same in one launch of ``ResetDoneEnvs``: a block owns
 ``RESET_ENVS_PER_BLOCK`` consecutive envs and returns at once unless one of them has
-``_done_`` set; otherwise it copies the done envs' rows of every snapshot array over the live
-array, zeroes their rows of every zero-at-reset array, then clears their ``_timestep_`` and
-``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
+``_done_`` set; otherwise it copies the done envs' rows of every snapshot array (or its one
+shared row: ``CUDADataManager.snapshot``) over the live array, zeroes their rows of every
+zero-at-reset array, then clears their ``_timestep_`` and ``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
 of pointers, its Numba twin (``reset_numba.py``) tuples of int32 and uint8 views; both move
 32-bit words, or single bytes for arrays whose per-env row is not a whole number of words
 (e.g. an int8 ``(601, 51)`` history).
@@ -47,7 +47,8 @@ class ResetPlan:
     """What one reset touches: int32 ``(num_envs, words)`` views of the arrays.
 
     Attributes:
-        restore: (live, snapshot) pairs restored for done envs (int32 word views).
+        restore: (live, snapshot) pairs restored for done envs (int32 word views); a shared
+            snapshot is a ``(1, words)`` view, read for every env.
         zero: arrays zeroed for done envs (``_done_`` and ``_timestep_`` excluded).
         restore_bytes, zero_bytes: the same for arrays whose rows are not whole words
             (uint8 ``(num_envs, bytes)`` views).
@@ -107,10 +108,11 @@ def plan_reset(dm: CUDADataManager) -> ResetPlan | None:
     for name in dm.reset_snapshot_names():
         if name in (DONE, TIMESTEP):
             continue  # cleared at the end of the reset anyway
+        snap_rows = 1 if dm.snapshot_is_shared(name) else n
         for view, out in ((_words, restore), (_bytes, restore_bytes)):
             live = view(dm.data_on_device_via_torch(name), n)
-            snap = view(dm.snapshot(name), n)
-            if live is not None and snap is not None and live.shape == snap.shape:
+            snap = view(dm.snapshot(name), snap_rows)
+            if live is not None and snap is not None and live.shape[1] == snap.shape[1]:
                 out.append((live, snap))
                 break
         else:
@@ -167,13 +169,14 @@ class FusedReset:
 
         from ai_economist.warp_drive.function_manager import CUDAFunctionManager
 
-        rows = [(live.data_ptr(), s.data_ptr(), live.shape[1], 4) for live, s in plan.restore]
-        rows += [(live.data_ptr(), 0, live.shape[1], 4) for live in plan.zero]
-        rows += [
-            (live.data_ptr(), s.data_ptr(), live.shape[1], 1) for live, s in plan.restore_bytes
-        ]
-        rows += [(live.data_ptr(), 0, live.shape[1], 1) for live in plan.zero_bytes]
-        flat = [v for row in rows for v in row] or [0, 0, 0, 4]
+        def restored(pairs, unit):  # the last column: the snapshot has one row for all envs
+            return [(a.data_ptr(), s.data_ptr(), a.shape[1], unit, int(s.shape[0] < a.shape[0]))
+                    for a, s in pairs]  # fmt: skip
+
+        rows = restored(plan.restore, 4) + [(a.data_ptr(), 0, a.shape[1], 4, 0) for a in plan.zero]
+        rows += restored(plan.restore_bytes, 1)
+        rows += [(a.data_ptr(), 0, a.shape[1], 1, 0) for a in plan.zero_bytes]
+        flat = [v for row in rows for v in row] or [0, 0, 0, 4, 0]
         self._table = torch.tensor(flat, dtype=torch.int64, device=plan.done.device)
         n = self.data_manager.num_envs
         fm = CUDAFunctionManager(num_agents=RESET_THREADS, num_envs=n)

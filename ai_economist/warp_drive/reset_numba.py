@@ -1,7 +1,7 @@
 """The Numba twin of ``kernels/reset_done_envs.cu``: reset every done environment in one launch.
 
 Arrays come as tuples of int32 ``(num_envs, words)`` views (see ``fused_reset``): ``live`` with
-their ``snapshot`` rows, ``zero`` to be zeroed; the ``*_bytes`` tuples hold uint8
+their ``snapshot`` rows (a ``(1, words)`` view where every env shares one row), ``zero`` to be zeroed; the ``*_bytes`` tuples hold uint8
 ``(num_envs, bytes)`` views of arrays whose rows are not whole words. Block ``b`` owns envs
 ``[b * envs_per_block, (b + 1) * envs_per_block)``: launch with grid
 ``ceil(num_envs / envs_per_block)`` and at least ``envs_per_block`` threads.
@@ -17,14 +17,16 @@ cuda = require_numba_cuda()  # a module global: the simulator swaps it inside ke
 @cuda.jit(device=True)
 def _restore_rows(first, envs, dsts, srcs, done):
     """The rows of the done envs among ``first .. first + envs - 1`` of every ``dsts[a]``
-    copied from ``srcs[a]`` (the block's threads stride the envs' units, coalesced)."""
+    copied from ``srcs[a]``, or from its one row if it has one (a shared snapshot); the
+    block's threads stride the envs' units, coalesced."""
     for a in range(len(dsts)):
         dst, src = dsts[a], srcs[a]
         n = dst.shape[1]
+        shared = src.shape[0] == 1
         for i in range(cuda.threadIdx.x, n * envs, cuda.blockDim.x):
             env = first + i // n
             if done[env] != 0:
-                dst[env, i % n] = src[env, i % n]
+                dst[env, i % n] = src[0 if shared else env, i % n]
 
 
 @cuda.jit(device=True)

@@ -89,6 +89,37 @@ def test_push_pull_constants_and_per_env():
     assert dm.memory_bytes() > 0
 
 
+def test_a_replicated_snapshot_is_one_shared_row_until_updated():
+    dm = make_dm()  # 3 envs
+    feed = DataFeed()
+    feed.add_data("level", np.array([1.0, 2.0], np.float32), replicate_over_envs=True,
+                  save_copy_and_apply_at_reset=True)  # fmt: skip
+    feed.add_data("own", np.zeros((3, 2), np.float32), save_copy_and_apply_at_reset=True)
+    dm.push_data_to_device(feed)
+    assert dm.snapshot_is_shared("level") and not dm.snapshot_is_shared("own")
+    assert tuple(dm.snapshot("level").shape) == (1, 2) and tuple(dm.snapshot("own").shape) == (3, 2)
+    # live arrays: 2 x (3 x 2 floats) + _done_ and _timestep_; snapshots: 1 x 2 + 3 x 2 floats
+    assert dm.memory_bytes() == 4 * (2 * 6 + 2 * 3) + 4 * (2 + 6)
+    level = dm.data_on_device_via_torch("level")
+    level[1] += 5  # envs differ now: the snapshot becomes per env, and the version moves on
+    version = dm.version
+    dm.update_snapshot(["level"])
+    assert not dm.snapshot_is_shared("level") and dm.version == version + 1
+    assert dm.snapshot("level").tolist() == [[1.0, 2.0], [6.0, 7.0], [1.0, 2.0]]
+    level[0] += 1  # and is its own copy
+    assert dm.snapshot("level")[0, 0].item() == 1.0
+
+
+def test_the_memory_check_counts_a_shared_snapshot_once():
+    dm = make_dm(num_envs=100)
+    dm._available_device_memory = lambda: 50_000
+    feed = DataFeed()  # 400 B per env live; the snapshot is one row: 400 B in all
+    feed.add_data("state", np.zeros(100, np.float32), replicate_over_envs=True,
+                  save_copy_and_apply_at_reset=True)  # fmt: skip
+    dm.push_data_to_device(feed)  # 40.4 kB fits (a per-env snapshot would need 80 kB)
+    assert dm.snapshot_is_shared("state")
+
+
 def test_keep_64bit():
     dm = make_dm(downcast_64bit=False)
     feed = DataFeed()

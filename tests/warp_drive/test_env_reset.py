@@ -52,7 +52,9 @@ def test_if_done_resets_only_done_envs():
     before = dm.pull_data_from_device("stock")
     resetter.reset_when_done()
     np.testing.assert_array_equal(dm.pull_data_from_device("stock"), before)
-    np.testing.assert_array_equal(dm.snapshot("stock").numpy()[1], stock0)
+    # one env's values were pushed (replicated): every env resets to one shared row
+    assert dm.snapshot_is_shared("stock") and tuple(dm.snapshot("stock").shape) == (1, L + 1, N)
+    np.testing.assert_array_equal(dm.snapshot("stock").numpy()[0], stock0)
 
 
 def test_force_reset_resets_all_envs():

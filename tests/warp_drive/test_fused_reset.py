@@ -118,6 +118,50 @@ def test_wrapper_episodes_with_fused_resets_match_the_reference():
     assert result, result.message
 
 
+def replicated_dm():
+    """5 envs: a replicated float32 row and a replicated 3-byte row (shared snapshots), a
+    per-env snapshot and a zero-at-reset array, scrambled, envs 1 and 4 done."""
+    from ai_economist.warp_drive.data_manager import CUDADataManager, DataFeed
+
+    dm = CUDADataManager(num_agents=2, episode_length=3, num_envs=5, device="cpu")
+    feed = DataFeed()
+    feed.add_data("level", np.array([1.5, 2.5, 3.5], np.float32), replicate_over_envs=True,
+                  save_copy_and_apply_at_reset=True)  # fmt: skip
+    feed.add_data("flags", np.array([1, 2, 3], np.int8), replicate_over_envs=True,
+                  save_copy_and_apply_at_reset=True)  # fmt: skip
+    feed.add_data("own", np.arange(10, dtype=np.int32).reshape(5, 2),
+                  save_copy_and_apply_at_reset=True)  # fmt: skip
+    feed.add_data("reward", np.zeros((5, 2), np.float32), reset_to_zero=True)
+    dm.push_data_to_device(feed)
+    for name in ("level", "flags", "own", "reward"):
+        dm.data_on_device_via_torch(name).add_(7)
+    dm.data_on_device_via_torch("_done_").copy_(torch.tensor([0, 1, 0, 0, 1], dtype=torch.int32))
+    dm.data_on_device_via_torch("_timestep_").fill_(3)
+    return dm
+
+
+@needs_sim
+def test_shared_snapshot_rows_are_read_for_every_done_env(monkeypatch):
+    from ai_economist.warp_drive import fused_reset
+    from ai_economist.warp_drive.backend_names import EnvBackend
+
+    monkeypatch.setattr(fused_reset, "RESET_ENVS_PER_BLOCK", 2)  # blocks (0, 1) (2, 3) (4)
+    dm, ref = replicated_dm(), replicated_dm()
+    plan = plan_reset(dm)
+    shapes = {tuple(s.shape) for _, s in plan.restore + plan.restore_bytes}
+    assert shapes == {(1, 3), (5, 2)}  # level (1 row of 3 words), own; flags as bytes below
+    assert [tuple(s.shape) for _, s in plan.restore_bytes] == [(1, 3)]
+    assert FusedReset(dm, EnvBackend.NUMBA, plan)()
+    CUDAEnvironmentReset(ref, use_cuda_graph=False).reset_when_done()
+    for name in ("level", "flags", "own", "reward", "_done_", "_timestep_"):
+        want = ref.data_on_device_via_torch(name).numpy()
+        np.testing.assert_array_equal(dm.data_on_device_via_torch(name).numpy(), want, name)
+    level = dm.data_on_device_via_torch("level").numpy()
+    assert level[1].tolist() == level[4].tolist() == [1.5, 2.5, 3.5]
+    assert level[0].tolist() == [8.5, 9.5, 10.5]  # not done: untouched
+    assert dm.data_on_device_via_torch("own").numpy()[4].tolist() == [8, 9]
+
+
 def test_reset_kernel_compiles_for_sm90(nvcc, tmp_path):
     cubin = tmp_path / "reset.cubin"
     cmd = [str(nvcc), "-cubin", "-arch=sm_90", "-o", str(cubin), str(RESET_SOURCE),

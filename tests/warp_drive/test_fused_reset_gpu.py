@@ -60,3 +60,38 @@ def test_fused_reset_equals_the_torch_reset(backend):
     timestep = got["_timestep_"]
     assert (timestep[done.cpu().numpy() == 1] == 0).all()
     assert (timestep[done.cpu().numpy() == 0] == 7).all()
+
+
+@pytest.mark.parametrize("backend", ["pycuda", "numba"])
+def test_shared_snapshots_reset_every_done_env_to_their_one_row(backend):
+    from ai_economist.warp_drive.backend_names import EnvBackend
+    from ai_economist.warp_drive.data_manager import CUDADataManager, DataFeed
+    from ai_economist.warp_drive.fused_reset import plan_reset
+
+    def build() -> CUDADataManager:
+        dm = CUDADataManager(num_agents=2, episode_length=3, num_envs=NUM_ENVS, device="cuda")
+        feed = DataFeed()  # words and bytes rows shared by every env, one per-env snapshot
+        for name, row in (
+            ("level", np.arange(5, dtype=np.float32)),
+            ("flags", np.arange(3, dtype=np.int8)),
+        ):
+            feed.add_data(name, row, replicate_over_envs=True, save_copy_and_apply_at_reset=True)
+        feed.add_data("own", np.arange(2 * NUM_ENVS, dtype=np.int32).reshape(NUM_ENVS, 2),
+                      save_copy_and_apply_at_reset=True)  # fmt: skip
+        dm.push_data_to_device(feed)
+        for name in ("level", "flags", "own"):
+            dm.data_on_device_via_torch(name).add_(7)
+        done = torch.zeros(NUM_ENVS, dtype=torch.int32, device="cuda")
+        done[[0, 5, 31, 70, 74]] = 1
+        dm.data_on_device_via_torch("_done_").copy_(done)
+        return dm
+
+    dm, ref = build(), build()
+    assert all(dm.snapshot_is_shared(n) for n in ("level", "flags"))
+    assert FusedReset(dm, EnvBackend(backend), plan_reset(dm))()
+    CUDAEnvironmentReset(ref, use_cuda_graph=False).reset_when_done()
+    torch.cuda.synchronize()
+    for name in ("level", "flags", "own", "_done_", "_timestep_"):
+        got, want = dm.pull_data_from_device(name), ref.pull_data_from_device(name)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    assert dm.pull_data_from_device("level")[74].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]

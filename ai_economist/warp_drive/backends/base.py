@@ -21,8 +21,30 @@ from ai_economist.warp_drive.checks.declaration import (
 )
 from ai_economist.warp_drive.data_manager import CUDADataManager
 from ai_economist.warp_drive.env_reset import CUDAEnvironmentReset
-from ai_economist.warp_drive.env_state import check_header, check_keys, checked_array
+from ai_economist.warp_drive.env_state import (
+    EnvStateMismatch,
+    as_numpy,
+    check_header,
+    check_keys,
+    checked_array,
+)
 from ai_economist.warp_drive.scenario import GpuEnvironment
+
+
+def shared_snapshot_row(name: str, saved: Any, live_shape: tuple[int, ...]) -> Any:
+    """A saved snapshot for a shared (one-row) one: as saved, or the first row of one saved
+    per env (checkpoints written before snapshots were shared), which must then be the same
+    for every env (``EnvStateMismatch`` names ``name`` otherwise)."""
+    arr = as_numpy(saved)
+    if arr.shape != tuple(live_shape) or arr.shape[0] < 2:
+        return saved
+    alike = np.broadcast_to(arr[:1], arr.shape)
+    if not np.array_equal(arr, alike, equal_nan=arr.dtype.kind in "fc"):
+        raise EnvStateMismatch(
+            f"env state 'snapshots/{name}' differs between envs; this environment resets "
+            "every env to one shared row (it starts every env alike)"
+        )
+    return arr[:1]
 
 
 class BatchedBackend:
@@ -137,8 +159,11 @@ class BatchedBackend:
         ):
             check_keys(f"environment {self.env.name!r} {group}", state[group], names)
             for name in names:  # everything checked before anything changes
+                saved = state[group][name]
+                if group == "snapshots" and dm.snapshot_is_shared(name):
+                    saved = shared_snapshot_row(name, saved, dm.get_shape(name))
                 value = checked_array(
-                    f"{group}/{name}", state[group][name], dm.get_shape(name), dm.get_dtype(name)
+                    f"{group}/{name}", saved, tuple(get(name).shape), dm.get_dtype(name)
                 )
                 targets[(group, name)] = (get(name), value)
         for target, value in targets.values():

@@ -235,6 +235,23 @@ def test_more_envs_than_memory_fails_before_allocating(monkeypatch):
         EnvWrapper(OneStepEconomyGpu(), 100_000, "numpy")
 
 
+def test_state_dict_keeps_one_snapshot_row_and_loads_per_env_ones_that_agree():
+    from ai_economist.warp_drive.env_state import EnvStateMismatch
+
+    wrapper = EnvWrapper(OneStepEconomyGpu(), 3, "numpy", seed=1)
+    state = wrapper.backend.state_dict()
+    assert {v.shape[0] for v in state["snapshots"].values()} == {1}  # every env starts alike
+    old = copy.deepcopy(state)  # as written before snapshots were shared: one row per env
+    old["snapshots"] = {k: np.repeat(v, 3, axis=0) for k, v in state["snapshots"].items()}
+    other = EnvWrapper(OneStepEconomyGpu(), 3, "numpy", seed=1)
+    other.backend.load_state_dict(old)
+    for name, row in state["snapshots"].items():
+        np.testing.assert_array_equal(other.backend.state_dict()["snapshots"][name], row)
+    old["snapshots"]["coin"][2] += 1.0
+    with pytest.raises(EnvStateMismatch, match=r"'snapshots/coin' differs between envs"):
+        other.backend.load_state_dict(old)
+
+
 @needs_sim
 def test_training_builder_picks_the_gpu_env_for_kernel_backends():
     from ai_economist.foundation.scenarios.one_step_economy.registration import (

@@ -397,18 +397,16 @@ def compile_time_constants(
     return consts
 
 
+def _field_bytes(f) -> int:
+    return int(np.prod(f.shape, dtype=np.int64)) * f.dtype.itemsize
+
+
 def per_env_bytes(spec: StateSpec) -> int:
-    """Device bytes one env costs: per-env arrays, reset snapshots included."""
-    total = 0
-    for f in spec:
-        if f.per_env:
-            n = int(np.prod(f.shape, dtype=np.int64)) * f.dtype.itemsize
-            total += n * (2 if f.reset == "snapshot" else 1)
-    return total
+    """Device bytes one env costs: its rows of the per-env arrays (every env starts alike, so
+    each reset snapshot is one shared row, counted in :func:`constant_bytes`)."""
+    return sum(_field_bytes(f) for f in spec if f.per_env)
 
 
 def constant_bytes(spec: StateSpec) -> int:
-    """Device bytes of the constants (stored once)."""
-    return sum(
-        int(np.prod(f.shape, dtype=np.int64)) * f.dtype.itemsize for f in spec if not f.per_env
-    )
+    """Device bytes stored once: the constants and the one row of each reset snapshot."""
+    return sum(_field_bytes(f) for f in spec if not f.per_env or f.reset == "snapshot")
