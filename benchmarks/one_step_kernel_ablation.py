@@ -11,8 +11,9 @@ headers into a temporary folder and edited there, never in the package:
 * ``no_metrics``: without the serial per-env metrics of step 3 (equality and welfare of thread 0
   replaced by constants);
 * ``one_env_per_block``: as packaged, one env per block (``KernelSpec.envs_per_block = 1``);
-* ``lb2``, ``lb3``, ``lb4``: as packaged, with ``__launch_bounds__`` asking for at least 2, 3 or 4
-  resident blocks per SM (fewer registers a thread; the compiler may spill);
+* ``lb2`` ... ``lb6``: as packaged, with ``__launch_bounds__`` asking for at least 2 ... 6
+  resident blocks per SM (fewer registers a thread; the compiler may spill or use the stack:
+  nvcc 13 for sm_90 gives 111, 80, 64, 48 and 40 registers against 102 as packaged);
 * ``old``: the file given with ``--old_source`` (e.g. an earlier commit's step, from
   ``git show COMMIT:path``), with the packaged headers.
 
@@ -37,7 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from economy_env_throughput import action_sets  # noqa: E402
 
-VARIANTS = ("main", "no_writes", "no_metrics", "one_env_per_block", "lb2", "lb3", "lb4", "old")
+LAUNCH_BOUNDS = (2, 3, 4, 5, 6)
+VARIANTS = ("main", "no_writes", "no_metrics", "one_env_per_block",
+            *(f"lb{k}" for k in LAUNCH_BOUNDS), "old")  # fmt: skip
 
 
 def variant_source(name: str, folder: Path, old_source: Path | None) -> Path:
@@ -87,6 +90,7 @@ def time_variant(name: str, num_envs: int, rounds: int, old_source: Path | None)
     )
     env.kernels = lambda: spec  # this instance only
     wrapper = EnvWrapper(env, num_envs=num_envs, env_backend="pycuda", device="cuda", seed=0)
+    registers, local_bytes = kernel_resources(wrapper)
     sets = action_sets({t: wrapper.action_masks(t) for t in wrapper.policy_specs}, 0)
     buffers = {t: wrapper.actions(t) for t in wrapper.policy_specs}
     wrapper.reset_all_envs()
@@ -109,7 +113,20 @@ def time_variant(name: str, num_envs: int, rounds: int, old_source: Path | None)
     torch.cuda.empty_cache()
     day1, day2, reset = (t / rounds for t in totals)
     return {"variant": name, "day1_ms": day1, "day2_ms": day2, "reset_ms": reset,
-            "env_steps_per_s": 2 * num_envs / ((day1 + day2 + reset) / 1e3)}  # fmt: skip
+            "env_steps_per_s": 2 * num_envs / ((day1 + day2 + reset) / 1e3),
+            "registers": registers, "local_bytes": local_bytes}  # fmt: skip
+
+
+def kernel_resources(wrapper) -> tuple[int | None, int | None]:
+    """Registers per thread and local (stack) bytes of the loaded step kernel, as the driver
+    reports them (``None`` where the function manager does not say)."""
+    from ai_economist.foundation.scenarios.one_step_economy.gpu_env import STEP_KERNEL
+
+    try:
+        function = wrapper.backend.function_manager.get_function(STEP_KERNEL)
+        return int(function.num_regs), int(function.local_size_bytes)
+    except (AttributeError, TypeError):
+        return None, None
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -129,7 +146,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         row = time_variant(name, args.num_envs, args.rounds, args.old_source)
         rows.append(row)
         print(f"{name:>18}: day-1 step {row['day1_ms']:7.2f} ms, day-2 step {row['day2_ms']:7.2f} ms, "
-              f"reset {row['reset_ms']:6.2f} ms -> {row['env_steps_per_s']:.3e} env-steps/s")  # fmt: skip
+              f"reset {row['reset_ms']:6.2f} ms -> {row['env_steps_per_s']:.3e} env-steps/s "
+              f"({row['registers']} registers, {row['local_bytes']} B local a thread)")  # fmt: skip
     return rows
 
 

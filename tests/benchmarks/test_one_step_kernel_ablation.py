@@ -31,7 +31,8 @@ def test_each_variant_makes_its_edit_and_only_that(ablation, tmp_path):
     assert "get_equality(e_coin)" in main and "get_equality(e_coin)" not in texts["no_metrics"]
     assert "planner_welfare(e_coin" not in texts["no_metrics"]
     assert texts["one_env_per_block"] == main  # the same source, another KernelSpec
-    for n in (2, 3, 4):
+    assert ablation.LAUNCH_BOUNDS == (2, 3, 4, 5, 6)
+    for n in ablation.LAUNCH_BOUNDS:
         assert f"__launch_bounds__(ENVS_PER_BLOCK * NUM_AGENTS, {n})" in texts[f"lb{n}"]
         assert (
             texts[f"lb{n}"].replace(f"__launch_bounds__(ENVS_PER_BLOCK * NUM_AGENTS, {n}) ", "")

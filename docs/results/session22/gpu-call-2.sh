@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 22, GPU call 2: (1) the one-step economy with shared reset snapshots (every env starts
 # alike, so each snapshot is one row: the reset writes the done envs' rows and reads one row):
-# the ablation (packaged step, and launch bounds asking for 2 or 3 blocks per SM) and
+# the ablation (packaged step, and launch bounds asking for 3-6 blocks per SM: 80-40 registers) and
 # economy_env_throughput.py at 100k / 1M envs, both twins; (2) then issue 23's headline with the
 # random planner's rates over a low range first (--tax_annealing_fraction 9: the limit ends at 20%;
 # 3: at 40%), the planner frozen for the first half of phase 2, then learning (session 21's R3
@@ -13,7 +13,7 @@ set -f
 OUT=${OUT:-runs/session22_out}; mkdir -p $OUT
 T=${T:-565}; start=$(date +%s)
 nvidia-smi --query-gpu=name,utilization.gpu,memory.used --format=csv,noheader
-python3 benchmarks/one_step_kernel_ablation.py --num_envs 1000000 --rounds 20 --variants main lb2 lb3 2>&1 | tee $OUT/ablation.log
+python3 benchmarks/one_step_kernel_ablation.py --num_envs 1000000 --rounds 20 --variants main lb3 lb4 lb5 lb6 2>&1 | tee $OUT/ablation.log
 python3 benchmarks/economy_env_throughput.py --backends pycuda numba --num_envs 100000 1000000 --steps 200 2>&1 | tee $OUT/one_step_speed.log
 P1="--scenario gather-trade-build --seeds 0 --phase1_steps 30000000 --phase2_steps 90000000 --device cuda --eval_episodes 8 --no_plot"
 C1="trainer.num_envs=300 trainer.train_batch_size=60000 policy.a.lr=0.001"
