@@ -298,3 +298,19 @@ def test_gather_trade_build_checkpoint_planner_and_agents(gtb_checkpoint):
     idle = run(["us-federal"], GTB_SHORT, agents=policy, greedy=True)  # NO-OP agents
     assert idle["productivity"][0] == 0.0 and idle["tax_revenue"][0] == 0.0
     assert idle["mean_labor"][0] < table["mean_labor"][2] / 10  # no moves, no builds
+
+
+def test_a_checkpoint_planner_keeps_the_rate_limit_its_training_ended_with(
+    gtb_checkpoint, tmp_path
+):
+    pytest.importorskip("torch")
+    from ai_economist.warp_drive.training.checkpoint import load_checkpoint, save_checkpoint
+
+    state = load_checkpoint(gtb_checkpoint)  # one 1,000-step episode per env: the annealing's
+    state["env_steps"] = int(state["config"]["trainer"]["num_envs"]) * 1000  # first, 10%
+    capped = save_checkpoint(tmp_path / "checkpoints" / "ckpt_1.pt", state)
+    run = get_scenario("gather-trade-build").run
+    table = run([f"checkpoint:{capped}"], [*GTB_SHORT, "seed=0"], greedy=True)
+    # its greedy rate 0.3 is out of reach: the allowed actions (NO-OP, 0, 0.05, 0.1) tie, and
+    # the first, NO-OP, keeps the initial rate 0
+    assert [table[c][0] for c in gtb.RATE_COLUMNS] == [0.0] * 7

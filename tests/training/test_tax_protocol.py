@@ -184,7 +184,10 @@ def test_schedules_reach_the_tax_component(gtb: dict) -> None:
     assert float(free["taxes_collected"]) == 0.0
     assert [float(free[f"rate_{b}"]) for b in BRACKETS] == [0.0] * 7
     us = [float(rows["us-federal"][f"rate_{b}"]) for b in BRACKETS]
-    np.testing.assert_allclose(us, US_FEDERAL_2018_RATES)
+    # one 100-step episode per env: the published annealing still caps every schedule at 10%
+    # of the range, in training and so in the evaluation
+    assert float(rows["us-federal"]["tax_limit"]) == pytest.approx(0.1)
+    np.testing.assert_allclose(us, np.minimum(US_FEDERAL_2018_RATES, 0.1))
     taxes = {}
     for name in GTB_RUNS[1:]:
         config = yaml.safe_load((gtb["dir"] / name / "config.yaml").read_text())
@@ -198,6 +201,46 @@ def test_schedules_reach_the_tax_component(gtb: dict) -> None:
         "us-federal": (False, "us-federal-single-filer-2018-scaled", False),
         "free-market": (True, "model_wrapper", False),
     }
+
+
+def test_the_evaluation_holds_the_rate_limit_the_training_ended_with(gtb: dict) -> None:
+    # the planner is scored on rates it was allowed in training (the limit is 10% here), never
+    # on the argmax of logits its masks kept out of training
+    for name, row in gtb["rows"].items():
+        assert float(row["tax_limit"]) == pytest.approx(0.1), name
+    planner = [float(gtb["rows"]["ai-planner"][f"rate_{b}"]) for b in BRACKETS]
+    assert max(planner) <= 0.1 + 1e-12
+    notes = [
+        line for line in gtb["printed"].splitlines() if "rates at most 10.0% of the range" in line
+    ]
+    assert len(notes) == len(gtb["rows"])
+
+
+def test_trained_tax_limit_is_the_annealing_of_the_last_episodes() -> None:
+    from ai_economist.foundation.components.utils import annealed_tax_limit
+    from ai_economist.training.tax_protocol.gtb_eval import eval_env_block, trained_tax_limit
+
+    def state(schedule, env_steps: int, num_envs: int = 1000) -> dict:
+        env = {"episode_length": 1000,
+               "components": [{"PeriodicBracketTax": {"tax_annealing_schedule": schedule}}]}  # fmt: skip
+        return {"config": {"env": env, "trainer": {"num_envs": num_envs}}, "env_steps": env_steps}
+
+    block = state([-100, 0.001], 0)["config"]["env"]
+    compress_tax_annealing(block, episodes_per_env=90, fraction=9.0)  # ends near 20%
+    schedule = block["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"]
+    limit = trained_tax_limit(state(schedule, 90_000_000))  # 90 episodes per env: the 90th's
+    assert limit == annealed_tax_limit(89, *schedule, 1.0) == pytest.approx(0.1 + 0.9 * 89 / 810)
+    assert trained_tax_limit(state(schedule, 45_000_000)) == annealed_tax_limit(44, *schedule, 1.0)
+    compress_tax_annealing(block, episodes_per_env=90, fraction=0.3)  # the whole range by 27
+    schedule = block["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"]
+    assert trained_tax_limit(state(schedule, 90_000_000)) is None
+    assert trained_tax_limit(state(None, 90_000_000)) is None
+    assert trained_tax_limit(state([-100, 0.001], 999_999)) is None  # no episode finished yet
+    held = eval_env_block(state(None, 0)["config"]["env"], limit)
+    assert held["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"] == [
+        -(2.0**40), limit / 2.0**40]  # fmt: skip
+    free = eval_env_block(state(schedule, 0)["config"]["env"], None)
+    assert free["components"][0]["PeriodicBracketTax"]["tax_annealing_schedule"] is None
 
 
 def test_per_env_schedules_advance_with_total_env_steps() -> None:
@@ -284,7 +327,9 @@ def test_fixed_schedules_are_planned_after_the_named_ones() -> None:
 
 def test_a_fixed_schedule_retrains_the_agents_under_its_rates(tmp_path: Path, capsys) -> None:
     out = tmp_path / "fixed"
-    assert cli.main([*GTB_ARGS, "--schedules", "fixed:0.25", "--results_dir", str(out)]) == 0
+    # two episodes per env, the annealing open to the whole range for the second: no cap
+    args = ["--schedules", "fixed:0.25", "--phase2_steps", "200", "--tax_annealing_fraction", "0.5"]
+    assert cli.main([*GTB_ARGS, *args, "--results_dir", str(out)]) == 0
     config = yaml.safe_load((out / "phase2_fixed-0.25_seed0" / "config.yaml").read_text())
     (tax,) = [c["PeriodicBracketTax"] for c in config["env"]["components"]
               if "PeriodicBracketTax" in c]  # fmt: skip
@@ -294,6 +339,7 @@ def test_a_fixed_schedule_retrains_the_agents_under_its_rates(tmp_path: Path, ca
     (row,) = list(csv.DictReader(open(out / report.CSV_NAME)))
     assert row["schedule"] == "fixed:0.25"
     assert [float(row[f"rate_{b}"]) for b in BRACKETS] == [0.25] * 7
+    assert row["tax_limit"] == ""  # the evaluation is not capped either
     assert "fixed:0.25" in capsys.readouterr().out
 
 

@@ -36,3 +36,18 @@ def annealed_tax_mask(
     limit = annealed_tax_limit(completions, warmup_period, slope, float(abs_tax.max()))
     limit = np.asarray(limit)[(...,) + (None,) * abs_tax.ndim]
     return (abs_tax <= limit).astype(np.float32)
+
+
+HELD_LIMIT_SCALE = 2.0**40
+"""The warm-up of :func:`held_tax_limit_schedule`, in episodes (a power of two: exact)."""
+
+
+def held_tax_limit_schedule(limit: float) -> list[float]:
+    """``[warmup_period, slope]`` of an annealing held at ``limit`` (a share of the rate range,
+    strictly between 0 and 1): ``annealed_tax_limit`` gives exactly ``limit`` in a fresh env
+    (scaling by a power of two is exact) and ``limit * (1 + n / 2**40)`` after ``n`` finished
+    episodes. Evaluations use it to keep the limit a run was trained under."""
+    limit = float(limit)
+    if not 0.0 < limit < 1.0:
+        raise ValueError(f"a held tax limit must lie strictly between 0 and 1, got {limit!r}")
+    return [-HELD_LIMIT_SCALE, limit / HELD_LIMIT_SCALE]

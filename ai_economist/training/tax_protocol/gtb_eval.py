@@ -6,8 +6,10 @@ the reference model) under the run's own tax schedule, seeded apart from trainin
 (:func:`eval_seed`). The agents' actions are **sampled** from their policies (one torch
 generator seeded per run; argmax play of a PPO policy trained with an entropy bonus is not the
 policy that was trained), or greedy with ``greedy=True``; the AI planner always acts greedily
-(its rates are the schedule being scored). Tax annealing is switched off: it is a training
-device that caps every schedule's rates in a fresh env. The Saez model learns its rates from
+(its rates are the schedule being scored). Tax annealing is a training device that caps every
+schedule's rates: the evaluation holds the limit where the run's last training episodes had it
+(:func:`trained_tax_limit`; no limit once the annealing had opened the whole range), so a
+planner is never scored on rates it was never allowed to choose. The Saez model learns its rates from
 the incomes it sees, so a Saez run's envs play warm-up episodes before the scored one.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ai_economist.foundation.components.utils import annealed_tax_limit, held_tax_limit_schedule
 from ai_economist.training.tax_protocol.plan import TAX_COMPONENT, tax_entry
 
 EVAL_SEED_BASE = 1_000_000
@@ -30,14 +33,36 @@ def eval_seed(seed: int) -> int:
     return EVAL_SEED_BASE + 1000 * seed
 
 
-def eval_env_block(env_block: dict[str, Any]) -> dict[str, Any]:
-    """``env_block`` without tax annealing and without dense logs."""
+def eval_env_block(env_block: dict[str, Any], rate_limit: float | None = None) -> dict[str, Any]:
+    """``env_block`` without dense logs, its tax rates held below ``rate_limit`` (a share of
+    the range: :func:`~ai_economist.foundation.components.utils.held_tax_limit_schedule`) or,
+    with ``None``, without tax annealing."""
     block = copy.deepcopy(env_block)
     block["dense_log_frequency"] = None
     entry = tax_entry(block)
     if entry is not None:
-        entry[TAX_COMPONENT] = {**entry[TAX_COMPONENT], "tax_annealing_schedule": None}
+        schedule = None if rate_limit is None else held_tax_limit_schedule(rate_limit)
+        entry[TAX_COMPONENT] = {**entry[TAX_COMPONENT], "tax_annealing_schedule": schedule}
     return block
+
+
+def trained_tax_limit(state: dict) -> float | None:
+    """The share of the tax-rate range that a checkpoint's last training episodes allowed (its
+    tax annealing's limit after each env's finished episodes but the last), or ``None`` where
+    the run had no annealing, had opened the whole range or had not finished an episode."""
+    config = state["config"]
+    entry = tax_entry(config["env"])
+    tax = entry[TAX_COMPONENT] if entry is not None else None
+    schedule = tax.get("tax_annealing_schedule") if isinstance(tax, dict) else None
+    if schedule is None:
+        return None
+    envs = int(config["trainer"]["num_envs"]) * max(1, int(state.get("world_size") or 1))
+    per_episode = envs * int(config["env"]["episode_length"])
+    episodes = int(state.get("env_steps") or 0) // max(per_episode, 1)
+    if episodes < 1:
+        return None
+    limit = float(annealed_tax_limit(episodes - 1, float(schedule[0]), float(schedule[1]), 1.0))
+    return limit if limit < 1.0 else None
 
 
 @torch.no_grad()
@@ -49,7 +74,8 @@ def evaluate_gtb_run(
     planner's objective, ``coin_eq_times_productivity``), ``taxes_collected`` and the mean
     applied rate of each bracket (``rates``), plus the per-episode values; for an AI planner
     also ``planner_entropy`` (:func:`decision_entropy` of the scored episode: near 1, its
-    greedy rates are the argmax of an almost uniform policy, i.e. it has not learnt).
+    greedy rates are the argmax of an almost uniform policy, i.e. it has not learnt); with a
+    held rate limit (:func:`trained_tax_limit`) ``tax_limit``, its share of the range.
 
     A Saez run's envs first play ``saez_warmup`` unscored episodes: a fresh Saez model draws
     random rates until its buffer holds 500 incomes (4 agents x 10 tax days = 40 an episode)
@@ -61,7 +87,8 @@ def evaluate_gtb_run(
     from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
 
     state = load_checkpoint(find_checkpoint(train_dir))
-    env_block = eval_env_block(state["config"]["env"])
+    rate_limit = trained_tax_limit(state)
+    env_block = eval_env_block(state["config"]["env"], rate_limit)
     batch = GatherTradeBuildBatch(env_block, episodes, eval_seed(seed))
     models = load_policy_models(state, batch.policy_specs)
     generator = torch.Generator().manual_seed(eval_seed(seed))
@@ -72,6 +99,8 @@ def evaluate_gtb_run(
     out = summarise([episode_values(env) for env in batch.envs])
     if entropies:
         out["planner_entropy"] = float(np.mean(entropies))
+    if rate_limit is not None:
+        out["tax_limit"] = rate_limit
     return out
 
 

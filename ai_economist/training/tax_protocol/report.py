@@ -6,7 +6,9 @@ agents' total coin, ``equality`` is 1 - Gini of the coin, ``equality_x_productiv
 their product (the paper's trade-off), ``welfare`` the planner's own objective (GTB:
 ``coin_eq_times_productivity``, equality x coin per agent; one-step: the run config's),
 ``planner_entropy`` (GTB's AI planner only) how close its policy still is to uniform on its
-tax days (1 = uniform: its greedy rates mean little).
+tax days (1 = uniform: its greedy rates mean little), ``tax_limit`` (GTB, where the run's tax
+annealing had not opened the whole range) the share of the rate range its training ended with,
+which its evaluation kept.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import numpy as np
 from ai_economist.training.tax_protocol.manifest import RESULT
 
 COLUMNS = ["scenario", "schedule", "seed", "equality", "productivity", "equality_x_productivity",
-           "welfare", "taxes_collected", "planner_entropy", "train_env_steps", "run"]  # fmt: skip
+           "welfare", "taxes_collected", "planner_entropy", "tax_limit", "train_env_steps",
+           "run"]  # fmt: skip
 CSV_NAME = "results.csv"
 #: A planner whose entropy on its tax days is at least this share of the uniform one has not
 #: learnt a schedule: its greedy rates are the argmax of an almost flat policy.
@@ -117,7 +120,7 @@ def format_table(
                   if n != reference and m[score] > 0]  # fmt: skip
         if ratios:
             lines.append(f"{reference}'s mean {score} over that of " + ", ".join(ratios))
-    lines += unlearnt_planner_notes(rows)
+    lines += unlearnt_planner_notes(rows) + held_limit_notes(rows)
     return "\n".join(lines)
 
 
@@ -130,6 +133,16 @@ def unlearnt_planner_notes(rows: list[dict[str, Any]]) -> list[str]:
         "greedy rates are the argmax of an almost flat policy)"
         for r in rows
         if r.get("planner_entropy", 0.0) >= UNLEARNT_ENTROPY
+    ]
+
+
+def held_limit_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per row whose rates were held below the whole range (``tax_limit``)."""
+    return [
+        f"note: {r['schedule']} seed {r['seed']}: rates at most {r['tax_limit']:.1%} of the range, "
+        "in training (the tax annealing had not opened the whole range) and in the evaluation"
+        for r in rows
+        if r.get("tax_limit") not in (None, "")
     ]
 
 

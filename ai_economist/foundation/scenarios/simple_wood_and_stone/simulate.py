@@ -6,7 +6,8 @@ PeriodicBracketTax) with its swept parameters and the tax policy as the tax mode
 (``fixed-bracket-rates`` for free-market, us-federal and fixed rates; ``saez``), stepped on
 the batched numpy array economy (:mod:`.array_economy`); env ``i`` of a chunk is seeded by
 its run's ``seed``. The tax-rate annealing of training (``tax_annealing_schedule``) is off:
-a schedule's rates apply from the first step.
+a schedule's rates apply from the first step (a checkpoint's planner keeps the rate limit its
+training ended with, where that was below the whole range).
 
 Agents (``--agents``), scripted baselines drawing from a generator per run (``seed``):
 

@@ -23,6 +23,18 @@ def _models(chunk: EconomyChunk, specs: dict) -> dict:
     return models
 
 
+def planner_tax_limit(chunk: EconomyChunk) -> float | None:
+    """The rate limit a checkpoint's planner was trained under at the end (``None``: the whole
+    range, or no checkpoint planner): its replay keeps it, so it never picks a rate it was never
+    allowed (:func:`~ai_economist.training.tax_protocol.gtb_eval.trained_tax_limit`)."""
+    if chunk.policy.kind != "checkpoint":
+        return None
+    from ai_economist.training.tax_protocol.gtb_eval import trained_tax_limit
+    from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
+
+    return trained_tax_limit(load_checkpoint(find_checkpoint(chunk.policy.path)))
+
+
 def _batch(chunk: EconomyChunk):
     """The trainer's batch of the chunk's runs, each env reset from its run's seed."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
@@ -30,7 +42,8 @@ def _batch(chunk: EconomyChunk):
     )
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import env_config
 
-    batch = ArrayGatherTradeBuildBatch(env_config(chunk.group, chunk.policy), len(chunk.runs))
+    config = env_config(chunk.group, chunk.policy, planner_tax_limit(chunk))
+    batch = ArrayGatherTradeBuildBatch(config, len(chunk.runs))
     batch.state = ae.initial_state(batch.params, chunk.seeds)
     batch._write(batch._observe())
     batch._mirror.push("obs", "masks", "done")

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ai_economist.foundation.components import tax_brackets as tb
+from ai_economist.foundation.components.utils import held_tax_limit_schedule
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy as ae
 from ai_economist.foundation.scenarios.simple_wood_and_stone import array_economy_obs as aeo
 from ai_economist.foundation.scenarios.simple_wood_and_stone.configs import PHASE2_ENV_CONFIG
@@ -17,8 +18,10 @@ RATE_COLUMNS = rate_columns(c / 1000 for c in tb.US_FEDERAL_2018_CUTOFFS_USD)
 """One ``rate_<bracket>`` outcome column per US-federal bracket."""
 
 
-def env_config(group: dict[str, Any], policy) -> dict[str, Any]:
-    """The scenario kwargs of a run group under a tax policy (a :class:`Choice`)."""
+def env_config(group: dict[str, Any], policy, tax_limit: float | None = None) -> dict[str, Any]:
+    """The scenario kwargs of a run group under a tax policy (a :class:`Choice`), without tax
+    annealing or, given ``tax_limit`` (a share of the rate range), with the rates held below
+    it (a checkpoint's planner: the limit its training ended with)."""
     config = {k: v for k, v in PHASE2_ENV_CONFIG.items() if k != "components"}
     config.update(
         isoelastic_eta=float(group["isoelastic_eta"]),
@@ -32,7 +35,8 @@ def env_config(group: dict[str, Any], policy) -> dict[str, Any]:
         if name == "Build":
             kwargs["payment_max_skill_multiplier"] = float(group["skill_multiplier"])
         if name == "PeriodicBracketTax":
-            kwargs.update(period=int(group["tax_period"]), tax_annealing_schedule=None)
+            held = None if tax_limit is None else held_tax_limit_schedule(tax_limit)
+            kwargs.update(period=int(group["tax_period"]), tax_annealing_schedule=held)
             if policy.kind == "saez":
                 kwargs["tax_model"] = "saez"
             elif policy.kind == "checkpoint":
