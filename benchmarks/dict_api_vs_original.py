@@ -30,6 +30,7 @@ measurements of 1.7.1).
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import statistics
@@ -84,10 +85,39 @@ def _covid_actions(np, n_agents: int = 51) -> list[dict]:
 
 def _random_valid_action(np, mask, rng, multi):
     """A uniformly random action allowed by a flattened ``mask`` (one per sub-space if
-    ``multi``), as ``cpu_step.random_valid_action``."""
-    allowed = np.flatnonzero(mask)
+    ``multi``), as ``cpu_step.random_valid_action``: the same draws and the same actions
+    (Python ints), the sub-spaces' bounds found by ``bisect`` in Python instead of numpy's
+    ``cumsum``/``searchsorted``/``repeat`` on a few values (:func:`_random_valid_multi_numpy`
+    where a sub-space allows nothing or ``mask`` is longer than the sub-spaces)."""
+    allowed = np.ravel(mask).nonzero()[0]  # = np.flatnonzero(mask), one wrapper less
     if multi is None:
         return int(allowed[int(rng.random() * allowed.size)])
+    positions = allowed.tolist()
+    starts, bounds = _subspace_bounds(positions, multi)
+    if bounds[-1] != len(positions) or any(lo == hi for lo, hi in zip(bounds, bounds[1:])):
+        return _random_valid_multi_numpy(np, allowed, rng, multi)
+    picks = rng.random(len(multi)).tolist()
+    return [
+        positions[lo + int(u * (hi - lo))] - start
+        for lo, hi, u, start in zip(bounds, bounds[1:], picks, starts)
+    ]
+
+
+def _subspace_bounds(positions: list[int], multi) -> tuple[list[int], list[int]]:
+    """Each sub-space's first flat index (sizes ``multi``) and where the ascending
+    ``positions`` enter each sub-space, then where they pass the last one
+    (``np.searchsorted(positions, np.cumsum([0] + multi))``)."""
+    starts, bounds, start = [], [bisect.bisect_left(positions, 0)], 0
+    for n in multi:
+        starts.append(start)
+        start += int(n)
+        bounds.append(bisect.bisect_left(positions, start, bounds[-1]))
+    return starts, bounds
+
+
+def _random_valid_multi_numpy(np, allowed, rng, multi):
+    """The multi-action draw of :func:`_random_valid_action` in numpy (``allowed``: the
+    mask's nonzero flat indices), for the masks its fast path leaves out."""
     starts = np.cumsum([0] + multi)
     bounds = np.searchsorted(allowed, starts).tolist()
     picks = rng.random(len(multi)).tolist()

@@ -40,3 +40,30 @@ def test_a_missing_original_is_refused_by_name(bench, monkeypatch, tmp_path, cap
     with pytest.raises(SystemExit):
         bench.main()
     assert f"--original '{tmp_path}'" in capsys.readouterr().err
+
+
+def test_subspace_bounds_of_hand_made_positions(bench):
+    # sub-spaces [0, 3), [3, 5), [5, 9); allowed flat indices 0, 2, 3, 5, 8
+    assert bench._subspace_bounds([0, 2, 3, 5, 8], [3, 2, 4]) == ([0, 3, 5], [0, 2, 3, 5])
+
+
+def test_random_valid_action_draws_as_the_numpy_version(bench):
+    import numpy as np
+
+    multi = [np.int32(4), np.int32(3), np.int32(5)]  # the planner's sizes are numpy ints
+    masks = np.random.default_rng(1).random((300, 12)) < 0.4
+    masks[:200, [0, 4, 7]] = True  # the NO-OPs allowed (the fast path)
+    masks[200:, 4:7] = False  # an empty sub-space (the numpy version)
+    masks[200:, [0, 7]] = True
+    fast, slow = np.random.default_rng(2), np.random.default_rng(2)
+    for mask in masks:
+        allowed = np.flatnonzero(mask)
+        got = bench._random_valid_action(np, mask.astype(np.float32), fast, multi)
+        assert got == bench._random_valid_multi_numpy(np, allowed, slow, multi)
+        assert all(type(a) is int for a in got)
+    assert fast.random() == slow.random()  # the same draws in the same order
+    hand = np.zeros(12, dtype=np.float32)
+    hand[[0, 2, 4, 7, 11]] = 1  # allowed: {0, 2}, {0}, {0, 4}
+    picks = np.random.default_rng(3).random(3)
+    expected = [[0, 2][int(picks[0] * 2)], 0, [0, 4][int(picks[2] * 2)]]
+    assert bench._random_valid_action(np, hand, np.random.default_rng(3), multi) == expected

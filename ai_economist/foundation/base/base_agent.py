@@ -287,6 +287,12 @@ class BaseAgent:
     def resolve_actions(self, actions: Any) -> list[tuple[str, int]]:
         """The ``(sub_space, local_action)`` writes ``parse_actions(actions)`` would make,
         validated but not made (TypeError/ValueError/KeyError naming the agent otherwise)."""
+        if type(actions) is int and not self.multi_action_mode:  # the common case, directly
+            if actions == 0:
+                return []
+            target = self.single_action_map.get(actions)
+            if target is not None:
+                return [target]
         if isinstance(actions, dict):
             if not self.multi_action_mode and len(actions) > 1:
                 raise ValueError(

@@ -178,6 +178,8 @@ class DirectObservations(NotCopied):
         self._scalar_idx = np.zeros(0, dtype=np.int64)
         self._n_scalars = 0
         self._obs_keys: list[str] = []
+        # (key, start, stop, only a "flat") of the keys that are not observation keys
+        self._planner_order: list[tuple[str, int, int, bool]] = []
 
     @classmethod
     def build(
@@ -207,7 +209,21 @@ class DirectObservations(NotCopied):
         direct._scalar_idx = np.array(positions, dtype=np.int64)
         direct._n_scalars = len(positions)
         direct._obs_keys = list(obs_keys)
+        direct._split_flat_only()
         return direct
+
+    def _split_flat_only(self) -> None:
+        """Take the keys that are not observation keys and hold only a ``"flat"`` (the
+        planner's per-agent entries) out of the per-step dicts: :meth:`assemble` gives
+        them their slice of the buffer directly, in the same order."""
+        flat_only = {k for k, t in self._templates.items() if not t and k not in self._obs_keys}
+        self._templates = {k: t for k, t in self._templates.items() if k not in flat_only}
+        self._planner_order = [
+            (k, start, stop, k in flat_only)
+            for k, start, stop in self._bounds
+            if k not in self._obs_keys
+        ]
+        self._bounds = [b for b in self._bounds if b[0] not in flat_only]
 
     def assemble(self, time_value: float) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """``(obs, agent-wise planner obs)`` as ``merge_and_flatten`` returns them, or None
@@ -231,4 +247,11 @@ class DirectObservations(NotCopied):
         for key, start, stop in self._bounds:
             outs[key]["flat"] = buf[start:stop]
         obs = {k: outs.pop(k) for k in self._obs_keys}
-        return obs, {k: o["flat"] if len(o) == 1 else o for k, o in outs.items()}
+        planner = {}
+        for key, start, stop, flat_only in self._planner_order:
+            if flat_only:
+                planner[key] = buf[start:stop]
+            else:
+                o = outs[key]
+                planner[key] = o["flat"] if len(o) == 1 else o
+        return obs, planner

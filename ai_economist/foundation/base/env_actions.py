@@ -37,13 +37,16 @@ class EnvironmentActions:
                 f"actions must be a dict keyed by agent idx, got {type(action_dictionary).__name__}"
             )
         checked: list[tuple[Any, Any]] = []
+        lookup = self._agent_lookup  # get_agent's table, read directly for str keys
         for key, value in action_dictionary.items():
             if key == "a":
                 if self._collated_layout is None:
                     self._collated_layout = CollatedLayout(self.world.agents)
                 checked.append(("a", self._collated_layout.check_actions(value)))
             else:
-                agent = self.get_agent(key)
+                agent = lookup.get(key) if type(key) is str else None
+                if agent is None:
+                    agent = self.get_agent(key)
                 checked.append((agent, agent.resolve_actions(value)))
         return checked
 

@@ -66,7 +66,9 @@ def copy_actions(actions: Any) -> Any:
         return None
     out = {}
     for key, value in actions.items():
-        if isinstance(value, np.ndarray):
+        if type(value) is int:  # the common case first: nothing to copy
+            out[key] = value
+        elif isinstance(value, np.ndarray):
             out[key] = value.copy()
         elif type(value) is list and set(map(type, value)) <= _INT_ONLY:
             out[key] = value.copy()  # a multi-action list of ints: no deepcopy needed

@@ -168,11 +168,30 @@ class Build(BaseComponent):
         if len(where) != len(agents):
             return None
 
-        def write(buf: np.ndarray, completions: int) -> None:
-            # the buffer starts at zeros here: store only the allowed builds
+        def write_own_rule(buf: np.ndarray, completions: int) -> None:
             for position, agent in zip(where, agents):
                 if self.agent_can_build(agent):
                     buf[position] = 1
+
+        if type(self).agent_can_build is not Build.agent_can_build:
+            return write_own_rule  # a subclass's own build rule: asked per agent
+
+        def write(buf: np.ndarray, completions: int) -> None:
+            # the buffer starts at zeros here: store only the allowed builds
+            if "agent_can_build" in self.__dict__:  # replaced on the instance
+                write_own_rule(buf, completions)
+                return
+            # agent_can_build, inlined: the resources first (most agents lack them)
+            costs, world = self.resource_cost.items(), self.world
+            for position, agent in zip(where, agents):
+                inventory = agent.state["inventory"]
+                for resource, cost in costs:
+                    if inventory[resource] < cost:
+                        break
+                else:
+                    r, c = agent.state["loc"]
+                    if world.location_is_clear(r, c):
+                        buf[position] = 1
 
         return write
 

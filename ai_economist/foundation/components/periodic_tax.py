@@ -303,14 +303,17 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             return None
         planner, names = self.world.planner.idx, self._masks.sub_names
         where = np.concatenate([slots.positions(planner, name) for name in names])
-        joined: list = [None, None]  # the last masks dict and its sub-spaces, concatenated
+        # the last masks dict, its sub-spaces concatenated, and whether any entry is nonzero
+        joined: list = [None, None, True]
 
         def write(buf: np.ndarray, completions: int) -> None:
             self._masks.update_completions(completions)
             masks = self._masks.masks(self.tax_cycle_pos == 1, completions)
             if joined[0] is not masks:  # PlannerTaxMasks keeps each dict (and its arrays)
-                joined[:] = masks, np.concatenate([masks[name] for name in names])
-            buf[where] = joined[1]
+                values = np.concatenate([masks[name] for name in names])
+                joined[:] = masks, values, bool(np.count_nonzero(values))
+            if joined[2]:  # the buffer starts at zeros here: all-zero masks write nothing
+                buf[where] = joined[1]
 
         return write
 

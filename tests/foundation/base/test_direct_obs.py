@@ -164,3 +164,18 @@ def test_copies_rebuild_the_direct_paths_for_their_own_objects(how):
         assert_same(out, out_twin)
         obs = out[0]
     assert twin._direct._sources[0] is twin and twin._masks._direct
+
+
+def _even_agents_may_build(agent):
+    return agent.idx % 2 == 0
+
+
+def test_the_build_mask_writer_asks_a_replaced_build_rule():
+    envs = make(), general(make())
+    for env in envs:
+        build = next(c for c in env._components if isinstance(c, Build))
+        build.agent_can_build = _even_agents_may_build  # on the instance
+    run_both(*envs, 20)
+    obs = envs[0].step({})[0]
+    assert [obs[str(i)]["action_mask"][1] for i in range(4)] == [1, 0, 1, 0]  # build: slot 1
+    assert envs[0]._masks._direct

@@ -29,18 +29,21 @@ class MaskedActionCheck:
         masks = self._last_masks
         if getattr(self, "check_action_masks", False) and masks is not None:
             # checked holds one entry per action_dictionary entry, in its order
-            for value, (target, writes) in zip(action_dictionary.values(), checked):
-                if target != "a" and writes and not self._allowed_flat(target, value, writes):
+            for (key, value), (target, writes) in zip(action_dictionary.items(), checked):
+                if target != "a" and writes and not self._allowed_flat(target, value, writes, key):
                     for sub, local in writes:
                         self._check_masked(target, sub, local)
         return checked
 
-    def _allowed_flat(self, agent: Any, value: Any, writes: list[tuple[str, int]]) -> bool:
+    def _allowed_flat(
+        self, agent: Any, value: Any, writes: list[tuple[str, int]], key: Any = None
+    ) -> bool:
         """Whether a flat (1-D) mask allows every write, read without the general lookups:
         a single-action int is its own mask index, a multi-action write its sub-space's
         block start plus the local action. False where it does not or the mask is not
-        flat (the caller then checks each write, raising on a masked one)."""
-        mask = self._last_masks.get(str(agent.idx))
+        flat (the caller then checks each write, raising on a masked one). ``key``: the
+        agent's key in the action dict (a str key is ``str(agent.idx)``)."""
+        mask = self._last_masks.get(key if type(key) is str else str(agent.idx))
         if type(mask) is not np.ndarray or mask.ndim != 1:
             return False
         if not agent.multi_action_mode:

@@ -110,7 +110,7 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
         self._source_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._regrow_cache: dict[str, tuple[tuple, tuple[np.ndarray, np.ndarray]]] = {}
         self._map_cache = MapCache()
-        self._table_cache: tuple[list, dynamics.RegrowTable | None, list] | None = None
+        self._table_cache: tuple[list, dynamics.RegrowTable | None, list, list] | None = None
         self._inventory_names = {r: "inventory-" + r for r in self.resources}
         zero = {agent.idx: 0.0 for agent in self.all_agents}
         self.init_optimization_metric = dict(zero)
@@ -269,15 +269,22 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
     def _regrow_table(self) -> dynamics.RegrowTable | None:
         """:func:`dynamics.regrow_table` of wood and stone, kept while neither map, source map
         nor spec changed; None where a ``regen_halfwidth`` is not 0 or the table does not
-        apply (the general path then regrows)."""
+        apply (the general path then regrows). While no map was written (``Maps.version``)
+        and the specs are the same, the maps are not looked at."""
         maps, specs = self.world.maps, self.layout_specs
+        quick = [maps.version]
+        for r in RESOURCES:
+            spec = specs[r]
+            quick += [spec["regen_weight"], spec["max_health"], spec["regen_halfwidth"]]
+        cached = self._table_cache
+        if cached is not None and cached[3] == quick:
+            return cached[1]
         key, sources = [], []
         for r, source_name in zip(RESOURCES, _SOURCE_NAMES):
             spec = specs[r]
             sources.append(maps.get(source_name))
             key += [maps.layer_stamp(r), spec["regen_weight"], spec["max_health"]]
             key.append(spec["regen_halfwidth"])
-        cached = self._table_cache
         stale = cached is None or cached[0] != key
         if not stale:  # the same source maps (a loop: no generator frame per step)
             for before, now in zip(cached[2], sources):
@@ -292,7 +299,10 @@ class WoodAndStoneBase(MaskedActionCheck, BaseEnvironment):
                 table = dynamics.regrow_table(
                     cells, inputs, [specs[r]["max_health"] for r in RESOURCES]
                 )
-            cached = self._table_cache = (key, table, sources)
+            cached = (key, table, sources)
+        else:
+            cached = cached[:3]
+        self._table_cache = (*cached, quick)
         return cached[1]
 
     def _source_cells(self, resource: str) -> np.ndarray:
