@@ -138,6 +138,20 @@ def plan_reset(dm: CUDADataManager) -> ResetPlan | None:
     return ResetPlan(restore, zero, done, timestep, dm.version, restore_bytes, zero_bytes)
 
 
+def reset_table(plan: ResetPlan) -> list[tuple[int, int, int, int, int]]:
+    """The CUDA C kernel's table, one row per array: (live pointer, snapshot pointer or 0 to
+    zero, units per env, unit size 4 or 1, 1 if the snapshot is one row shared by every env)."""
+
+    def restored(pairs, unit):
+        return [(a.data_ptr(), s.data_ptr(), a.shape[1], unit, int(s.shape[0] < a.shape[0]))
+                for a, s in pairs]  # fmt: skip
+
+    rows = restored(plan.restore, 4) + [(a.data_ptr(), 0, a.shape[1], 4, 0) for a in plan.zero]
+    rows += restored(plan.restore_bytes, 1)
+    rows += [(a.data_ptr(), 0, a.shape[1], 1, 0) for a in plan.zero_bytes]
+    return rows
+
+
 class FusedReset:
     """``reset_done`` of a kernel backend in one launch (see the module docstring).
 
@@ -169,13 +183,7 @@ class FusedReset:
 
         from ai_economist.warp_drive.function_manager import CUDAFunctionManager
 
-        def restored(pairs, unit):  # the last column: the snapshot has one row for all envs
-            return [(a.data_ptr(), s.data_ptr(), a.shape[1], unit, int(s.shape[0] < a.shape[0]))
-                    for a, s in pairs]  # fmt: skip
-
-        rows = restored(plan.restore, 4) + [(a.data_ptr(), 0, a.shape[1], 4, 0) for a in plan.zero]
-        rows += restored(plan.restore_bytes, 1)
-        rows += [(a.data_ptr(), 0, a.shape[1], 1, 0) for a in plan.zero_bytes]
+        rows = reset_table(plan)
         flat = [v for row in rows for v in row] or [0, 0, 0, 4, 0]
         self._table = torch.tensor(flat, dtype=torch.int64, device=plan.done.device)
         n = self.data_manager.num_envs

@@ -227,3 +227,38 @@ def test_arrays_pushed_later_rebuild_the_reset_or_hand_it_to_torch():
     assert not fused()  # bool arrays do not fit: no launch
     w.reset_only_done_envs()  # the torch reset instead
     assert flags[:, 0].tolist() == [False, False, False, True] and w.done().sum() == 0
+
+
+def test_cuda_c_reset_emulated_on_the_cpu_equals_the_torch_reset(tmp_path):
+    """The CUDA C kernel compiled by g++ against the COVID-19 tests' CUDA shim (one std::thread
+    per CUDA thread), on a plan with shared snapshot rows (words and bytes) and per-env ones."""
+    import ctypes
+    import shutil
+    from pathlib import Path
+
+    from ai_economist.warp_drive.fused_reset import reset_table
+
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not installed")
+    here = Path(__file__).resolve().parent
+    shim = here.parent / "foundation" / "scenarios" / "covid19" / "cuda_emulation"
+    library = tmp_path / "libreset_emu.so"
+    cmd = ["g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-w",
+           f'-DRESET_SOURCE="{RESET_SOURCE}"', "-I", str(shim),
+           str(here / "reset_emulation" / "reset_emu.cpp"), "-o", str(library)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    dm, ref = replicated_dm(), replicated_dm()
+    plan = plan_reset(dm)
+    rows = reset_table(plan)
+    assert sorted(row[4] for row in rows) == [0, 0, 1, 1]  # level and flags share one row
+    table = torch.tensor([v for row in rows for v in row], dtype=torch.int64)
+    emu = ctypes.CDLL(str(library)).emu_reset
+    emu.argtypes = [ctypes.c_void_p, *[ctypes.c_int] * 3, ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_int, ctypes.c_int]  # fmt: skip
+    emu(table.data_ptr(), len(rows), 5, 2, plan.done.data_ptr(), plan.timestep.data_ptr(), 3, 8)
+    CUDAEnvironmentReset(ref, use_cuda_graph=False).reset_when_done()
+    for name in ("level", "flags", "own", "reward", "_done_", "_timestep_"):
+        want = ref.data_on_device_via_torch(name).numpy()
+        np.testing.assert_array_equal(dm.data_on_device_via_torch(name).numpy(), want, name)
+    assert dm.data_on_device_via_torch("flags").numpy()[4].tolist() == [1, 2, 3]
