@@ -92,7 +92,7 @@ class Gather(BaseComponent):
 
     def component_step(self) -> None:
         """Move the agents (in random order), then collect what lies under each one."""
-        world = self.world
+        world = self._world
         rng, maps, (h, w) = world.rng, world.maps, world.world_size
         gathers: list[dict[str, Any]] = []
         for agent in world.get_random_order_agents():
@@ -162,7 +162,7 @@ class Gather(BaseComponent):
         """Set ``out[starts[i] + j] = 1.0`` for each allowed move j (0..3: left, right, up,
         down) of agent i (``out``, a list or float32 array, holds 0 there), read from the
         bytes of the occupancy and accessibility maps (without numpy's scalar indexing)."""
-        world = self.world
+        world = self._world
         h, w = world.world_size
         maps = world.maps
         free = maps.unoccupied.tobytes()

@@ -259,7 +259,7 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         floats for the few agents: the same float64 subtraction and bracket search
         (``bisect_right`` is ``searchsorted(side="right")``) as ``tb.marginal_rate``."""
         endowment = [  # total_endowment("Coin"), inlined
-            a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self.world.agents
+            a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self._world.agents
         ]
         key = (endowment, self.last_coin.tobytes(), self._live_rate_key())
         if key != self._marginal_cache_key:
