@@ -274,11 +274,12 @@ class Maps:
         """Record that ``agent`` now occupies ``(r, c)`` (freeing its previous cell)."""
         if not (0 <= r < self.sz_h and 0 <= c < self.sz_w):
             raise ValueError(f"Location ({r}, {c}) is outside the {self.size} map")
-        previous = self._agent_locs[agent.idx]
+        idx = agent.idx
+        previous = self._agent_locs[idx]
         if previous is not None:
             self._unoccupied[previous] = True
         self._unoccupied[r, c] = False
-        self._agent_locs[agent.idx] = (r, c)
+        self._agent_locs[idx] = (r, c)
 
     def clear_agent_loc(self, agent: BaseAgent | None = None) -> None:
         """Free the cell of ``agent`` (or of every agent)."""

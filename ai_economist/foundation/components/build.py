@@ -95,7 +95,7 @@ class Build(BaseComponent):
 
     def component_step(self) -> None:
         """Build for every agent that chose to and can (random order)."""
-        world = self.world
+        world = self._world
         builds: list[dict[str, Any]] = []
         name = self.name
         for agent in world.agents:
@@ -144,13 +144,14 @@ class Build(BaseComponent):
         """Direct-path writer of :meth:`generate_observations` (``base/direct_obs.py``)."""
         agents = self.world.agents
         slots.scalars([(str(a.idx), f) for a in agents for f in ("build_payment", "build_skill")])
+        idxs = [a.idx for a in agents]
 
         def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
             scale = self.payment if self.payment > 0 else 1
             skills = self.sampled_skills
-            for agent in agents:
+            for agent, idx in zip(agents, idxs):
                 scalars.append(agent.state["build_payment"] / scale)
-                scalars.append(skills[agent.idx])
+                scalars.append(skills[idx])
 
         return write
 
@@ -171,7 +172,7 @@ class Build(BaseComponent):
         def write_own_rule(buf: np.ndarray, completions: int) -> None:
             for position, agent in zip(where, agents):
                 if self.agent_can_build(agent):
-                    buf[position] = 1
+                    buf[position] = 1.0
 
         if type(self).agent_can_build is not Build.agent_can_build:
             return write_own_rule  # a subclass's own build rule: asked per agent
@@ -191,7 +192,7 @@ class Build(BaseComponent):
                 else:
                     r, c = agent.state["loc"]
                     if world.location_is_clear(r, c):
-                        buf[position] = 1
+                        buf[position] = 1.0
 
         return write
 

@@ -117,7 +117,7 @@ def mask_writer(cda: Any, slots: Any) -> Any:
                     start = buy[i][0]
                     buf[start : start + affordable[i]] = 1  # the prices <= its coin
                     if inv[c] > 0:
-                        buf[sell[i][0] : sell[i][1]] = 1
+                        buf[sell[i][0] : sell[i][1]] = 1.0
 
     return write
 

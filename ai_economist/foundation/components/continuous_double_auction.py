@@ -140,8 +140,8 @@ class ContinuousDoubleAuction(BaseComponent):
         # The earlier order sets the price: the ask's when the bid is not older.
         price = ask["ask"] if bid["bid_lifetime"] <= ask["ask_lifetime"] else bid["bid"]
         trade["price"] = trade["cost"] = trade["income"] = int(price)
-        buyer = self.world.agents[bid["buyer"]]
-        seller = self.world.agents[ask["seller"]]
+        agents = self._world.agents
+        buyer, seller = agents[bid["buyer"]], agents[ask["seller"]]
         self.bid_hists[resource][buyer.idx, bid["bid"] - self.price_floor] -= 1
         self.ask_hists[resource][seller.idx, ask["ask"] - self.price_floor] -= 1
         self.n_orders[resource][seller.idx] -= 1
@@ -223,12 +223,13 @@ class ContinuousDoubleAuction(BaseComponent):
     def _cancel(self, resource: str, orders: list[dict], side: str) -> None:
         """Return expired ``side`` orders on ``resource`` to their owners, in order."""
         owner, hists = ("buyer", self.bid_hists) if side == "bid" else ("seller", self.ask_hists)
+        agents = self._world.agents
         for order in orders:
             agent, price = order[owner], order[side]
             if side == "bid":
-                self.world.agents[agent].escrow_to_inventory("Coin", price)
+                agents[agent].escrow_to_inventory("Coin", price)
             else:
-                self.world.agents[agent].escrow_to_inventory(resource, 1)
+                agents[agent].escrow_to_inventory(resource, 1)
             hists[resource][agent, price - self.price_floor] -= 1
             self.n_orders[resource][agent] -= 1
 
@@ -250,7 +251,7 @@ class ContinuousDoubleAuction(BaseComponent):
         """Place the new orders, match the books, expire old orders."""
         changed = set()
         self._history *= PRICE_DECAY
-        agents = self.world.agents
+        agents = self._world.agents
         for resource in self.commodities:
             buy, sell = self._buy_names[resource], self._sell_names[resource]
             n_open = len(self.bids[resource]) + len(self.asks[resource])

@@ -13,6 +13,7 @@ Random draws come from the environment's generator.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -91,7 +92,7 @@ class Gather(BaseComponent):
 
     def component_step(self) -> None:
         """Move the agents (in random order), then collect what lies under each one."""
-        world = self.world
+        world = self._world
         rng, maps, (h, w) = world.rng, world.maps, world.world_size
         gathers: list[dict[str, Any]] = []
         for agent in world.get_random_order_agents():
@@ -147,35 +148,44 @@ class Gather(BaseComponent):
     def _allowed_moves(self) -> np.ndarray:
         """float32 (n_agents, 4): 1 where the move's target cell is on the map, accessible
         to the agent and unoccupied."""
-        return np.array(self._allowed_move_rows(), dtype=np.float32).reshape(self.n_agents, 4)
+        flat = [0.0] * (4 * self.n_agents)
+        self._mark_allowed_moves(flat, range(0, len(flat), 4))
+        return np.array(flat, dtype=np.float32).reshape(self.n_agents, 4)
 
     def _allowed_move_rows(self) -> list[list[float]]:
-        """:meth:`_allowed_moves` as one list of 4 floats per agent (1.0 or 0.0), read from
-        the bytes of the occupancy and accessibility maps (without numpy's scalar indexing)."""
-        world = self.world
+        """:meth:`_allowed_moves` as one list of 4 floats per agent (1.0 or 0.0)."""
+        flat = [0.0] * (4 * self.n_agents)
+        self._mark_allowed_moves(flat, range(0, len(flat), 4))
+        return [flat[i : i + 4] for i in range(0, len(flat), 4)]
+
+    def _mark_allowed_moves(self, out: Any, starts: Sequence[int]) -> None:
+        """Set ``out[starts[i] + j] = 1.0`` for each allowed move j (0..3: left, right, up,
+        down) of agent i (``out``, a list or float32 array, holds 0 there), read from the
+        bytes of the occupancy and accessibility maps (without numpy's scalar indexing)."""
+        world = self._world
         h, w = world.world_size
         maps = world.maps
         free = maps.unoccupied.tobytes()
         access = self._access_bytes(maps.accessibility)
-        rows = []
-        for i, agent in enumerate(world.agents):
+        for i, (agent, s) in enumerate(zip(world.agents, starts)):
             r, c = agent.state["loc"]
             if not (0 <= r < h and 0 <= c < w):
-                rows.append(_allowed_from(free, access, i, r, c, h, w))
+                for j, allowed in enumerate(_allowed_from(free, access, i, r, c, h, w)):
+                    if allowed:
+                        out[s + j] = 1.0
                 continue
             # MOVES unrolled (left, right, up, down); k: the agent's cell, flat; a: the same
             # cell in its access map
             k = r * w + c
             a = i * h * w + k
-            rows.append(
-                [
-                    1.0 if c > 0 and free[k - 1] and access[a - 1] else 0.0,
-                    1.0 if c + 1 < w and free[k + 1] and access[a + 1] else 0.0,
-                    1.0 if r > 0 and free[k - w] and access[a - w] else 0.0,
-                    1.0 if r + 1 < h and free[k + w] and access[a + w] else 0.0,
-                ]
-            )
-        return rows
+            if c > 0 and free[k - 1] and access[a - 1]:
+                out[s] = 1.0
+            if c + 1 < w and free[k + 1] and access[a + 1]:
+                out[s + 1] = 1.0
+            if r > 0 and free[k - w] and access[a - w]:
+                out[s + 2] = 1.0
+            if r + 1 < h and free[k + w] and access[a + w]:
+                out[s + 3] = 1.0
 
     def _access_bytes(self, access: np.ndarray) -> bytes:
         """``access.tobytes()`` (C order), kept while ``Maps.accessibility`` returns the same
@@ -187,10 +197,14 @@ class Gather(BaseComponent):
 
     def mask_writer(self, slots: Any) -> Any:
         """Direct-path writer of :meth:`generate_masks` (``base/direct_masks.py``)."""
-        where = np.stack([slots.positions(str(a.idx)) for a in self.world.agents])
+        where = [slots.positions(str(a.idx)) for a in self.world.agents]
+        if any(len(p) != 4 or (p[1:] - p[:-1] != 1).any() for p in where):
+            return None
+        starts = [int(p[0]) for p in where]  # each agent's 4 entries, back to back
 
         def write(buf: np.ndarray, completions: int) -> None:
-            buf[where] = self._allowed_move_rows()
+            # the buffer starts at zeros here: only the allowed moves are written
+            self._mark_allowed_moves(buf, starts)
 
         return write
 

@@ -259,11 +259,11 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
         floats for the few agents: the same float64 subtraction and bracket search
         (``bisect_right`` is ``searchsorted(side="right")``) as ``tb.marginal_rate``."""
         endowment = [  # total_endowment("Coin"), inlined
-            a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self.world.agents
+            a.state["inventory"]["Coin"] + a.state["escrow"]["Coin"] for a in self._world.agents
         ]
-        rates = self._live_rate_list()
-        key = (endowment, self.last_coin.tobytes(), rates)
+        key = (endowment, self.last_coin.tobytes(), self._live_rate_key())
         if key != self._marginal_cache_key:
+            rates = self._live_rate_list()
             cutoffs = np.asarray(self.bracket_cutoffs, dtype=np.float64).tolist()
             self._marginal_cache = [
                 0.0 if income < 0 else rates[max(bisect.bisect_right(cutoffs, income) - 1, 0)]
@@ -274,20 +274,32 @@ class PeriodicBracketTax(SaezTaxMixin, BaseComponent):
             self._marginal_cache_key = key
         return self._marginal_cache
 
-    def _live_rate_list(self) -> list[float]:
-        """``curr_marginal_rates`` as a list of float64 values; discretized rates (float64
-        table, list of indices) read by list indexing instead of a fancy index."""
-        disc, indices = self.disc_rates, self.curr_rate_indices
-        if (
+    def _indexed_rates(self) -> bool:
+        """Whether the live rates are discretized ones read from a float64 table by a list
+        of indices (what :meth:`_live_rate_list` and :meth:`_live_rate_key` read directly)."""
+        disc = self.disc_rates
+        return (
             self.use_discretized_rates
-            and type(indices) is list
+            and type(self.curr_rate_indices) is list
             and type(disc) is np.ndarray
             and disc.dtype == np.float64
             and disc.ndim == 1
-        ):
-            table = disc.tolist()
-            return [table[i] for i in indices]
+        )
+
+    def _live_rate_list(self) -> list[float]:
+        """``curr_marginal_rates`` as a list of float64 values; discretized rates (float64
+        table, list of indices) read by list indexing instead of a fancy index."""
+        if self._indexed_rates():
+            table = self.disc_rates.tolist()
+            return [table[i] for i in self.curr_rate_indices]
         return np.asarray(self.curr_marginal_rates, dtype=np.float64).tolist()
+
+    def _live_rate_key(self) -> Any:
+        """What fixes :meth:`_live_rate_list`: the table's bytes and the indices for
+        discretized rates (without building the list), else the list itself."""
+        if self._indexed_rates():
+            return self.disc_rates.tobytes(), tuple(self.curr_rate_indices)
+        return self._live_rate_list()
 
     def generate_masks(self, completions: int = 0) -> dict[str, Any]:
         """Planner rate masks: all zero except on a period's first step (annealing applies)."""

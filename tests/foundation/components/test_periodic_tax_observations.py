@@ -83,3 +83,18 @@ def test_cached_observations_equal_the_uncached_ones(tax_settings):
             assert_same(tax.generate_observations(), uncached_observations(tax))
             incomes_seen.add(tuple(np.round(tax.last_income, 6)))
     assert len(incomes_seen) > 2  # tax days with incomes happened
+
+
+def test_live_rate_key_is_the_table_bytes_and_indices_for_discretized_rates():
+    kwargs = configs.env_config(configs.PHASE2_ENV_CONFIG)
+    env = foundation.make_env_instance(configs.SCENARIO_NAME, seed=3, **kwargs)
+    tax = env.get_component("PeriodicBracketTax")
+    env.reset()
+    tax.disc_rates = np.array([0.0, 0.25, 0.5])
+    tax.curr_rate_indices = [2, 0, 1, 1, 0, 2, 0]
+    assert tax._indexed_rates()
+    assert tax._live_rate_list() == [0.5, 0.0, 0.25, 0.25, 0.0, 0.5, 0.0]
+    assert tax._live_rate_key() == (np.array([0.0, 0.25, 0.5]).tobytes(), (2, 0, 1, 1, 0, 2, 0))
+    tax.curr_rate_indices = np.array([2, 0, 1, 1, 0, 2, 0])  # not a list: the rates themselves
+    assert not tax._indexed_rates()
+    assert tax._live_rate_key() == [0.5, 0.0, 0.25, 0.25, 0.0, 0.5, 0.0]

@@ -56,6 +56,20 @@ def test_masks_exclude_the_map_edge_and_occupied_cells(make_env):
     assert masks[1].tolist() == [0, 1, 1, 0]
 
 
+def test_mark_allowed_moves_writes_ones_at_each_agents_start_only(make_env):
+    env = make_env()
+    place(env, 0, 0, 3)  # out of the way first
+    place(env, 1, 4, 1)
+    place(env, 0, 4, 0)
+    out = [0.0] * 12
+    env.get_component("Gather")._mark_allowed_moves(out, [7, 1])
+    # agent 0 at (4, 0): only up (entry 2); agent 1 at (4, 1): right and up (entries 1, 2)
+    assert out == [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    out = np.zeros(12, dtype=np.float32)
+    env.get_component("Gather")._mark_allowed_moves(out, [0, 4])
+    assert out.tolist() == [0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0]
+
+
 def _reference_move_mask(env, i):
     """Agent i's move mask from the maps' arrays: on the map, unoccupied, accessible."""
     from ai_economist.foundation.components.move import MOVES
