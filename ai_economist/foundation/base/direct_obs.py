@@ -180,6 +180,9 @@ class DirectObservations(NotCopied):
         self._obs_keys: list[str] = []
         # (key, start, stop, only a "flat") of the keys that are not observation keys
         self._planner_order: list[tuple[str, int, int, bool]] = []
+        # per key of the per-step dicts: (key, index of its time value or None, start, stop)
+        self._fill_plan: list[tuple[str, int | None, int, int]] = []
+        self._outs_are_obs = False  # the per-step dicts' keys are the observation keys
 
     @classmethod
     def build(
@@ -224,6 +227,16 @@ class DirectObservations(NotCopied):
             if k not in self._obs_keys
         ]
         self._bounds = [b for b in self._bounds if b[0] not in flat_only]
+        self._plan_fills()
+
+    def _plan_fills(self) -> None:
+        """One entry per key of the per-step dicts for :meth:`assemble`'s single pass
+        (its ``time`` view, then its ``"flat"`` view: each dict gets its keys in the same
+        order as by two passes), and whether those dicts are the observation dicts as
+        they are (the same keys in the same order, so no re-keyed copy is needed)."""
+        time_index = {k: i for i, k in enumerate(self._timed)}
+        self._fill_plan = [(k, time_index.get(k), start, stop) for k, start, stop in self._bounds]
+        self._outs_are_obs = list(self._templates) == self._obs_keys
 
     def assemble(self, time_value: float) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """``(obs, agent-wise planner obs)`` as ``merge_and_flatten`` returns them, or None
@@ -240,13 +253,14 @@ class DirectObservations(NotCopied):
         if len(scalars) != self._n_scalars:
             return None
         buf[self._scalar_idx] = scalars  # (faster than buf.put for a list)
-        if self._timed:  # one (1,) array per key, as filled(1, time_value) each: disjoint
-            times = filled(len(self._timed), time_value)  # views of one fresh array
-            for i, key in enumerate(self._timed):
-                outs[key]["time"] = times[i : i + 1]
-        for key, start, stop in self._bounds:
-            outs[key]["flat"] = buf[start:stop]
-        obs = {k: outs.pop(k) for k in self._obs_keys}
+        # one (1,) array per key, as filled(1, time_value) each: disjoint views of one array
+        times = filled(len(self._timed), time_value)
+        for key, i, start, stop in self._fill_plan:
+            out = outs[key]
+            if i is not None:
+                out["time"] = times[i : i + 1]
+            out["flat"] = buf[start:stop]
+        obs = outs if self._outs_are_obs else {k: outs.pop(k) for k in self._obs_keys}
         planner = {}
         for key, start, stop, flat_only in self._planner_order:
             if flat_only:

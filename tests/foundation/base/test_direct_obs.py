@@ -179,3 +179,34 @@ def test_the_build_mask_writer_asks_a_replaced_build_rule():
     obs = envs[0].step({})[0]
     assert [obs[str(i)]["action_mask"][1] for i in range(4)] == [1, 0, 1, 0]  # build: slot 1
     assert envs[0]._masks._direct
+
+
+def _arrays(tree, where=""):
+    """Every ndarray of a nested observation dict, with its path."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _arrays(v, f"{where}/{k}")
+    elif isinstance(tree, np.ndarray):
+        yield where, tree
+
+
+def test_direct_observations_are_disjoint_and_kept_by_later_steps():
+    """No two returned arrays share memory (but the map windows) and a later step
+    leaves the arrays of an earlier one as they were."""
+    env = make()
+    rng = np.random.default_rng(5)
+    obs = env.reset()
+    for _ in range(30):
+        held = env.step(random_valid_actions(obs, env, rng))[0]
+        arrays = list(_arrays(held))
+        for i, (where, a) in enumerate(arrays):
+            for other, b in arrays[i + 1 :]:
+                # the agents' map windows may overlap: views of the cached padded maps,
+                # which are never edited (map_cache.py), as on the general path
+                windows = where.endswith("world-map") and other.endswith("world-map")
+                assert windows or not np.shares_memory(a, b), (where, other)
+        snapshot = [(where, a.copy()) for where, a in arrays]
+        obs = env.step(random_valid_actions(held, env, rng))[0]
+        for (where, a), (_, before) in zip(arrays, snapshot):
+            assert np.array_equal(a, before), where
+    assert env._direct and env._masks._direct
