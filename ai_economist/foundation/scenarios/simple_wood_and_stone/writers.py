@@ -41,6 +41,7 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
     tables = dynamics.own_code_tables(len(agents))  # agent i's code i + 2 -> 1
     if codes != list(range(2, len(agents) + 2)):
         return None  # the tables take agent i to be world.agents[i]
+    per_agent = list(zip(agents, agent_keys, tables, kept))
 
     def write(buf: np.ndarray, scalars: list, outs: dict) -> None:
         h, w = env.world_size
@@ -50,13 +51,13 @@ def scenario_observation_writer(env: Any, slots: Any) -> Any:
         loc_channel = padded_idx[-1]
         for code, (row, col) in zip(codes, locs):
             loc_channel[row + r, col + r] = code
-        views = dynamics.egocentric_views_table(padded, padded_idx, locs, r, tables)
+        side = 2 * r + 1
         rows = []
-        for a, key, (row, col), (view, idx), (k_map, k_idx) in zip(
-            agents, agent_keys, locs, views, kept
-        ):
+        # each window as dynamics.egocentric_views_table gives it, without its list
+        for (a, key, table, (k_map, k_idx)), (row, col) in zip(per_agent, locs):
             out = outs[key]
-            out[k_map], out[k_idx] = view, idx
+            out[k_map] = padded[:, row : row + side, col : col + side]
+            out[k_idx] = table.take(padded_idx[:, row : row + side, col : col + side])
             inv = a.state["inventory"]
             values = [row / h, col / w]
             for k in res:
