@@ -1,4 +1,4 @@
-"""MapCache (per-layer refreshed copies of the maps) and egocentric_views_owned give exactly
+"""MapCache (per-layer refreshed copies of the maps) and egocentric_views_table give exactly
 what Maps.state, dynamics.padded_views and dynamics.egocentric_views give."""
 
 from __future__ import annotations
@@ -41,12 +41,10 @@ def test_map_cache_follows_every_kind_of_map_write():
         assert state.dtype == np.float32
         np.testing.assert_array_equal(padded, ref_padded)
         np.testing.assert_array_equal(padded_idx, ref_idx)
-        owned = {int(k) for k in np.unique(maps.owner_state) if k >= 0}
-        assert cache.owners(maps) == owned
         held.append((padded, padded.copy()))
     for array, values in held:  # arrays handed out earlier were never edited
         np.testing.assert_array_equal(array, values)
-    assert cache.owners(maps)  # houses were placed
+    assert (maps.owner_state >= 0).any()  # houses were placed
 
 
 def random_padded_views(seed: int):
@@ -62,18 +60,6 @@ def random_padded_views(seed: int):
     idx_maps = dynamics.agent_idx_maps(owners[None].astype(np.int16), loc_map)
     padded, padded_idx = dynamics.padded_views([rng.random((h, w))], idx_maps, r)
     return padded, padded_idx, locs, r, owners
-
-
-def test_egocentric_views_owned_equals_egocentric_views():
-    padded, padded_idx, locs, r, owners = random_padded_views(1)
-    owned = {int(k) for k in np.unique(owners) if k >= 0}
-    for (m1, i1), (m2, i2) in zip(
-        dynamics.egocentric_views(padded, padded_idx, locs, r),
-        dynamics.egocentric_views_owned(padded, padded_idx, locs, r, owned),
-    ):
-        np.testing.assert_array_equal(m1, m2)
-        np.testing.assert_array_equal(i1, i2)
-        assert i1.dtype == i2.dtype
 
 
 def test_egocentric_views_table_equals_egocentric_views():

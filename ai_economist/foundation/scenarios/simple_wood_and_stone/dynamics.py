@@ -208,24 +208,6 @@ def egocentric_views(
     return out
 
 
-def egocentric_views_owned(
-    padded: np.ndarray, padded_idx: np.ndarray, locs: list[list[int]], w: int, owners: set[int]
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`egocentric_views` where the last index channel holds each agent's own code
-    only at its location (the window's centre) and ``owners`` are the agents whose code
-    appears in the other channels: the same arrays with fewer whole-window operations."""
-    out = []
-    side = 2 * w + 1
-    for i, (r, c) in enumerate(locs):
-        idx = padded_idx[:, r : r + side, c : c + side].copy()
-        if i in owners:
-            owned = idx[:-1]
-            owned[owned == i + 2] = 1
-        idx[-1, w, w] = 1
-        out.append((padded[:, r : r + side, c : c + side], idx))
-    return out
-
-
 def own_code_tables(n_agents: int) -> list[np.ndarray]:
     """Per agent i, an int16 lookup table of the codes ``0..n_agents + 1`` that maps i's own
     code ``i + 2`` to 1 and every other code to itself (for :func:`egocentric_views_table`);

@@ -25,7 +25,6 @@ class MapCache:
     def __init__(self) -> None:
         self._state: tuple[int, np.ndarray, tuple[int, ...]] | None = None
         self._padded: tuple[int, int, np.ndarray, np.ndarray, tuple[int, ...]] | None = None
-        self._owners: tuple[np.ndarray, set[int]] | None = None
 
     def state(self, maps: Any) -> np.ndarray:
         """A fresh copy of ``maps.state`` (float32 (n_maps, H, W))."""
@@ -62,16 +61,6 @@ class MapCache:
     @staticmethod
     def _changed(maps: Any, old: tuple[int, ...], new: tuple[int, ...]) -> list[tuple[int, str]]:
         return [(i, k) for i, (k, a, b) in enumerate(zip(maps.keys(), old, new)) if a != b]
-
-    def owners(self, maps: Any) -> set[int]:
-        """The agents that own a cell of a private landmark (after :meth:`padded`)."""
-        cached = self._padded
-        if cached is None or cached[0] != maps.version:
-            raise RuntimeError("MapCache.owners needs padded() for the current maps first")
-        if self._owners is None or self._owners[0] is not cached[3]:
-            codes = np.unique(cached[3][:-1]).tolist()
-            self._owners = (cached[3], {code - 2 for code in codes if code >= 2})
-        return self._owners[1]
 
     def _refresh(
         self, maps: Any, w: int, cached: tuple, stamps: tuple[int, ...]
