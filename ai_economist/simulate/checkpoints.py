@@ -11,14 +11,10 @@ from ai_economist.simulate.errors import SimulateError
 COVID_ENV = "covid_and_economy_environment"
 
 
-def load_models(
-    path: str, policy_specs: dict, env_name: str | tuple[str, ...] = COVID_ENV
-) -> dict[str, Any]:
-    """``{tag: model}`` (CPU, eval mode) of the newest checkpoint in ``path`` (a checkpoint file
-    or a run folder); a checkpoint of another environment than ``env_name`` (one name or a
-    tuple of them) is a :class:`SimulateError`."""
+def load_state(path: str, env_name: str | tuple[str, ...] = COVID_ENV) -> dict[str, Any]:
+    """The newest checkpoint in ``path`` (a checkpoint file or a run folder); one of another
+    environment than ``env_name`` (one name or a tuple of them) is a :class:`SimulateError`."""
     from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
-    from ai_economist.warp_drive.training.models import load_policy_models
 
     state = load_checkpoint(find_checkpoint(path))
     config = state["config"]
@@ -29,6 +25,23 @@ def load_models(
             f"checkpoint {path!r} was trained on {config.get('name')!r}; "
             f"ai-economist-simulate runs {expected} checkpoints here"
         )
+    return state
+
+
+def load_models(
+    path: str,
+    policy_specs: dict,
+    env_name: str | tuple[str, ...] = COVID_ENV,
+    state: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``{tag: model}`` (CPU, eval mode) of the newest checkpoint in ``path`` (a checkpoint file
+    or a run folder; ``state``: that checkpoint, already loaded by :func:`load_state`); a
+    checkpoint of another environment than ``env_name`` (one name or a tuple of them) is a
+    :class:`SimulateError`."""
+    from ai_economist.warp_drive.training.models import load_policy_models
+
+    if state is None:
+        state = load_state(path, env_name)
     missing = sorted(set(policy_specs) - set(state["policies"]))
     if missing:
         raise SimulateError(f"checkpoint {path!r} has no policies {missing}")

@@ -6,10 +6,11 @@ continuous Tag); replayed from a CUDA graph they are still 18 kernels on the GPU
 ``RESET_ENVS_PER_BLOCK`` consecutive envs and returns at once unless one of them has
 ``_done_`` set; otherwise it copies the done envs' rows of every snapshot array (or its one
 shared row: ``CUDADataManager.snapshot``) over the live array, zeroes their rows of every
-zero-at-reset array, then clears their ``_timestep_`` and ``_done_``. The CUDA C kernel (``kernels/reset_done_envs.cu``, pycuda) reads a device table
-of pointers, its Numba twin (``reset_numba.py``) tuples of int32 and uint8 views; both move
-32-bit words, or single bytes for arrays whose per-env row is not a whole number of words
-(e.g. an int8 ``(601, 51)`` history).
+zero-at-reset array, then clears their ``_timestep_`` and ``_done_``. The CUDA C kernel
+(``kernels/reset_done_envs.cu``, pycuda) reads a device table of pointers, its Numba twin
+(``reset_numba.py``) tuples of int32 and uint8 views; both move 32-bit words, or single
+bytes for arrays whose per-env row is not a whole number of words (e.g. an int8
+``(601, 51)`` history).
 
 :func:`plan_reset` returns ``None`` (keep ``CUDAEnvironmentReset``) when an array is not a
 contiguous ``(num_envs, ...)`` tensor (or is a bool tensor), or when a block's rows of one

@@ -152,12 +152,6 @@ class Gather(BaseComponent):
         self._mark_allowed_moves(flat, range(0, len(flat), 4))
         return np.array(flat, dtype=np.float32).reshape(self.n_agents, 4)
 
-    def _allowed_move_rows(self) -> list[list[float]]:
-        """:meth:`_allowed_moves` as one list of 4 floats per agent (1.0 or 0.0)."""
-        flat = [0.0] * (4 * self.n_agents)
-        self._mark_allowed_moves(flat, range(0, len(flat), 4))
-        return [flat[i : i + 4] for i in range(0, len(flat), 4)]
-
     def _mark_allowed_moves(self, out: Any, starts: Sequence[int]) -> None:
         """Set ``out[starts[i] + j] = 1.0`` for each allowed move j (0..3: left, right, up,
         down) of agent i (``out``, a list or float32 array, holds 0 there), read from the

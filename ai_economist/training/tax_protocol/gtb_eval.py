@@ -9,8 +9,9 @@ policy that was trained), or greedy with ``greedy=True``; the AI planner always 
 (its rates are the schedule being scored). Tax annealing is a training device that caps every
 schedule's rates: the evaluation holds the limit where the run's last training episodes had it
 (:func:`trained_tax_limit`; no limit once the annealing had opened the whole range), so a
-planner is never scored on rates it was never allowed to choose. The Saez model learns its rates from
-the incomes it sees, so a Saez run's envs play warm-up episodes before the scored one.
+planner is never scored on rates it was never allowed to choose. The Saez model learns its
+rates from the incomes it sees, so a Saez run's envs play warm-up episodes before the scored
+one.
 """
 
 from __future__ import annotations

@@ -12,37 +12,47 @@ from ai_economist.simulate.economies import EconomyChunk, social_outcomes
 TRAINED_ON = ("gather_trade_build_phase1", "gather_trade_build_phase2")
 
 
-def _models(chunk: EconomyChunk, specs: dict) -> dict:
+def _models(chunk: EconomyChunk, specs: dict, planner_state: dict | None) -> dict:
     from ai_economist.simulate.checkpoints import load_models
 
     models = {}
     if chunk.policy.kind == "checkpoint":
-        models["p"] = load_models(chunk.policy.path, {"p": specs["p"]}, TRAINED_ON)["p"]
+        spec = {"p": specs["p"]}
+        models["p"] = load_models(chunk.policy.path, spec, TRAINED_ON, planner_state)["p"]
     if chunk.agents.kind == "checkpoint":
         models["a"] = load_models(chunk.agents.path, {"a": specs["a"]}, TRAINED_ON)["a"]
     return models
 
 
-def planner_tax_limit(chunk: EconomyChunk) -> float | None:
+def planner_checkpoint(chunk: EconomyChunk) -> dict | None:
+    """The checkpoint of a ``checkpoint:RUN`` tax policy (loaded once: it gives the planner's
+    model and its rate limit), or None for other policies."""
+    if chunk.policy.kind != "checkpoint":
+        return None
+    from ai_economist.simulate.checkpoints import load_state
+
+    return load_state(chunk.policy.path, TRAINED_ON)
+
+
+def planner_tax_limit(planner_state: dict | None) -> float | None:
     """The rate limit a checkpoint's planner was trained under at the end (``None``: the whole
     range, or no checkpoint planner): its replay keeps it, so it never picks a rate it was never
     allowed (:func:`~ai_economist.training.tax_protocol.gtb_eval.trained_tax_limit`)."""
-    if chunk.policy.kind != "checkpoint":
+    if planner_state is None:
         return None
     from ai_economist.training.tax_protocol.gtb_eval import trained_tax_limit
-    from ai_economist.warp_drive.training.checkpoint import find_checkpoint, load_checkpoint
 
-    return trained_tax_limit(load_checkpoint(find_checkpoint(chunk.policy.path)))
+    return trained_tax_limit(planner_state)
 
 
-def _batch(chunk: EconomyChunk):
+def _batch(chunk: EconomyChunk, planner_state: dict | None):
     """The trainer's batch of the chunk's runs, each env reset from its run's seed."""
     from ai_economist.foundation.scenarios.simple_wood_and_stone.array_batch import (
         ArrayGatherTradeBuildBatch,
     )
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import env_config
 
-    config = env_config(chunk.group, chunk.policy, planner_tax_limit(chunk))
+    config = env_config(chunk.group, chunk.policy, planner_tax_limit(planner_state))
     batch = ArrayGatherTradeBuildBatch(config, len(chunk.runs))
     batch.state = ae.initial_state(batch.params, chunk.seeds)
     batch._write(batch._observe())
@@ -78,8 +88,9 @@ def run_group(chunk: EconomyChunk) -> dict[str, np.ndarray]:
     from ai_economist.foundation.scenarios.simple_wood_and_stone.simulate_env import RATE_COLUMNS
     from ai_economist.simulate.checkpoints import policy_inference
 
-    batch = _batch(chunk)
-    models = _models(chunk, batch.policy_specs)
+    planner_state = planner_checkpoint(chunk)
+    batch = _batch(chunk, planner_state)
+    models = _models(chunk, batch.policy_specs, planner_state)
     generators = [np.random.default_rng([int(s), 2]) for s in chunk.seeds]
     torch_generators = (
         None if chunk.greedy else [torch.Generator().manual_seed(int(s)) for s in chunk.seeds]
